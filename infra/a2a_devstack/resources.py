@@ -1,0 +1,142 @@
+"""Create the template's DynamoDB tables and SQS queues on moto (or any endpoint) from
+``template.yaml`` itself, so the local stack and the tests can never drift from what deploys.
+
+Only the properties that shape behaviour are translated (keys, indexes, streams, FIFO, visibility,
+redrive); account-level settings (encryption, PITR, tags) have no local meaning and are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["LocalResources", "create_resources", "load_template", "repo_template_path"]
+
+
+def repo_template_path() -> Path:
+    """``template.yaml`` at the root of the checkout this package lives in."""
+    return Path(__file__).resolve().parents[2] / "template.yaml"
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML loader that understands CloudFormation short-form tags (``!Ref``, ``!GetAtt``...)."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
+    name = "Ref" if tag_suffix == "Ref" else f"Fn::{tag_suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if tag_suffix == "GetAtt" and isinstance(value, str):
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def load_template(path: Path | None = None) -> dict[str, Any]:
+    text = (path or repo_template_path()).read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    if not isinstance(data, dict) or "Resources" not in data:
+        raise ValueError("template has no Resources")
+    return data
+
+
+@dataclass
+class LocalResources:
+    """Physical names of what was created, by logical id."""
+
+    tables: dict[str, str] = field(default_factory=dict)
+    table_stream_arns: dict[str, str] = field(default_factory=dict)
+    queue_urls: dict[str, str] = field(default_factory=dict)
+    queue_arns: dict[str, str] = field(default_factory=dict)
+
+
+def create_resources(
+    dynamodb: Any, sqs: Any, *, prefix: str = "a2a-local", template: dict[str, Any] | None = None
+) -> LocalResources:
+    """Create every ``AWS::DynamoDB::Table`` and ``AWS::SQS::Queue`` of the template with the given
+    boto3 clients. Queues are created dead-letter queues first so redrive targets resolve."""
+    template = template or load_template()
+    resources: dict[str, Any] = template["Resources"]
+    out = LocalResources()
+    for logical_id, res in resources.items():
+        if res.get("Type") == "AWS::DynamoDB::Table":
+            name = f"{prefix}-{logical_id}"
+            desc = dynamodb.create_table(**_table_args(name, res.get("Properties", {})))
+            out.tables[logical_id] = name
+            arn = desc["TableDescription"].get("LatestStreamArn")
+            if arn:
+                out.table_stream_arns[logical_id] = arn
+    queues = {k: v for k, v in resources.items() if v.get("Type") == "AWS::SQS::Queue"}
+    pending = dict(queues)
+    while pending:
+        progressed = False
+        for logical_id, res in list(pending.items()):
+            props = res.get("Properties", {})
+            target = _redrive_target(props)
+            if target and target not in out.queue_arns:
+                continue
+            fifo = bool(props.get("FifoQueue"))
+            name = f"{prefix}-{logical_id}" + (".fifo" if fifo else "")
+            url = sqs.create_queue(QueueName=name, Attributes=_queue_attributes(props, out))["QueueUrl"]
+            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            out.queue_urls[logical_id] = url
+            out.queue_arns[logical_id] = arn
+            del pending[logical_id]
+            progressed = True
+        if not progressed:
+            raise ValueError(f"unresolvable redrive targets among queues: {sorted(pending)}")
+    return out
+
+
+def _table_args(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "TableName": name,
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    if props.get("GlobalSecondaryIndexes"):
+        args["GlobalSecondaryIndexes"] = [
+            {"IndexName": g["IndexName"], "KeySchema": g["KeySchema"], "Projection": g["Projection"]}
+            for g in props["GlobalSecondaryIndexes"]
+        ]
+    stream = props.get("StreamSpecification")
+    if stream:
+        args["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream["StreamViewType"]}
+    return args
+
+
+def _redrive_target(props: dict[str, Any]) -> str | None:
+    policy = props.get("RedrivePolicy")
+    if not policy:
+        return None
+    target = policy["deadLetterTargetArn"]
+    if isinstance(target, dict) and "Fn::GetAtt" in target:
+        return str(target["Fn::GetAtt"][0])
+    raise ValueError("RedrivePolicy.deadLetterTargetArn must be !GetAtt <Queue>.Arn")
+
+
+def _queue_attributes(props: dict[str, Any], created: LocalResources) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    if props.get("FifoQueue"):
+        attrs["FifoQueue"] = "true"
+        attrs["ContentBasedDeduplication"] = str(bool(props.get("ContentBasedDeduplication"))).lower()
+    for key in ("VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds", "ReceiveMessageWaitTimeSeconds"):
+        if key in props:
+            attrs[key] = str(props[key])
+    target = _redrive_target(props)
+    if target:
+        attrs["RedrivePolicy"] = json.dumps(
+            {"deadLetterTargetArn": created.queue_arns[target], "maxReceiveCount": props["RedrivePolicy"]["maxReceiveCount"]}
+        )
+    return attrs

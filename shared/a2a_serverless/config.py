@@ -1,0 +1,124 @@
+"""Typed configuration, read once from the environment at cold start.
+
+Every setting has an ``A2A_`` environment variable. ``Settings.from_env(mapping)`` validates them all
+up front, so a bad value fails the cold start with a clear message instead of the first request.
+Tests pass a mapping; nothing here mutates ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .models import AgentCard
+
+__all__ = ["ConfigError", "Settings"]
+
+DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
+
+
+class ConfigError(RuntimeError):
+    """Configuration is invalid: raised at cold start, never per request."""
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    store: Literal["dynamodb", "memory"] = "dynamodb"
+    """Where tasks live. ``memory`` is for tests and benchmarks of the protocol layer only."""
+    table_name: str = ""
+    queue_url: str = ""
+    executor: str = DEMO_EXECUTOR
+    """Import path ``package.module:Class`` of the AgentExecutor the worker runs."""
+
+    public_url: str = ""
+    """Base URL advertised in the agent card; empty means derived from each request."""
+    agent_name: str = "a2a-serverless demo agent"
+    agent_description: str = "Echoes what you send as an artifact; say 'ask me' for a multi-turn exchange."
+    agent_version: str = "0.1.0"
+    card_file: str = ""
+    """A JSON file with the public card's fields (name, description, skills, ...): overrides the above."""
+    extended_card_file: str = ""
+    """A JSON file with the extended card; with it, capabilities.extendedAgentCard is declared."""
+    streaming: bool = False
+    push_notifications: bool = True
+
+    auth_mode: Literal["none", "api-key", "apigateway"] = "none"
+    """``none``: every caller is the principal ``anonymous``. ``api-key``: ``Authorization: Bearer <key>``
+    looked up in ``api_keys``. ``apigateway``: the principal set by an API Gateway authorizer."""
+    api_keys: dict[str, str] = {}
+    """Key -> principal name, for ``auth_mode=api-key`` (A2A_API_KEYS as a JSON object)."""
+    tenants: tuple[str, ...] = ()
+    """If set, the only tenants accepted (comma-separated); empty accepts any."""
+
+    lenient_missing_version: bool = False
+    """Serve requests without ``A2A-Version`` as 1.0 instead of rejecting them as 0.3."""
+    blocking_wait_seconds: float = Field(default=25.0, gt=0, le=900)
+    """How long a blocking SendMessage waits for a terminal or interrupted state before it returns
+    the task as it is. Keep it below API Gateway's 29 s integration timeout."""
+    cancel_wait_seconds: float = Field(default=3.0, ge=0, le=60)
+    """How long CancelTask waits for a running worker to acknowledge the cancel."""
+    poll_interval_seconds: float = Field(default=0.05, gt=0, le=5)
+    max_body_bytes: int = Field(default=262_144, ge=1024, le=10 * 1024 * 1024)
+    max_history: int = Field(default=200, ge=1)
+    """Messages kept in a task's stored history (oldest dropped first)."""
+    task_ttl_days: int = Field(default=30, ge=0)
+    """Days after which DynamoDB's TTL removes a task and its events (0 keeps them forever)."""
+
+    @field_validator("executor")
+    @classmethod
+    def _import_path(cls, value: str) -> str:
+        module, sep, attr = value.partition(":")
+        if not sep or not module or not attr:
+            raise ValueError("must look like 'package.module:ClassName'")
+        return value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        raw: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            key = "A2A_" + name.upper()
+            if key not in env:
+                continue
+            value: Any = env[key]
+            if name == "api_keys":
+                try:
+                    value = json.loads(value or "{}")
+                except json.JSONDecodeError as exc:
+                    raise ConfigError(f"{key} must be a JSON object of key -> principal") from exc
+            elif name == "tenants":
+                value = tuple(t.strip() for t in value.split(",") if t.strip())
+            elif field.annotation is bool:
+                value = value.strip().lower() in {"1", "true", "yes", "on"}
+            raw[name] = value
+        try:
+            settings = cls(**raw)
+        except ValidationError as exc:
+            problems = "; ".join(f"A2A_{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+            raise ConfigError(f"invalid configuration: {problems}") from exc
+        if settings.store == "dynamodb" and not settings.table_name:
+            raise ConfigError("A2A_TABLE_NAME is required when A2A_STORE=dynamodb")
+        if settings.auth_mode == "api-key" and not settings.api_keys:
+            raise ConfigError("A2A_API_KEYS is required when A2A_AUTH_MODE=api-key")
+        return settings
+
+    def load_card_file(self, path: str) -> dict[str, Any]:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"cannot read agent card file {path!r}: {exc.__class__.__name__}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"agent card file {path!r} must hold a JSON object")
+        try:
+            AgentCard.model_validate(
+                {"supportedInterfaces": [], "capabilities": {}, "version": "0", **data}
+            )
+        except ValidationError as exc:
+            raise ConfigError(f"agent card file {path!r} is not a valid AgentCard: {exc}") from exc
+        return data
