@@ -53,6 +53,8 @@ class Settings(BaseModel):
     looked up in ``api_keys``. ``apigateway``: the principal set by an API Gateway authorizer."""
     api_keys: dict[str, str] = {}
     """Key -> principal name, for ``auth_mode=api-key`` (A2A_API_KEYS as a JSON object)."""
+    allow_private_webhooks: bool = False
+    """Development only: accept http and loopback/private webhook URLs."""
     tenants: tuple[str, ...] = ()
     """If set, the only tenants accepted (comma-separated); empty accepts any."""
 

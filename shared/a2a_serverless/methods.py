@@ -7,8 +7,11 @@ once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from . import operations as ops
 from .models import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -43,12 +46,14 @@ class Method:
     routes: tuple[RestRoute, ...]
     function: str
     """The module in ``functions/`` (and the template's function ``<CamelCase>Function``)."""
+    operation: Callable[[Any, ops.CallContext, Any], Any] | None = None
+    """The core function; None for streaming methods (served by the streaming transport)."""
     streaming: bool = False
     """Responds with an SSE stream."""
 
 
 METHODS: tuple[Method, ...] = (
-    Method("SendMessage", SendMessageRequest, (RestRoute("POST", "/message:send"),), "send_message"),
+    Method("SendMessage", SendMessageRequest, (RestRoute("POST", "/message:send"),), "send_message", ops.send_message),
     Method(
         "SendStreamingMessage",
         SendMessageRequest,
@@ -56,9 +61,9 @@ METHODS: tuple[Method, ...] = (
         "gateway",
         streaming=True,
     ),
-    Method("GetTask", GetTaskRequest, (RestRoute("GET", "/tasks/{id}"),), "get_task"),
-    Method("ListTasks", ListTasksRequest, (RestRoute("GET", "/tasks"),), "list_tasks"),
-    Method("CancelTask", CancelTaskRequest, (RestRoute("POST", "/tasks/{id}:cancel"),), "cancel_task"),
+    Method("GetTask", GetTaskRequest, (RestRoute("GET", "/tasks/{id}"),), "get_task", ops.get_task),
+    Method("ListTasks", ListTasksRequest, (RestRoute("GET", "/tasks"),), "list_tasks", ops.list_tasks),
+    Method("CancelTask", CancelTaskRequest, (RestRoute("POST", "/tasks/{id}:cancel"),), "cancel_task", ops.cancel_task),
     Method(
         "SubscribeToTask",
         SubscribeToTaskRequest,
@@ -71,30 +76,35 @@ METHODS: tuple[Method, ...] = (
         TaskPushNotificationConfig,
         (RestRoute("POST", "/tasks/{task_id}/pushNotificationConfigs"),),
         "create_push_config",
+        ops.create_push_config,
     ),
     Method(
         "GetTaskPushNotificationConfig",
         GetTaskPushNotificationConfigRequest,
         (RestRoute("GET", "/tasks/{task_id}/pushNotificationConfigs/{id}"),),
         "get_push_config",
+        ops.get_push_config,
     ),
     Method(
         "ListTaskPushNotificationConfigs",
         ListTaskPushNotificationConfigsRequest,
         (RestRoute("GET", "/tasks/{task_id}/pushNotificationConfigs"),),
         "list_push_configs",
+        ops.list_push_configs,
     ),
     Method(
         "DeleteTaskPushNotificationConfig",
         DeleteTaskPushNotificationConfigRequest,
         (RestRoute("DELETE", "/tasks/{task_id}/pushNotificationConfigs/{id}"),),
         "delete_push_config",
+        ops.delete_push_config,
     ),
     Method(
         "GetExtendedAgentCard",
         GetExtendedAgentCardRequest,
         (RestRoute("GET", "/extendedAgentCard"),),
         "get_extended_card",
+        ops.get_extended_card,
     ),
 )
 

@@ -49,7 +49,8 @@ class TaskRecord:
 
     ``version`` is the version that was read; ``last_seq`` is the sequence number of the newest
     event in the task's log (0 before any). ``pending_message_id`` names the user message the next
-    worker run must process ('' when no run is due). ``cancel_requested`` is set by CancelTask for a
+    worker run must process ('' when no run is due); ``running_message_id`` the one a worker has
+    claimed and is executing ('' when none). ``cancel_requested`` is set by CancelTask for a
     task a worker is running; the worker observes it and cancels cooperatively.
     """
 
@@ -59,6 +60,7 @@ class TaskRecord:
     last_seq: int = 0
     cancel_requested: bool = False
     pending_message_id: str = ""
+    running_message_id: str = ""
     created_at: datetime | None = None
     protocol_version: str = "1.0"
 

@@ -1,0 +1,204 @@
+"""Keys and items of the tasks table (layout: :mod:`.dynamodb_store`), in low-level client form.
+
+Every key component that comes from a caller is percent-encoded (``quote(value, safe="")``), so a
+``#`` inside a tenant, owner or id can never make one scope's key equal to another's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
+from ..ports.store import Scope, StoredEvent, TaskRecord
+from ._store_common import parse_timestamp
+
+__all__ = [
+    "EVENT_SK_LAST",
+    "META_SK",
+    "MSG_SK",
+    "PUSH_SK_END",
+    "PUSH_SK_PREFIX",
+    "Item",
+    "Keys",
+    "config_from_item",
+    "event_item",
+    "event_sk",
+    "head_item",
+    "head_update",
+    "push_item",
+    "record_from_item",
+    "stored_event_from_item",
+    "ttl_epoch",
+]
+
+Item = dict[str, dict[str, Any]]
+
+META_SK = "META"
+MSG_SK = "MSG"
+PUSH_SK_PREFIX = "PUSH#"
+PUSH_SK_END = "PUSH$"  # '$' follows '#': every "PUSH#<id>" sorts below it
+EVENT_SK_LAST = "EVT#" + "9" * 12
+
+
+def _q(value: str) -> str:
+    return quote(value, safe="")
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The keys of one scope."""
+
+    scope: Scope
+
+    def task_pk(self, task_id: str) -> str:
+        return f"TASK#{_q(self.scope.tenant)}#{_q(self.scope.owner)}#{_q(task_id)}"
+
+    def message_pk(self, message_id: str) -> str:
+        return f"MSG#{_q(self.scope.tenant)}#{_q(self.scope.owner)}#{_q(message_id)}"
+
+    def scope_gsi_pk(self) -> str:
+        return f"SCOPE#{_q(self.scope.tenant)}#{_q(self.scope.owner)}"
+
+    def context_gsi_pk(self, context_id: str) -> str:
+        return f"CTX#{_q(self.scope.tenant)}#{_q(self.scope.owner)}#{_q(context_id)}"
+
+
+def event_sk(seq: int) -> str:
+    return f"EVT#{seq:012d}"
+
+
+def push_sk(config_id: str) -> str:
+    # Not encoded: the partition is already scoped and the prefix keeps it apart from META and
+    # EVT#, so the raw id is safe, and it keeps the configs in id order.
+    return PUSH_SK_PREFIX + config_id
+
+
+def ttl_epoch(start: datetime, ttl_days: int) -> int | None:
+    return int((start + timedelta(days=ttl_days)).timestamp()) if ttl_days > 0 else None
+
+
+def _s(value: str) -> dict[str, Any]:
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, Any]:
+    return {"N": str(value)}
+
+
+def _with_ttl(item: Item, ttl: int | None) -> Item:
+    if ttl is not None:
+        item["ttl"] = _n(ttl)
+    return item
+
+
+def head_item(record: TaskRecord, created_at: datetime, listing_key: str, ttl: int | None) -> Item:
+    keys = Keys(record.scope)
+    created = format_timestamp(created_at)
+    item: Item = {
+        "pk": _s(keys.task_pk(record.task_id)),
+        "sk": _s(META_SK),
+        "task": _s(record.task.to_json()),
+        "version": _n(record.version),
+        "lastSeq": _n(record.last_seq),
+        "cancelRequested": {"BOOL": record.cancel_requested},
+        "pendingMessageId": _s(record.pending_message_id),
+        "runningMessageId": _s(record.running_message_id),
+        "protocolVersion": _s(record.protocol_version),
+        "tenant": _s(record.scope.tenant),
+        "owner": _s(record.scope.owner),
+        "taskId": _s(record.task_id),
+        "contextId": _s(record.task.context_id),
+        "state": _s(record.state.value),
+        "createdAt": _s(created),
+        "updatedAt": _s(created),
+        "gsi1pk": _s(keys.scope_gsi_pk()),
+        "gsi1sk": _s(listing_key),
+        "gsi2pk": _s(keys.context_gsi_pk(record.task.context_id)),
+        "gsi2sk": _s(listing_key),
+    }
+    return _with_ttl(item, ttl)
+
+
+def head_update(record: TaskRecord, new_last_seq: int, listing_key: str, updated_at: datetime) -> dict[str, Any]:
+    """UpdateItem arguments (minus table and key) writing ``record`` as the next version, only if
+    the stored version and last_seq are still the ones it was read with. ``createdAt`` and ``ttl``
+    stay as created; ``listing_key`` '' keeps the stored sort keys."""
+    sets: Item = {
+        "task": _s(record.task.to_json()),
+        "version": _n(record.version + 1),
+        "lastSeq": _n(new_last_seq),
+        "cancelRequested": {"BOOL": record.cancel_requested},
+        "pendingMessageId": _s(record.pending_message_id),
+        "runningMessageId": _s(record.running_message_id),
+        "protocolVersion": _s(record.protocol_version),
+        "contextId": _s(record.task.context_id),
+        "state": _s(record.state.value),
+        "updatedAt": _s(format_timestamp(updated_at)),
+        "gsi2pk": _s(Keys(record.scope).context_gsi_pk(record.task.context_id)),
+    }
+    if listing_key:
+        sets["gsi1sk"] = sets["gsi2sk"] = _s(listing_key)
+    values = {f":{name}": value for name, value in sets.items()}
+    values[":expectedVersion"] = _n(record.version)
+    values[":expectedLastSeq"] = _n(record.last_seq)
+    return {
+        "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in sets),
+        "ConditionExpression": "#version = :expectedVersion AND #lastSeq = :expectedLastSeq",
+        "ExpressionAttributeNames": {f"#{name}": name for name in sets},
+        "ExpressionAttributeValues": values,
+    }
+
+
+def record_from_item(scope: Scope, item: Item) -> TaskRecord:
+    created = item.get("createdAt", {}).get("S")
+    return TaskRecord(
+        scope=scope,
+        task=Task.model_validate_json(item["task"]["S"]),
+        version=int(item["version"]["N"]),
+        last_seq=int(item["lastSeq"]["N"]),
+        cancel_requested=bool(item.get("cancelRequested", {}).get("BOOL", False)),
+        pending_message_id=str(item.get("pendingMessageId", {}).get("S", "")),
+        running_message_id=str(item.get("runningMessageId", {}).get("S", "")),
+        created_at=parse_timestamp(created) if created else None,
+        protocol_version=str(item.get("protocolVersion", {}).get("S", "1.0")),
+    )
+
+
+def event_item(
+    scope: Scope, task_id: str, seq: int, event: StreamResponse, now: datetime, ttl: int | None
+) -> Item:
+    item: Item = {
+        "pk": _s(Keys(scope).task_pk(task_id)),
+        "sk": _s(event_sk(seq)),
+        "event": _s(event.to_json()),
+        "seq": _n(seq),
+        "taskId": _s(task_id),
+        "tenant": _s(scope.tenant),
+        "owner": _s(scope.owner),
+        "createdAt": _s(format_timestamp(now)),
+    }
+    return _with_ttl(item, ttl)
+
+
+def stored_event_from_item(item: Item) -> StoredEvent:
+    return StoredEvent(seq=int(item["seq"]["N"]), event=StreamResponse.model_validate_json(item["event"]["S"]))
+
+
+def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None) -> Item:
+    item: Item = {
+        "pk": _s(Keys(scope).task_pk(config.task_id)),
+        "sk": _s(push_sk(config.id)),
+        "config": _s(config.to_json()),
+        "configId": _s(config.id),
+        "taskId": _s(config.task_id),
+        "tenant": _s(scope.tenant),
+        "owner": _s(scope.owner),
+    }
+    return _with_ttl(item, ttl)
+
+
+def config_from_item(item: Item) -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig.model_validate_json(item["config"]["S"])

@@ -1,0 +1,81 @@
+"""The executor API: the one class users write.
+
+Shaped like the reference SDK's (``a2a.server.agent_execution``) so existing executors port with
+little change::
+
+    class MyAgent(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            await updater.start_work()
+            answer = await my_llm(context.get_user_input())
+            await updater.add_artifact([Part(text=answer)], name="answer")
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+``execute`` runs in the worker (an SQS-triggered Lambda), never in the request that sent the
+message. Everything it emits goes through the event queue into the task's event log in DynamoDB,
+so any instance can serve the task, its streams and its webhooks. If ``execute`` raises, the task
+fails with a generic message (the exception is logged, never shown to callers). If it returns
+without a terminal or interrupted state, the task completes (with the last agent message as its
+status message when it sent one) so no task is left running.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..models import (
+    Message,
+    SendMessageConfiguration,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+)
+
+__all__ = ["AgentExecutor", "Event", "EventQueue", "RequestContext"]
+
+Event = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+
+
+class EventQueue(Protocol):
+    async def enqueue_event(self, event: Event) -> None:
+        """Persist ``event`` for the task (raises ``InvalidAgentResponseError`` for an event the
+        task cannot take, e.g. anything after a terminal state)."""
+        ...
+
+
+@dataclass
+class RequestContext:
+    """What the executor is asked to do, and for whom."""
+
+    task_id: str
+    context_id: str
+    message: Message | None = None
+    current_task: Task | None = None
+    configuration: SendMessageConfiguration | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tenant: str = ""
+    caller: str = ""
+    requested_extensions: tuple[str, ...] = ()
+    related_tasks: list[Task] = field(default_factory=list)
+
+    def get_user_input(self, delimiter: str = "\n") -> str:
+        """The text parts of the user's message, joined."""
+        if self.message is None:
+            return ""
+        return delimiter.join(p.text for p in self.message.parts if p.text is not None)
+
+
+class AgentExecutor(abc.ABC):
+    @abc.abstractmethod
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Do the work for ``context.message`` and report progress through ``event_queue``."""
+
+    @abc.abstractmethod
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Stop work on ``context.task_id``; typically emits a CANCELED status. The worker also
+        cancels the running ``execute`` coroutine and makes sure the task ends CANCELED."""

@@ -1,0 +1,35 @@
+"""The call context every operation receives, and scope resolution."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..auth import Principal
+from ..errors import InvalidParamsError, TaskNotFoundError
+from ..ports import Scope
+from ..runtime import Runtime
+
+__all__ = ["CallContext", "resolve_scope"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who calls, for which tenant, with which protocol version, seen from which base URL."""
+
+    principal: Principal
+    tenant: str = ""
+    version: str = "1.0"
+    extensions: tuple[str, ...] = ()
+    base_url: str = ""
+
+
+def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False) -> Scope:
+    """The store scope of this call. An unknown tenant looks like a missing task (digest 9.1), or
+    is invalid params when the call would create one."""
+    tenant = ctx.tenant
+    allowed = runtime.settings.tenants
+    if "/" in tenant or (allowed and tenant not in allowed):
+        if creating:
+            raise InvalidParamsError("Unknown tenant")
+        raise TaskNotFoundError()
+    return Scope(tenant=tenant, owner=ctx.principal.name)

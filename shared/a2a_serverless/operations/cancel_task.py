@@ -1,0 +1,58 @@
+"""CancelTask (spec 3.1.5, digest 3.7).
+
+A task nobody is running (SUBMITTED and not yet claimed, or waiting for input) is canceled at once.
+A running task is marked ``cancel_requested``; its worker, on whatever instance, observes the mark,
+calls the executor's ``cancel`` and ends the task CANCELED. This call waits up to
+``cancel_wait_seconds`` for that and returns the task as it then is. A terminal task (including an
+already canceled one) is TaskNotCancelable. Conditional writes decide races with a completing run:
+the task ends in exactly one terminal state.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import replace
+
+from ..errors import TaskNotCancelableError
+from ..lifecycle import agent_message, apply_event, mutate, status_event, with_history_length
+from ..models import CancelTaskRequest, StreamResponse, Task, TaskState, TaskStatus, utc_now
+from ..ports import TaskRecord
+from ..runtime import Runtime
+from ._context import CallContext, resolve_scope
+
+__all__ = ["cancel_task"]
+
+CANCELED_TEXT = "Canceled at the caller's request."
+
+
+def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) -> Task:
+    scope = resolve_scope(ctx, runtime)
+
+    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
+        task = record.task
+        if task.status.state.is_terminal:
+            raise TaskNotCancelableError(
+                f"Task {task.id} is already {task.status.state.value}", metadata={"taskId": task.id}
+            )
+        if record.running_message_id:
+            if record.cancel_requested:
+                return None
+            return replace(record, cancel_requested=True), []
+        status = TaskStatus(
+            state=TaskState.TASK_STATE_CANCELED,
+            message=agent_message(task, CANCELED_TEXT, str(uuid.uuid4())),
+            timestamp=utc_now(),
+        )
+        event = status_event(task, status)
+        return replace(record, task=apply_event(task, event), pending_message_id=""), [event]
+
+    record = mutate(runtime.store, scope, request.id, change)
+    deadline = time.monotonic() + runtime.settings.cancel_wait_seconds
+    while not record.task.status.state.is_terminal and time.monotonic() < deadline:
+        time.sleep(runtime.settings.poll_interval_seconds)
+        latest = runtime.store.get_task(scope, request.id)
+        if latest is None:
+            break
+        record = latest
+    return with_history_length(record.task, None)

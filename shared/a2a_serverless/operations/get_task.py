@@ -1,0 +1,18 @@
+"""GetTask (spec 3.1.3): the task as stored, with ``historyLength`` applied."""
+
+from __future__ import annotations
+
+from ..errors import TaskNotFoundError
+from ..lifecycle import with_history_length
+from ..models import GetTaskRequest, Task
+from ..runtime import Runtime
+from ._context import CallContext, resolve_scope
+
+__all__ = ["get_task"]
+
+
+def get_task(request: GetTaskRequest, ctx: CallContext, runtime: Runtime) -> Task:
+    record = runtime.store.get_task(resolve_scope(ctx, runtime), request.id)
+    if record is None:
+        raise TaskNotFoundError(metadata={"taskId": request.id})
+    return with_history_length(record.task, request.history_length)

@@ -1,0 +1,38 @@
+"""ListTasks (spec 3.1.4): the caller's tasks, newest status first, cursor-paginated."""
+
+from __future__ import annotations
+
+from ..errors import FieldViolation, InvalidParamsError
+from ..lifecycle import with_history_length, without_artifacts
+from ..models import ListTasksRequest, ListTasksResponse, TaskState
+from ..ports import InvalidPageToken, TaskQuery
+from ..runtime import Runtime
+from ._context import CallContext, resolve_scope
+
+__all__ = ["DEFAULT_PAGE_SIZE", "list_tasks"]
+
+DEFAULT_PAGE_SIZE = 50
+
+
+def list_tasks(request: ListTasksRequest, ctx: CallContext, runtime: Runtime) -> ListTasksResponse:
+    page_size = request.page_size if request.page_size is not None else DEFAULT_PAGE_SIZE
+    query = TaskQuery(
+        context_id=request.context_id,
+        state=None if request.status is TaskState.TASK_STATE_UNSPECIFIED else request.status,
+        status_after=request.status_timestamp_after,
+        page_size=page_size,
+        page_token=request.page_token,
+    )
+    try:
+        page = runtime.store.list_tasks(resolve_scope(ctx, runtime), query)
+    except InvalidPageToken:
+        raise InvalidParamsError(
+            violations=[FieldViolation("pageToken", "not a page token issued for this query")]
+        ) from None
+    tasks = []
+    for record in page.records:
+        task = with_history_length(record.task, request.history_length)
+        tasks.append(task if request.include_artifacts else without_artifacts(task))
+    return ListTasksResponse(
+        tasks=tasks, next_page_token=page.next_page_token, page_size=page_size, total_size=page.total_size
+    )

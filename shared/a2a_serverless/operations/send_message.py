@@ -1,0 +1,208 @@
+"""SendMessage (spec 3.1.1, digest 3.2-3.5).
+
+* A message without ``taskId`` creates a task (server-generated id; the client's ``contextId`` is
+  kept, or one is generated) in one transaction with its first event and the idempotency key
+  (scope, messageId); then one work item is queued.
+* A message with ``taskId`` continues an interrupted (INPUT_REQUIRED / AUTH_REQUIRED) task. Unknown
+  or foreign task: TaskNotFound. Terminal task: UnsupportedOperation. Still running:
+  UnsupportedOperation (wait for it to ask for input). ``contextId`` must match the task's.
+* Re-sending a ``messageId`` the caller already sent returns that task and runs nothing again.
+* Blocking is the default: the call waits until the run of *this* message left the task terminal
+  or interrupted, or until ``blocking_wait_seconds`` passed; then it returns the task as it is
+  (check ``status.state``: it may still be WORKING). ``returnImmediately`` returns at once.
+* If the work item cannot be queued, the task is failed (never left SUBMITTED) and the caller gets
+  an internal error.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import replace
+
+from ..errors import (
+    FieldViolation,
+    InternalError,
+    InvalidParamsError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from ..lifecycle import agent_message, apply_event, mutate, status_event, with_history_length
+from ..models import (
+    Message,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    utc_now,
+)
+from ..ports import DuplicateMessage, Scope, TaskRecord, WorkItem
+from ..runtime import Runtime
+from ._context import CallContext, resolve_scope
+from ._push import prepare_config, require_push_capability
+
+__all__ = ["send_message", "submit_message"]
+
+logger = logging.getLogger(__name__)
+
+SCHEDULE_FAILED_TEXT = "The task could not be scheduled; please send the message again."
+
+
+def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> SendMessageResponse:
+    config = request.configuration or SendMessageConfiguration()
+    record = submit_message(request, ctx, runtime)
+    if not config.return_immediately:
+        record = wait_until_settled(runtime, record, request.message.message_id)
+    return SendMessageResponse(task=with_history_length(record.task, config.history_length))
+
+
+def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> TaskRecord:
+    """Create or continue the task and queue its work; returns the record right after that."""
+    scope = resolve_scope(ctx, runtime, creating=not request.message.task_id)
+    config = request.configuration or SendMessageConfiguration()
+    if config.task_push_notification_config is not None:
+        require_push_capability(runtime)
+    message = request.message
+    existing_id = runtime.store.find_task_by_message(scope, message.message_id)
+    if existing_id is not None:
+        return _existing(runtime, scope, existing_id, message)
+    if message.task_id:
+        record, queued = _continue_task(runtime, scope, message)
+    else:
+        record, queued = _create_task(runtime, scope, message, config, ctx)
+    if queued:
+        _enqueue(runtime, scope, record, message.message_id)
+    return record
+
+
+def _existing(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> TaskRecord:
+    record = runtime.store.get_task(scope, task_id)
+    if record is None:
+        raise TaskNotFoundError(metadata={"taskId": task_id})
+    if message.task_id and message.task_id != task_id:
+        raise InvalidParamsError(violations=[FieldViolation("message.messageId", "already used for another task")])
+    return record
+
+
+def _create_task(
+    runtime: Runtime, scope: Scope, message: Message, config: SendMessageConfiguration, ctx: CallContext
+) -> tuple[TaskRecord, bool]:
+    task_id = str(uuid.uuid4())
+    context_id = message.context_id or str(uuid.uuid4())
+    user_message = message.model_copy(update={"task_id": task_id, "context_id": context_id})
+    now = utc_now()
+    task = Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED, timestamp=now),
+        history=[user_message],
+    )
+    push = None
+    if config.task_push_notification_config is not None:
+        push = prepare_config(
+            config.task_push_notification_config, scope, task_id, runtime,
+            field="configuration.taskPushNotificationConfig.url",
+        )
+    record = TaskRecord(
+        scope=scope, task=task, pending_message_id=message.message_id, created_at=now, protocol_version=ctx.version
+    )
+    try:
+        stored = runtime.store.create_task(
+            record, [StreamResponse(task=task)], message_id=message.message_id, push_config=push
+        )
+    except DuplicateMessage as dup:
+        # A concurrent duplicate won the race: answer with its task, queue nothing.
+        return _existing(runtime, scope, dup.task_id, message), False
+    return stored, True
+
+
+def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[TaskRecord, bool]:
+    task_id = message.task_id
+    outcome = {"queued": False}
+
+    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
+        task = record.task
+        outcome["queued"] = False
+        if any(m.message_id == message.message_id for m in task.history):
+            return None  # already accepted (a retry): idempotent
+        if message.context_id and task.context_id and message.context_id != task.context_id:
+            raise InvalidParamsError(
+                violations=[FieldViolation("message.contextId", "does not match the task's contextId")]
+            )
+        state = task.status.state
+        if state.is_terminal:
+            raise UnsupportedOperationError(
+                f"Task {task_id} is in terminal state {state.value} and cannot accept messages",
+                metadata={"taskId": task_id},
+            )
+        if record.pending_message_id or record.running_message_id or not state.is_interrupted:
+            raise UnsupportedOperationError(
+                f"Task {task_id} is still working on a previous message", metadata={"taskId": task_id}
+            )
+        user_message = message.model_copy(update={"context_id": task.context_id})
+        history = [*task.history, user_message][-runtime.settings.max_history :]
+        outcome["queued"] = True
+        return replace(record, task=task.model_copy(update={"history": history}), pending_message_id=message.message_id), []
+
+    record = mutate(runtime.store, scope, task_id, change)
+    return record, outcome["queued"]
+
+
+def _enqueue(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:
+    item = WorkItem(tenant=scope.tenant, owner=scope.owner, task_id=record.task.id, message_id=message_id)
+    try:
+        runtime.queue.enqueue(item)
+    except Exception:
+        logger.exception("could not queue work; failing the task", extra={"task_id": item.task_id})
+        _fail_unscheduled(runtime, scope, item)
+        raise InternalError() from None
+
+
+def _fail_unscheduled(runtime: Runtime, scope: Scope, item: WorkItem) -> None:
+    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
+        if record.pending_message_id != item.message_id or record.task.status.state.is_terminal:
+            return None
+        task = record.task
+        status = TaskStatus(
+            state=TaskState.TASK_STATE_FAILED,
+            message=agent_message(task, SCHEDULE_FAILED_TEXT, str(uuid.uuid4())),
+            timestamp=utc_now(),
+        )
+        event = status_event(task, status)
+        return replace(record, task=apply_event(task, event), pending_message_id=""), [event]
+
+    try:
+        mutate(runtime.store, scope, item.task_id, change)
+    except Exception:
+        logger.exception("could not fail unscheduled task", extra={"task_id": item.task_id})
+
+
+def is_settled(record: TaskRecord, message_id: str) -> bool:
+    """True once the run for ``message_id`` is over and the task is terminal or interrupted."""
+    state = record.task.status.state
+    return (
+        record.pending_message_id != message_id
+        and record.running_message_id != message_id
+        and (state.is_terminal or state.is_interrupted)
+    )
+
+
+def wait_until_settled(runtime: Runtime, record: TaskRecord, message_id: str) -> TaskRecord:
+    settings = runtime.settings
+    deadline = time.monotonic() + settings.blocking_wait_seconds
+    delay = settings.poll_interval_seconds
+    while not is_settled(record, message_id) and not record.task.status.state.is_terminal:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 1.5, 0.5)
+        latest = runtime.store.get_task(record.scope, record.task.id)
+        if latest is None:
+            break
+        record = latest
+    return record

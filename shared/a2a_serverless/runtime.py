@@ -1,0 +1,104 @@
+"""The process-wide wiring: settings, store, queue and executor, built once per cold start.
+
+Nothing here does I/O at import. ``get_runtime()`` builds the runtime from the environment on first
+use and caches it for warm invocations; tests build their own with ``build_runtime(settings, ...)``
+and pass it explicitly (``create_app(runtime)``), so no test depends on process globals.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .config import ConfigError, Settings
+from .ports import TaskStore, WorkQueue
+
+if TYPE_CHECKING:
+    from .execution.api import AgentExecutor
+
+__all__ = ["Runtime", "build_runtime", "get_runtime", "load_executor", "reset_runtime"]
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: TaskStore
+    queue: WorkQueue
+    _executor: AgentExecutor | None = field(default=None, repr=False)
+
+    @property
+    def executor(self) -> AgentExecutor:
+        """The configured executor, imported on first use (only the worker needs it)."""
+        if self._executor is None:
+            self._executor = load_executor(self.settings.executor)
+        return self._executor
+
+
+def load_executor(path: str) -> AgentExecutor:
+    """Import ``package.module:Class`` and instantiate it. Raises ``ConfigError`` with a clear
+    message when the path does not name an importable AgentExecutor class."""
+    from .execution.api import AgentExecutor
+
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"executor {path!r}: cannot import module {module_name!r} ({exc})") from exc
+    target: Any = getattr(module, attr, None)
+    if target is None:
+        raise ConfigError(f"executor {path!r}: module {module_name!r} has no attribute {attr!r}")
+    executor = target() if isinstance(target, type) else target
+    if not isinstance(executor, AgentExecutor) and not _is_sdk_executor(executor):
+        raise ConfigError(f"executor {path!r} is not an AgentExecutor (it is {type(executor).__name__})")
+    return executor  # type: ignore[no-any-return]
+
+
+def _is_sdk_executor(obj: object) -> bool:
+    return callable(getattr(obj, "execute", None)) and callable(getattr(obj, "cancel", None))
+
+
+def build_runtime(
+    settings: Settings, *, store: TaskStore | None = None, queue: WorkQueue | None = None
+) -> Runtime:
+    """Wire adapters for ``settings``; explicit ``store``/``queue`` win (tests, benchmarks)."""
+    if store is None:
+        if settings.store == "memory":
+            from .adapters.memory_store import MemoryTaskStore
+
+            store = MemoryTaskStore()
+        else:
+            from .adapters.dynamodb_store import DynamoDBTaskStore
+
+            store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days)
+    runtime = Runtime(settings=settings, store=store, queue=queue)  # type: ignore[arg-type]
+    if queue is None:
+        if settings.queue_url:
+            from .adapters.sqs_queue import SqsWorkQueue
+
+            runtime.queue = SqsWorkQueue(settings.queue_url)
+        else:
+            from .execution.inline import InlineWorkQueue
+
+            runtime.queue = InlineWorkQueue(runtime)
+    return runtime
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def get_runtime() -> Runtime:
+    """The process runtime, built from the environment on first call."""
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = build_runtime(Settings.from_env())
+        return _runtime
+
+
+def reset_runtime() -> None:
+    global _runtime
+    with _lock:
+        _runtime = None

@@ -1,0 +1,53 @@
+"""The one place each binding turns an ``A2AError`` into a response body (digest 6.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ERROR_DOMAIN, A2AError
+from ..models import format_timestamp, utc_now
+
+__all__ = ["error_details", "jsonrpc_error", "rest_error"]
+
+JSONRPC_ID = str | int | None
+
+
+def error_details(error: A2AError) -> list[dict[str, Any]]:
+    """``google.rpc.ErrorInfo`` first (string metadata only), then ``BadRequest`` if any."""
+    metadata = {k: str(v) for k, v in error.metadata.items()}
+    metadata.setdefault("timestamp", format_timestamp(utc_now()))
+    details: list[dict[str, Any]] = [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": error.reason,
+            "domain": ERROR_DOMAIN,
+            "metadata": metadata,
+        }
+    ]
+    if error.violations:
+        details.append(
+            {
+                "@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": [{"field": v.field, "description": v.description} for v in error.violations],
+            }
+        )
+    return details
+
+
+def jsonrpc_error(error: A2AError, request_id: JSONRPC_ID) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {"code": error.jsonrpc_code, "message": error.message, "data": error_details(error)},
+    }
+
+
+def rest_error(error: A2AError) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": error.http_status,
+            "status": error.grpc_status,
+            "message": error.message,
+            "details": error_details(error),
+        }
+    }

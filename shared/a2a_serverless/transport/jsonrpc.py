@@ -1,0 +1,85 @@
+"""The JSON-RPC 2.0 binding: ``POST /`` (spec 9, digest 1.2).
+
+Errors are JSON-RPC error objects with HTTP 200, except authentication failures, which are
+refused at the HTTP layer with 401. Unexpected failures are logged with the request id and answered
+with a generic -32603: no exception text ever reaches the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..errors import (
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from ..methods import METHODS_BY_NAME
+from ..runtime import Runtime
+from ._http import call_context, negotiate_version, read_json, request_id
+from ._render import jsonrpc_error
+
+__all__ = ["handle_jsonrpc"]
+
+logger = logging.getLogger(__name__)
+
+
+async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection[str] | None = None) -> Response:
+    """Serve one JSON-RPC request. ``allowed`` limits the methods (per-method Lambda functions)."""
+    rpc_id: str | int | None = None
+    try:
+        payload = await read_json(request, runtime.settings.max_body_bytes)
+        if isinstance(payload, list):
+            raise InvalidRequestError("Batch requests are not supported")
+        if not isinstance(payload, dict):
+            raise InvalidRequestError("The request must be a JSON object")
+        raw_id = payload.get("id")
+        if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+            rpc_id = raw_id
+        elif raw_id is not None or "id" not in payload:
+            raise InvalidRequestError("id must be a string or an integer")
+        if payload.get("jsonrpc") != "2.0":
+            raise InvalidRequestError('jsonrpc must be exactly "2.0"')
+        name = payload.get("method")
+        if not isinstance(name, str):
+            raise InvalidRequestError("method must be a string")
+        method = METHODS_BY_NAME.get(name)
+        if method is None or (allowed is not None and name not in allowed):
+            raise MethodNotFoundError(f"Method not found: {name[:64]}")
+        version = negotiate_version(request, runtime.settings.lenient_missing_version)
+        params = payload.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise InvalidParamsError("params must be a JSON object")
+        try:
+            parsed = method.request.model_validate(params)
+        except ValidationError as exc:
+            raise InvalidParamsError.from_validation(exc) from None
+        tenant = str(params.get("tenant") or "")
+        ctx = call_context(request, runtime, tenant=tenant, version=version)
+        if method.operation is None:
+            raise UnsupportedOperationError("Streaming is not supported by this agent")
+        result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "result": None if result is None else result.to_wire()}
+        return JSONResponse(body)
+    except UnauthenticatedError as exc:
+        return JSONResponse(jsonrpc_error(exc, rpc_id), status_code=exc.http_status, headers=exc.headers)
+    except A2AError as exc:
+        return JSONResponse(jsonrpc_error(exc, rpc_id), headers=exc.headers or None)
+    except Exception:
+        rid = request_id(request)
+        logger.exception("unexpected error in JSON-RPC handler", extra={"request_id": rid})
+        error = InternalError(metadata={"requestId": rid} if rid else None)
+        return JSONResponse(jsonrpc_error(error, rpc_id))

@@ -1,0 +1,105 @@
+"""The HTTP+JSON binding (spec 11, digest 1.1): routes derived from the method table.
+
+POST bodies are the request message (path fields win over body fields); GET and DELETE take the
+remaining fields as camelCase query parameters. Every route also exists under ``/{tenant}``.
+Errors use the ``{"error": {code, status, message, details}}`` shape, rendered in one place.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import A2AError, InternalError, InvalidParamsError, InvalidRequestError, UnsupportedOperationError
+from ..methods import METHODS, Method, RestRoute
+from ..runtime import Runtime
+from ._http import call_context, negotiate_version, read_json, request_id
+from ._render import rest_error
+
+__all__ = ["REST_MEDIA_TYPE", "error_response", "rest_routes"]
+
+logger = logging.getLogger(__name__)
+
+REST_MEDIA_TYPE = "application/a2a+json"
+
+RuntimeGetter = Callable[[], Runtime]
+
+
+def error_response(error: A2AError) -> JSONResponse:
+    return JSONResponse(
+        rest_error(error), status_code=error.http_status, media_type=REST_MEDIA_TYPE, headers=error.headers or None
+    )
+
+
+def rest_routes(get_runtime: RuntimeGetter, allowed: Collection[str] | None = None) -> list[Route]:
+    """Starlette routes for every REST binding of every method (or of ``allowed`` ones).
+
+    Routes with a ``:verb`` suffix come before the plain ``/tasks/{id}`` so that GET
+    ``/tasks/x:subscribe`` is never read as GetTask of ``x:subscribe``. Tenant forms come last, so
+    a literal first segment (``tasks``, ``message:send``) always wins over a tenant name.
+    """
+    pairs = [(m, r) for m in METHODS for r in m.routes]
+    pairs.sort(key=lambda mr: (":" not in mr[1].path.rsplit("/", 1)[-1], -mr[1].path.count("/")))
+    routes: list[Route] = []
+    for prefix in ("", "/{tenant}"):
+        for method, route in pairs:
+            endpoint = _endpoint(method, route, get_runtime, allowed)
+            routes.append(Route(prefix + route.path, endpoint, methods=[route.verb], name=f"{method.name}{prefix}"))
+    return routes
+
+
+def _endpoint(
+    method: Method, route: RestRoute, get_runtime: RuntimeGetter, allowed: Collection[str] | None
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        runtime = get_runtime()
+        try:
+            if allowed is not None and method.name not in allowed:
+                raise UnsupportedOperationError(f"{method.name} is not served by this function")
+            version = negotiate_version(request, runtime.settings.lenient_missing_version)
+            path_params = dict(request.path_params)
+            tenant = str(path_params.pop("tenant", ""))
+            ctx = call_context(request, runtime, tenant=tenant, version=version)
+            data = await _request_data(request, route, runtime)
+            data.update(path_params)
+            data["tenant"] = tenant
+            try:
+                parsed = method.request.model_validate(data)
+            except ValidationError as exc:
+                raise InvalidParamsError.from_validation(exc) from None
+            if method.operation is None:
+                raise UnsupportedOperationError("Streaming is not supported by this agent")
+            result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
+            return JSONResponse({} if result is None else result.to_wire(), media_type=REST_MEDIA_TYPE)
+        except A2AError as exc:
+            return error_response(exc)
+        except Exception:
+            rid = request_id(request)
+            logger.exception("unexpected error in REST handler", extra={"request_id": rid, "method": method.name})
+            return error_response(InternalError(metadata={"requestId": rid} if rid else None))
+
+    endpoint.__name__ = f"rest_{method.function}"
+    return endpoint
+
+
+async def _request_data(request: Request, route: RestRoute, runtime: Runtime) -> dict[str, Any]:
+    if route.verb in ("GET", "DELETE"):
+        return {key: value for key, value in request.query_params.items() if key != "A2A-Version"}
+    body = await read_json(request, runtime.settings.max_body_bytes) if await _has_body(request) else {}
+    if not isinstance(body, dict):
+        raise InvalidRequestError("The request body must be a JSON object")
+    return body
+
+
+async def _has_body(request: Request) -> bool:
+    length = request.headers.get("content-length")
+    if length is not None:
+        return length.strip() != "0"
+    return request.headers.get("transfer-encoding", "").lower() == "chunked"
