@@ -1,0 +1,29 @@
+"""Adapters: implementations of :mod:`a2a_serverless.ports`.
+
+Imported lazily, so ``from a2a_serverless.adapters import MemoryTaskStore`` does not load boto3.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .dynamodb_store import DynamoDBTaskStore
+    from .memory_store import MemoryTaskStore
+    from .sqs_queue import SqsWorkQueue
+
+__all__ = ["DynamoDBTaskStore", "MemoryTaskStore", "SqsWorkQueue"]
+
+_MODULES = {
+    "DynamoDBTaskStore": ".dynamodb_store",
+    "MemoryTaskStore": ".memory_store",
+    "SqsWorkQueue": ".sqs_queue",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module, __name__), name)

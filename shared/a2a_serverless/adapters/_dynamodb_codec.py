@@ -122,7 +122,9 @@ def head_item(record: TaskRecord, created_at: datetime, listing_key: str, ttl: i
     return _with_ttl(item, ttl)
 
 
-def head_update(record: TaskRecord, new_last_seq: int, listing_key: str, updated_at: datetime) -> dict[str, Any]:
+def head_update(
+    record: TaskRecord, new_last_seq: int, listing_key: str, updated_at: datetime
+) -> dict[str, Any]:
     """UpdateItem arguments (minus table and key) writing ``record`` as the next version, only if
     the stored version and last_seq are still the ones it was read with. ``createdAt`` and ``ttl``
     stay as created; ``listing_key`` '' keeps the stored sort keys."""
@@ -184,7 +186,9 @@ def event_item(
 
 
 def stored_event_from_item(item: Item) -> StoredEvent:
-    return StoredEvent(seq=int(item["seq"]["N"]), event=StreamResponse.model_validate_json(item["event"]["S"]))
+    return StoredEvent(
+        seq=int(item["seq"]["N"]), event=StreamResponse.model_validate_json(item["event"]["S"])
+    )
 
 
 def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None) -> Item:

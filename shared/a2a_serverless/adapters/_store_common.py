@@ -19,8 +19,8 @@ from ..ports.store import InvalidPageToken, Scope, TaskQuery
 __all__ = [
     "MAX_TRANSACTION_ITEMS",
     "check_commit_size",
-    "check_listing_position",
     "check_create",
+    "check_listing_position",
     "check_page_size",
     "commit_listing_key",
     "decode_page_token",
@@ -119,7 +119,9 @@ def check_create(events: Sequence[StreamResponse], message_id: str, with_push: b
         raise ValueError("message_id is required")
     items = 2 + len(events) + (1 if with_push else 0)
     if items > MAX_TRANSACTION_ITEMS:
-        raise ValueError(f"create_task writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction")
+        raise ValueError(
+            f"create_task writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction"
+        )
 
 
 def check_commit_size(events: Sequence[StreamResponse]) -> None:

@@ -2,16 +2,13 @@
 
 Item layout (keys are built in :mod:`._dynamodb_codec`; caller values in keys are percent-encoded):
 
-===================================================  ===========================  ==============================
-pk                                                   sk                           what
-===================================================  ===========================  ==============================
-``TASK#<tenant>#<owner>#<taskId>``                   ``META``                     the head: ``task`` (ProtoJSON),
-                                                                                  ``version``, ``lastSeq``, flags,
-                                                                                  ``state``, ``createdAt``, ``ttl``
-``TASK#<tenant>#<owner>#<taskId>``                   ``EVT#<seq, 12 digits>``     one ``event`` (StreamResponse)
-``TASK#<tenant>#<owner>#<taskId>``                   ``PUSH#<configId>``          one push ``config``
-``MSG#<tenant>#<owner>#<messageId>``                 ``MSG``                      send idempotency: ``taskId``
-===================================================  ===========================  ==============================
+* ``pk=TASK#<tenant>#<owner>#<taskId>``, ``sk=META``: the head. ``task`` (ProtoJSON), ``version``,
+  ``lastSeq``, ``cancelRequested``, ``pendingMessageId``, ``runningMessageId``, ``protocolVersion``,
+  ``tenant``, ``owner``, ``taskId``, ``contextId``, ``state``, ``createdAt``, ``updatedAt``, ``ttl``.
+* same pk, ``sk=EVT#<seq, 12 digits>``: one ``event`` (StreamResponse JSON) with ``seq``, ``taskId``,
+  ``tenant``, ``owner``, ``createdAt``, ``ttl``. Append-only.
+* same pk, ``sk=PUSH#<configId>``: one push ``config`` (JSON).
+* ``pk=MSG#<tenant>#<owner>#<messageId>``, ``sk=MSG``: send idempotency, ``taskId`` of the task it created.
 
 The head also carries ``gsi1pk = SCOPE#<tenant>#<owner>`` and ``gsi2pk = CTX#<tenant>#<owner>#<contextId>``
 with ``gsi1sk = gsi2sk = <status timestamp, fixed width>#<taskId>``: the ``ByScope`` and
@@ -84,6 +81,7 @@ __all__ = ["DynamoDBTaskStore"]
 
 _CREATE_ATTEMPTS = 5
 _NOT_EXISTS = "attribute_not_exists(pk)"
+_LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
 class DynamoDBTaskStore:
@@ -152,7 +150,8 @@ class DynamoDBTaskStore:
         if push is not None:
             items.append(self._put(push_item(record.scope, push, ttl)))
         wrapped = [{"Put": item} for item in items]
-        for attempt in range(_CREATE_ATTEMPTS):
+        attempts = 0
+        while True:
             try:
                 self.client.transact_write_items(TransactItems=wrapped)
                 return stored
@@ -161,15 +160,16 @@ class DynamoDBTaskStore:
                 codes = [str(reason.get("Code") or "None") for reason in reasons]
                 if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
                     winner = reasons[1].get("Item", {}).get("taskId", {}).get("S")
-                    raise DuplicateMessage(task_id=winner or self.find_task_by_message(record.scope, message_id) or "") from None
+                    winner = winner or self.find_task_by_message(record.scope, message_id) or ""
+                    raise DuplicateMessage(task_id=winner) from None
                 if "ConditionalCheckFailed" in codes:
                     raise VersionConflict(f"task {record.task_id} already exists") from None
-                if "TransactionConflict" not in codes or attempt == _CREATE_ATTEMPTS - 1:
+                attempts += 1
+                if "TransactionConflict" not in codes or attempts >= _CREATE_ATTEMPTS:
                     raise
-                # Another create with this task or message id is in flight: once it settles, the
-                # retry gets a definite answer (usually DuplicateMessage).
-                time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+            # Another create with this task or message id is in flight: once it settles, the
+            # retry gets a definite answer (usually DuplicateMessage).
+            time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
         item = self._get(Keys(scope).task_pk(task_id), META_SK)
@@ -191,7 +191,11 @@ class DynamoDBTaskStore:
             else:
                 ttl = ttl_epoch(record.created_at or now, self._ttl_days)
                 puts = [
-                    {"Put": self._put(event_item(record.scope, record.task_id, seq, event, now, ttl), _NOT_EXISTS)}
+                    {
+                        "Put": self._put(
+                            event_item(record.scope, record.task_id, seq, event, now, ttl), _NOT_EXISTS
+                        )
+                    }
                     for seq, event in enumerate(events, start=record.last_seq + 1)
                 ]
                 head = {"Update": {"TableName": self._table, "Key": key, **update}}
@@ -199,12 +203,14 @@ class DynamoDBTaskStore:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             codes = {str(reason.get("Code")) for reason in _cancellation_reasons(exc)}
-            if code == "ConditionalCheckFailedException" or codes & {"ConditionalCheckFailed", "TransactionConflict"}:
+            if code == "ConditionalCheckFailedException" or codes & _LOST_RACE:
                 raise VersionConflict(f"task {record.task_id} changed since it was read") from None
             raise
         return replace(record, version=record.version + 1, last_seq=new_last_seq)
 
-    def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
+    def read_events(
+        self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100
+    ) -> list[StoredEvent]:
         if limit <= 0:
             return []
         items = self._query(
@@ -242,7 +248,12 @@ class DynamoDBTaskStore:
             check_listing_position(cursor, floor)
         keys = Keys(scope)
         if query.context_id:
-            index, pk_name, sk_name, pk_value = "ByContext", "gsi2pk", "gsi2sk", keys.context_gsi_pk(query.context_id)
+            index, pk_name, sk_name, pk_value = (
+                "ByContext",
+                "gsi2pk",
+                "gsi2sk",
+                keys.context_gsi_pk(query.context_id),
+            )
         else:
             index, pk_name, sk_name, pk_value = "ByScope", "gsi1pk", "gsi1sk", keys.scope_gsi_pk()
         base: dict[str, Any] = {"IndexName": index, "ScanIndexForward": False}
@@ -266,7 +277,9 @@ class DynamoDBTaskStore:
         if not cursor:
             page_args = all_matches
         elif floor:
-            page_args = args(" AND #sk BETWEEN :floor AND :cursor", floor_value | {":cursor": {"S": cursor}}, True)
+            page_args = args(
+                " AND #sk BETWEEN :floor AND :cursor", floor_value | {":cursor": {"S": cursor}}, True
+            )
         else:
             page_args = args(" AND #sk < :cursor", {":cursor": {"S": cursor}}, True)
 
@@ -294,7 +307,9 @@ class DynamoDBTaskStore:
         self.client.put_item(TableName=self._table, Item=push_item(scope, config, ttl))
         return config
 
-    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+    def get_push_config(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
         item = self._get(Keys(scope).task_pk(task_id), push_sk(config_id))
         return config_from_item(item) if item is not None else None
 
@@ -313,7 +328,10 @@ class DynamoDBTaskStore:
             values[":prefix"] = {"S": PUSH_SK_PREFIX}
         picked: list[Item] = []
         items = self._query(
-            KeyConditionExpression=condition, ExpressionAttributeValues=values, ConsistentRead=True, Limit=page_size + 2
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ConsistentRead=True,
+            Limit=page_size + 2,
         )
         for item in items:
             if item["sk"]["S"] == after:
@@ -371,5 +389,5 @@ class DynamoDBTaskStore:
 def _cancellation_reasons(exc: ClientError) -> list[dict[str, Any]]:
     if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
         return []
-    reasons: list[dict[str, Any]] = list(exc.response.get("CancellationReasons", []))  # type: ignore[typeddict-item]
+    reasons: list[Any] = list(exc.response.get("CancellationReasons", []))
     return reasons

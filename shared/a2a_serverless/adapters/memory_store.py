@@ -115,7 +115,10 @@ class MemoryTaskStore:
         new_key = commit_listing_key(record.task, record.created_at)
         with self._lock:
             current = self._heads.get(key)
-            if current is None or (current.meta.version, current.meta.last_seq) != (record.version, record.last_seq):
+            if current is None or (current.meta.version, current.meta.last_seq) != (
+                record.version,
+                record.last_seq,
+            ):
                 raise VersionConflict(f"task {record.task_id} changed since it was read")
             log = self._events.setdefault(key, {})
             first = record.last_seq + 1
@@ -128,7 +131,9 @@ class MemoryTaskStore:
             log.update(enumerate(payloads, start=first))
         return stored
 
-    def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
+    def read_events(
+        self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100
+    ) -> list[StoredEvent]:
         if limit <= 0:
             return []
         with self._lock:
@@ -173,7 +178,9 @@ class MemoryTaskStore:
             self._push.setdefault(_task_key(scope, config.task_id), {})[config.id] = text
         return config
 
-    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+    def get_push_config(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> TaskPushNotificationConfig | None:
         with self._lock:
             text = self._push.get(_task_key(scope, task_id), {}).get(config_id)
         return TaskPushNotificationConfig.model_validate_json(text) if text is not None else None
@@ -200,7 +207,9 @@ class MemoryTaskStore:
     @staticmethod
     def _head(record: TaskRecord, key: str) -> _Head:
         text = record.task.to_json()
-        return _Head(meta=replace(record, task=Task.model_validate_json(text)), task_json=text, listing_key=key)
+        return _Head(
+            meta=replace(record, task=Task.model_validate_json(text)), task_json=text, listing_key=key
+        )
 
 
 def _task_key(scope: Scope, task_id: str) -> _Key:

@@ -7,7 +7,8 @@ ProtoJSON rules encoded here (digest section 2):
 * proto3 fields without presence are omitted when they hold their default;
   ``optional`` fields (typed ``X | None = None`` here) are emitted whenever they were set;
 * a ``oneof`` is emitted as exactly the member that is set (``_oneofs``);
-* ``google.protobuf.Value`` fields (``_value_fields``) distinguish "unset" from JSON ``null``.
+* ``google.protobuf.Value`` fields (``_value_fields``) distinguish "unset" from JSON ``null``;
+  on any other field, JSON ``null`` means "unset" (the default).
 
 Python field names are the proto field names, so the models can be checked against the proto
 descriptors one to one (see ``tests/models/test_proto_conformance.py``).
@@ -50,6 +51,15 @@ class ProtoModel(BaseModel):
         if name in self._value_fields:
             return name in self.model_fields_set
         return getattr(self, name) is not None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: Any) -> Any:
+        # ProtoJSON: JSON null on input means "unset", except for a Value field, where it is a value.
+        if isinstance(data, dict) and None in data.values():
+            keep = {*cls._value_fields, *(to_camel(name) for name in cls._value_fields)}
+            return {k: v for k, v in data.items() if v is not None or k in keep}
+        return data
 
     @model_validator(mode="after")
     def _check_oneofs(self) -> Self:

@@ -36,8 +36,8 @@ def format_timestamp(value: datetime) -> str:
     """RFC 3339 in UTC with millisecond precision and a 'Z' suffix (spec section 5.6.1)."""
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # isoformat, unlike strftime("%Y"), always writes a four-digit year (0999, not 999).
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def utc_now() -> datetime:
@@ -57,7 +57,10 @@ def _parse_timestamp(value: Any) -> Any:
             raise ValueError("timestamp must be RFC 3339, e.g. 2025-01-01T00:00:00.000Z") from exc
         if parsed.tzinfo is None:
             raise ValueError("timestamp must carry a UTC offset or 'Z'")
-        return parsed.astimezone(UTC)
+        try:
+            return parsed.astimezone(UTC)
+        except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+01:00
+            raise ValueError("timestamp out of range (0001-01-01 to 9999-12-31 UTC)") from exc
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     raise ValueError("timestamp must be an RFC 3339 string")

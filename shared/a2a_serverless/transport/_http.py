@@ -13,7 +13,7 @@ from ..errors import JSONParseError, PayloadTooLargeError, VersionNotSupportedEr
 from ..operations import CallContext
 from ..runtime import Runtime
 
-__all__ = ["call_context", "negotiate_version", "read_json", "request_id"]
+__all__ = ["base_url", "call_context", "negotiate_version", "parse_json", "read_body", "read_json", "request_id"]
 
 SUPPORTED_MAJOR, SUPPORTED_MINOR = 1, 0
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
@@ -34,12 +34,15 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def read_json(request: Request, limit: int) -> Any:
-    body = await read_body(request, limit)
+def parse_json(body: bytes) -> Any:
     try:
         return json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise JSONParseError() from None
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    return parse_json(await read_body(request, limit))
 
 
 def negotiate_version(request: Request, lenient_missing: bool) -> str:
@@ -68,9 +71,17 @@ def request_id(request: Request) -> str:
 
 
 def base_url(request: Request, runtime: Runtime) -> str:
+    """The public base URL: configured, or derived from the request (adding the API Gateway stage
+    that the default execute-api domain carries in its path)."""
     if runtime.settings.public_url:
         return runtime.settings.public_url.rstrip("/")
-    return str(request.base_url).rstrip("/")
+    base = str(request.base_url).rstrip("/")
+    event = request.scope.get("aws.event")
+    if isinstance(event, dict):
+        stage = (event.get("requestContext") or {}).get("stage")
+        if stage and ".execute-api." in request.headers.get("host", ""):
+            base += "/" + str(stage)
+    return base
 
 
 def call_context(request: Request, runtime: Runtime, *, tenant: str, version: str) -> CallContext:

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from ..errors import A2AError, InternalError, InvalidParamsError, InvalidRequestError, UnsupportedOperationError
 from ..methods import METHODS, Method, RestRoute
 from ..runtime import Runtime
-from ._http import call_context, negotiate_version, read_json, request_id
+from ._http import call_context, negotiate_version, parse_json, read_body, request_id
 from ._render import rest_error
 
 __all__ = ["REST_MEDIA_TYPE", "error_response", "rest_routes"]
@@ -92,14 +92,8 @@ def _endpoint(
 async def _request_data(request: Request, route: RestRoute, runtime: Runtime) -> dict[str, Any]:
     if route.verb in ("GET", "DELETE"):
         return {key: value for key, value in request.query_params.items() if key != "A2A-Version"}
-    body = await read_json(request, runtime.settings.max_body_bytes) if await _has_body(request) else {}
+    raw = await read_body(request, runtime.settings.max_body_bytes)
+    body = parse_json(raw) if raw.strip() else {}
     if not isinstance(body, dict):
         raise InvalidRequestError("The request body must be a JSON object")
     return body
-
-
-async def _has_body(request: Request) -> bool:
-    length = request.headers.get("content-length")
-    if length is not None:
-        return length.strip() != "0"
-    return request.headers.get("transfer-encoding", "").lower() == "chunked"

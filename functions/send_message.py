@@ -1,0 +1,5 @@
+"""Lambda entry point for SendMessage (REST binding; routes in template.yaml)."""
+
+from a2a_serverless.lambda_ import http_handler
+
+handler = http_handler({"SendMessage"}, name="SendMessage")

@@ -1,0 +1,37 @@
+"""The SQS worker entry point: Powertools batch processing with partial failure reporting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from ..execution.worker import process_work_item
+from ..ports import WorkItem
+from ..runtime import get_runtime
+from ._observability import logger, metrics
+
+__all__ = ["worker_handler"]
+
+
+def _process(record: SQSRecord) -> None:
+    item = WorkItem.from_json(record.body)
+    logger.append_keys(task_id=item.task_id, message_id=item.message_id)
+    receive_count = int(record.attributes.approximate_receive_count or 1)
+    process_work_item(get_runtime(), item, receive_count=receive_count)
+    metrics.add_metric(name="WorkItemsProcessed", unit=MetricUnit.Count, value=1)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def worker_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Process the batch in order; a failed record (and, FIFO, the ones after it) is reported in
+    ``batchItemFailures`` so SQS redelivers only those."""
+    metrics.add_metric(name="WorkItemsReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
+    processor = SqsFifoPartialProcessor()
+    response = process_partial_response(event=event, record_handler=_process, processor=processor, context=context)
+    failures = len(response.get("batchItemFailures", []))
+    metrics.add_metric(name="WorkItemsFailed", unit=MetricUnit.Count, value=failures)
+    return dict(response)

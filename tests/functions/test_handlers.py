@@ -1,0 +1,214 @@
+"""The Lambda entry points in ``functions/``, driven with recorded API Gateway and SQS events
+against DynamoDB and SQS in moto (in-process), exactly as Lambda would invoke them."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+from moto import mock_aws
+
+from a2a_devstack.resources import create_resources
+from a2a_serverless.methods import METHODS
+from a2a_serverless.runtime import reset_runtime
+
+EVENTS = Path(__file__).parent / "events"
+
+
+@dataclass
+class LambdaContext:
+    function_name: str = "a2a-test"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:a2a-test"
+    aws_request_id: str = "11111111-2222-3333-4444-555555555555"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_METRICS_NAMESPACE": "A2ATest",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        res = create_resources(dynamodb, sqs, prefix="fn-test")
+        monkeypatch.setenv("A2A_STORE", "dynamodb")
+        monkeypatch.setenv("A2A_TABLE_NAME", res.tables["TasksTable"])
+        monkeypatch.setenv("A2A_QUEUE_URL", res.queue_urls["WorkQueue"])
+        monkeypatch.setenv("A2A_AUTH_MODE", "apigateway")
+        reset_runtime()
+        yield {"sqs": sqs, "queue_url": res.queue_urls["WorkQueue"]}
+        reset_runtime()
+
+
+def api_event(method: str, path: str, *, body: Any = None, query: dict[str, str] | None = None,
+              principal: str = "user-alice", resource: str | None = None) -> dict[str, Any]:
+    """The recorded REST proxy event, re-aimed at another route (same shape API Gateway sends)."""
+    event = json.loads((EVENTS / "apigw_rest_post_message_send.json").read_text())
+    event = copy.deepcopy(event)
+    event["httpMethod"] = event["requestContext"]["httpMethod"] = method
+    event["path"] = path
+    event["resource"] = event["requestContext"]["resourcePath"] = resource or path
+    event["requestContext"]["path"] = "/v1" + path
+    event["requestContext"]["authorizer"]["principalId"] = principal
+    event["body"] = None if body is None else json.dumps(body)
+    event["queryStringParameters"] = query
+    event["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()} if query else None
+    return event
+
+
+def invoke(module: str, event: dict[str, Any]) -> dict[str, Any]:
+    handler = importlib.import_module(f"functions.{module}").handler
+    result: dict[str, Any] = handler(event, LambdaContext())
+    return result
+
+
+def body(response: dict[str, Any]) -> Any:
+    return json.loads(response["body"])
+
+
+def test_every_method_table_row_has_an_importable_entry_point() -> None:
+    # Given the method table, when each row's function module is imported,
+    # then it exposes a Lambda handler (streaming rows are served by the gateway; see issue 4).
+    for method in METHODS:
+        if method.streaming:
+            continue
+        module = importlib.import_module(f"functions.{method.function}")
+        assert callable(module.handler), method.name
+
+
+def test_send_then_worker_then_get_through_lambda_handlers(aws: dict[str, Any]) -> None:
+    # Given the recorded SendMessage event (returnImmediately)
+    event = json.loads((EVENTS / "apigw_rest_post_message_send.json").read_text())
+    # When the SendMessage function handles it
+    sent = invoke("send_message", event)
+    # Then the task is SUBMITTED and one work item sits on the FIFO queue
+    assert sent["statusCode"] == 200, sent
+    assert sent["headers"]["content-type"].startswith("application/a2a+json")
+    task = body(sent)["task"]
+    assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
+    messages = aws["sqs"].receive_message(
+        QueueUrl=aws["queue_url"], MaxNumberOfMessages=10, AttributeNames=["All"]
+    )["Messages"]
+    assert len(messages) == 1
+    assert messages[0]["Attributes"]["MessageGroupId"] == task["id"]
+
+    # When the worker function receives that message as an SQS event (recorded shape)
+    sqs_event = json.loads((EVENTS / "sqs_work_item.json").read_text())
+    record = sqs_event["Records"][0]
+    record["body"] = messages[0]["Body"]
+    record["messageId"] = messages[0]["MessageId"]
+    record["attributes"]["MessageGroupId"] = task["id"]
+    result = invoke("worker", sqs_event)
+    # Then no item failed, and GetTask (its own function) shows the completed task with the echo
+    assert result == {"batchItemFailures": []}
+    got = invoke("get_task", api_event("GET", f"/tasks/{task['id']}", resource="/tasks/{id}"))
+    assert got["statusCode"] == 200
+    done = body(got)
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"][0]["text"] == "Echo: hello from a fixture"
+
+    # And another principal cannot see it
+    other = invoke("get_task", api_event("GET", f"/tasks/{task['id']}", principal="user-bob"))
+    assert other["statusCode"] == 404
+    assert body(other)["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
+
+
+def test_worker_fails_the_invocation_when_every_record_failed(aws: dict[str, Any]) -> None:
+    # Given an SQS event whose only record is not a work item
+    sqs_event = json.loads((EVENTS / "sqs_work_item.json").read_text())
+    sqs_event["Records"][0]["body"] = "not json"
+    # When the worker handles it, then the invocation fails, so SQS redelivers the batch and,
+    # after maxReceiveCount, moves the poison message to the dead-letter queue
+    with pytest.raises(BatchProcessingError):
+        invoke("worker", sqs_event)
+
+
+def test_worker_reports_only_the_failed_record_and_those_after_it(aws: dict[str, Any]) -> None:
+    # Given a batch of a good (but unknown-task) record and a malformed one
+    sqs_event = json.loads((EVENTS / "sqs_work_item.json").read_text())
+    good = sqs_event["Records"][0]
+    bad = copy.deepcopy(good)
+    bad["messageId"] = "bad-1"
+    bad["body"] = "not json"
+    sqs_event["Records"] = [good, bad]
+    # When the worker handles it, then only the malformed record is reported for redelivery
+    result = invoke("worker", sqs_event)
+    assert result == {"batchItemFailures": [{"itemIdentifier": "bad-1"}]}
+
+
+@pytest.mark.parametrize(
+    ("module", "method", "path", "status", "reason"),
+    [
+        pytest.param("get_task", "GET", "/tasks/nope", 404, "TASK_NOT_FOUND", id="get-unknown-task"),
+        pytest.param("list_tasks", "GET", "/tasks", 400, "INVALID_PARAMS", id="list-bad-page-size"),
+        pytest.param("cancel_task", "POST", "/tasks/nope:cancel", 404, "TASK_NOT_FOUND", id="cancel-unknown"),
+        pytest.param("cancel_task", "POST", "/tasks/x:subscribe", 400, "UNSUPPORTED_OPERATION", id="subscribe-on-cancel-fn"),
+        pytest.param("get_extended_card", "GET", "/extendedAgentCard", 400, "UNSUPPORTED_OPERATION", id="no-extended-card"),
+    ],
+)
+def test_rest_functions_answer_errors_in_the_spec_shape(
+    aws: dict[str, Any], module: str, method: str, path: str, status: int, reason: str
+) -> None:
+    query = {"pageSize": "0"} if module == "list_tasks" else None
+    response = invoke(module, api_event(method, path, query=query))
+    assert response["statusCode"] == status
+    error = body(response)["error"]
+    assert error["code"] == status
+    assert error["details"][0]["reason"] == reason
+    assert error["details"][0]["domain"] == "a2a-protocol.org"
+
+
+def test_jsonrpc_function_serves_every_unary_method(aws: dict[str, Any]) -> None:
+    # Given the JSON-RPC function, when a ListTasks call arrives at POST /
+    event = api_event("POST", "/", body={"jsonrpc": "2.0", "id": "r1", "method": "ListTasks", "params": {}})
+    response = invoke("jsonrpc", event)
+    # Then it answers with an empty, fully-populated ListTasksResponse
+    assert response["statusCode"] == 200
+    assert body(response) == {
+        "jsonrpc": "2.0",
+        "id": "r1",
+        "result": {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0},
+    }
+
+
+def test_internal_failure_is_a_generic_error_with_the_request_id(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a table that does not exist (a misconfigured deployment)
+    monkeypatch.setenv("A2A_TABLE_NAME", "no-such-table")
+    reset_runtime()
+    # When GetTask runs
+    response = invoke("get_task", api_event("GET", "/tasks/t1", resource="/tasks/{id}"))
+    # Then the caller sees a generic 500 naming the request id, and nothing of the exception
+    assert response["statusCode"] == 500
+    error = body(response)["error"]
+    assert error["message"] == "Internal error"
+    assert error["details"][0]["metadata"]["requestId"] == "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
+    assert "ResourceNotFound" not in response["body"]
+    assert "Traceback" not in response["body"]
+
+
+def test_card_function_derives_interface_urls_with_the_stage(aws: dict[str, Any]) -> None:
+    response = invoke("agent_card", api_event("GET", "/.well-known/agent-card.json"))
+    assert response["statusCode"] == 200
+    card = body(response)
+    urls = {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
+    assert urls == {
+        "JSONRPC": "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1/",
+        "HTTP+JSON": "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1",
+    }
