@@ -35,6 +35,8 @@ class ProtoModel(BaseModel):
         serialize_by_alias=True,
         extra="ignore",
         revalidate_instances="never",
+        # Build validators on first use: a Lambda serving one method pays only for its models.
+        defer_build=True,
     )
 
     # Oneof groups: group name -> member field names. Members use None for "not set", except

@@ -1,0 +1,214 @@
+"""The worker's run lifecycle against the in-memory store: claim once, settle always."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, ClassVar
+
+import pytest
+
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.auth import Principal
+from a2a_serverless.config import Settings
+from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
+from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
+from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from a2a_serverless.operations import CallContext, cancel_task
+from a2a_serverless.operations.send_message import submit_message
+from a2a_serverless.models import CancelTaskRequest
+from a2a_serverless.ports import Scope, WorkItem
+from a2a_serverless.runtime import Runtime, build_runtime
+
+
+class RecordingQueue:
+    """A WorkQueue that only records, so each test decides when (and how often) work runs."""
+
+    def __init__(self) -> None:
+        self.items: list[WorkItem] = []
+
+    def enqueue(self, item: WorkItem) -> None:
+        self.items.append(item)
+
+
+class CountingExecutor(AgentExecutor):
+    runs: ClassVar[int] = 0
+    lock = threading.Lock()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        with CountingExecutor.lock:
+            CountingExecutor.runs += 1
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await asyncio.sleep(0.05)
+        await updater.add_artifact([Part(text="done")], name="result")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+class ExplodingExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise RuntimeError("secret database password is hunter2")
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+class SilentExecutor(AgentExecutor):
+    """Returns without ever reporting a state."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+class StubbornExecutor(AgentExecutor):
+    """Ignores cancellation requests in ``cancel`` and keeps working until stopped."""
+
+    cancel_calls: ClassVar[int] = 0
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await asyncio.sleep(30)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        StubbornExecutor.cancel_calls += 1
+
+
+class BadEventExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.add_artifact([Part(text="x")], artifact_id="never-created", append=True)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+def runtime_for(executor: str) -> tuple[Runtime, RecordingQueue]:
+    queue = RecordingQueue()
+    settings = Settings(store="memory", executor=f"{__name__}:{executor}", cancel_wait_seconds=0)
+    return build_runtime(settings, store=MemoryTaskStore(), queue=queue), queue
+
+
+CTX = CallContext(principal=Principal("alice", authenticated=True))
+SCOPE = Scope("", "alice")
+
+
+def send(runtime: Runtime, text: str = "hi", message_id: str = "m1") -> str:
+    request = SendMessageRequest(
+        message=Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)]),
+        configuration=SendMessageConfiguration(return_immediately=True),
+    )
+    return submit_message(request, CTX, runtime).task.id
+
+
+def state_of(runtime: Runtime, task_id: str) -> Any:
+    record = runtime.store.get_task(SCOPE, task_id)
+    assert record is not None
+    return record
+
+
+def test_duplicate_deliveries_run_the_executor_once() -> None:
+    # Given a submitted task and its work item delivered four times, concurrently
+    runtime, queue = runtime_for("CountingExecutor")
+    CountingExecutor.runs = 0
+    task_id = send(runtime)
+    item = queue.items[0]
+    threads = [threading.Thread(target=process_work_item, args=(runtime, item)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Then the executor ran once, and the log has one claim, one artifact, one completion
+    assert CountingExecutor.runs == 1
+    record = state_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_COMPLETED
+    kinds = [
+        "task" if e.event.task else "status" if e.event.status_update else "artifact"
+        for e in runtime.store.read_events(SCOPE, task_id)
+    ]
+    assert kinds == ["task", "status", "status", "artifact", "status"]
+    assert [e.seq for e in runtime.store.read_events(SCOPE, task_id)] == [1, 2, 3, 4, 5]
+
+
+def test_executor_exception_fails_the_task_with_a_safe_message() -> None:
+    runtime, queue = runtime_for("ExplodingExecutor")
+    task_id = send(runtime)
+    process_work_item(runtime, queue.items[0])
+    record = state_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_FAILED
+    text = record.task.status.message.parts[0].text
+    assert text == "The agent failed while working on this task."
+    assert "hunter2" not in record.task.to_json()
+    assert record.running_message_id == ""
+
+
+def test_invalid_agent_event_fails_the_task_cleanly() -> None:
+    runtime, queue = runtime_for("BadEventExecutor")
+    task_id = send(runtime)
+    process_work_item(runtime, queue.items[0])
+    record = state_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_FAILED
+    assert record.task.status.message.parts[0].text == "The agent produced an invalid response."
+
+
+def test_executor_that_returns_silently_does_not_leave_the_task_running() -> None:
+    runtime, queue = runtime_for("SilentExecutor")
+    task_id = send(runtime)
+    process_work_item(runtime, queue.items[0])
+    assert state_of(runtime, task_id).state is TaskState.TASK_STATE_FAILED
+
+
+def test_redelivery_after_a_dead_run_fails_the_task_instead_of_leaving_it_working() -> None:
+    # Given a run that was claimed, then its worker died (simulated: claim, then no settle)
+    runtime, queue = runtime_for("CountingExecutor")
+    task_id = send(runtime)
+    item = queue.items[0]
+    record = state_of(runtime, task_id)
+    from dataclasses import replace
+
+    runtime.store.commit(replace(record, pending_message_id="", running_message_id=item.message_id))
+    # When SQS redelivers the item (receive count 2)
+    process_work_item(runtime, item, receive_count=2)
+    # Then the task is failed with a clear message
+    record = state_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_FAILED
+    assert record.task.status.message.parts[0].text == INTERRUPTED_TEXT
+
+
+def test_cancel_reaches_a_running_executor_and_ends_the_task_canceled() -> None:
+    # Given a worker running an executor that ignores its cancel callback
+    runtime, queue = runtime_for("StubbornExecutor")
+    StubbornExecutor.cancel_calls = 0
+    task_id = send(runtime)
+    worker = threading.Thread(target=process_work_item, args=(runtime, queue.items[0]))
+    worker.start()
+    for _ in range(100):
+        if state_of(runtime, task_id).running_message_id:
+            break
+        threading.Event().wait(0.02)
+    # When the caller cancels
+    cancel_task(CancelTaskRequest(id=task_id), CTX, runtime)
+    worker.join(timeout=10)
+    # Then the worker noticed, called cancel, stopped the executor, and the task is CANCELED
+    assert not worker.is_alive()
+    assert StubbornExecutor.cancel_calls == 1
+    record = state_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_CANCELED
+    assert not record.cancel_requested
+    assert record.running_message_id == ""
+
+
+@pytest.mark.parametrize("executor", ["CountingExecutor", "ExplodingExecutor", "SilentExecutor"])
+def test_every_run_leaves_the_task_settled(executor: str) -> None:
+    runtime, queue = runtime_for(executor)
+    task_id = send(runtime)
+    process_work_item(runtime, queue.items[0])
+    record = state_of(runtime, task_id)
+    assert record.state.is_terminal
+    assert record.pending_message_id == "" and record.running_message_id == ""
