@@ -25,7 +25,10 @@ def import_us(module: str) -> int:
     """Cumulative microseconds to import ``module`` (fresh interpreter, bytecode cached)."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {module}"],
-        capture_output=True, text=True, cwd=ROOT, check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
     )
     total = 0
     for line in proc.stderr.splitlines():

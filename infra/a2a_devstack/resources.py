@@ -137,6 +137,9 @@ def _queue_attributes(props: dict[str, Any], created: LocalResources) -> dict[st
     target = _redrive_target(props)
     if target:
         attrs["RedrivePolicy"] = json.dumps(
-            {"deadLetterTargetArn": created.queue_arns[target], "maxReceiveCount": props["RedrivePolicy"]["maxReceiveCount"]}
+            {
+                "deadLetterTargetArn": created.queue_arns[target],
+                "maxReceiveCount": props["RedrivePolicy"]["maxReceiveCount"],
+            }
         )
     return attrs

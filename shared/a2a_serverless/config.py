@@ -118,9 +118,7 @@ class Settings(BaseModel):
         if not isinstance(data, dict):
             raise ConfigError(f"agent card file {path!r} must hold a JSON object")
         try:
-            AgentCard.model_validate(
-                {"supportedInterfaces": [], "capabilities": {}, "version": "0", **data}
-            )
+            AgentCard.model_validate({"supportedInterfaces": [], "capabilities": {}, "version": "0", **data})
         except ValidationError as exc:
             raise ConfigError(f"agent card file {path!r} is not a valid AgentCard: {exc}") from exc
         return data

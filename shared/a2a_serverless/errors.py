@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 __all__ = [
+    "ERROR_DOMAIN",
     "A2AError",
     "ContentTypeNotSupportedError",
     "ExtendedAgentCardNotConfiguredError",
@@ -32,7 +33,6 @@ __all__ = [
     "UnauthenticatedError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
-    "ERROR_DOMAIN",
 ]
 
 ERROR_DOMAIN = "a2a-protocol.org"

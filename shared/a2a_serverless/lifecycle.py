@@ -60,9 +60,7 @@ def _merge_artifact(current: Sequence[Artifact], artifact: Artifact, append: boo
         if existing.artifact_id == artifact.artifact_id:
             if append:
                 metadata = {**(existing.metadata or {}), **(artifact.metadata or {})} or None
-                out[i] = existing.model_copy(
-                    update={"parts": [*existing.parts, *artifact.parts], "metadata": metadata}
-                )
+                out[i] = existing.model_copy(update={"parts": [*existing.parts, *artifact.parts], "metadata": metadata})
             else:
                 out[i] = artifact
             return out
@@ -95,7 +93,11 @@ def status_event(task: Task, status: TaskStatus) -> StreamResponse:
 def agent_message(task: Task, text: str, message_id: str) -> Message:
     """A one-part text message from the agent about ``task``."""
     return Message(
-        message_id=message_id, role=Role.ROLE_AGENT, parts=[Part(text=text)], task_id=task.id, context_id=task.context_id
+        message_id=message_id,
+        role=Role.ROLE_AGENT,
+        parts=[Part(text=text)],
+        task_id=task.id,
+        context_id=task.context_id,
     )
 
 

@@ -59,9 +59,7 @@ def _is_sdk_executor(obj: object) -> bool:
     return callable(getattr(obj, "execute", None)) and callable(getattr(obj, "cancel", None))
 
 
-def build_runtime(
-    settings: Settings, *, store: TaskStore | None = None, queue: WorkQueue | None = None
-) -> Runtime:
+def build_runtime(settings: Settings, *, store: TaskStore | None = None, queue: WorkQueue | None = None) -> Runtime:
     """Wire adapters for ``settings``; explicit ``store``/``queue`` win (tests, benchmarks)."""
     if store is None:
         if settings.store == "memory":

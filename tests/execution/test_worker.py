@@ -7,16 +7,22 @@ import threading
 from typing import Any, ClassVar
 
 import pytest
-
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
-from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from a2a_serverless.models import (
+    CancelTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskState,
+)
 from a2a_serverless.operations import CallContext, cancel_task
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.models import CancelTaskRequest
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.runtime import Runtime, build_runtime
 
@@ -211,4 +217,5 @@ def test_every_run_leaves_the_task_settled(executor: str) -> None:
     process_work_item(runtime, queue.items[0])
     record = state_of(runtime, task_id)
     assert record.state.is_terminal
-    assert record.pending_message_id == "" and record.running_message_id == ""
+    assert record.pending_message_id == ""
+    assert record.running_message_id == ""

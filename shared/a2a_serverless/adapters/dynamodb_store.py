@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -153,7 +154,7 @@ class DynamoDBTaskStore:
         attempts = 0
         while True:
             try:
-                self.client.transact_write_items(TransactItems=wrapped)
+                self.client.transact_write_items(TransactItems=wrapped, ClientRequestToken=_request_token())
                 return stored
             except ClientError as exc:
                 reasons = _cancellation_reasons(exc)
@@ -199,7 +200,9 @@ class DynamoDBTaskStore:
                     for seq, event in enumerate(events, start=record.last_seq + 1)
                 ]
                 head = {"Update": {"TableName": self._table, "Key": key, **update}}
-                self.client.transact_write_items(TransactItems=[head, *puts])
+                self.client.transact_write_items(
+                    TransactItems=[head, *puts], ClientRequestToken=_request_token()
+                )
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             codes = {str(reason.get("Code")) for reason in _cancellation_reasons(exc)}
@@ -384,6 +387,12 @@ class DynamoDBTaskStore:
             if not last:
                 return total
             kwargs["ExclusiveStartKey"] = last
+
+
+def _request_token() -> str:
+    """Makes botocore's own retries of one transaction idempotent: had the first attempt landed
+    unseen (a timeout), the retry would otherwise fail its conditions and report a conflict."""
+    return str(uuid.uuid4())
 
 
 def _cancellation_reasons(exc: ClientError) -> list[dict[str, Any]]:

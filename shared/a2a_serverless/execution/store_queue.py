@@ -68,4 +68,3 @@ class StoreEventQueue:
             return replace(record, task=task, running_message_id="" if settled else record.running_message_id), [wire]
 
         return change
-

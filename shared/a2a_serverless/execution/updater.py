@@ -52,7 +52,9 @@ class TaskUpdater:
             TaskArtifactUpdateEvent(
                 task_id=self.task_id,
                 context_id=self.context_id,
-                artifact=Artifact(artifact_id=artifact_id or str(uuid.uuid4()), name=name, parts=parts, metadata=metadata),
+                artifact=Artifact(
+                    artifact_id=artifact_id or str(uuid.uuid4()), name=name, parts=parts, metadata=metadata
+                ),
                 append=append,
                 last_chunk=last_chunk,
             )

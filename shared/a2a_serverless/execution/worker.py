@@ -71,7 +71,9 @@ async def run_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int 
         exc = execution.exception()
         if exc is not None:
             _log_failure(exc, before.task.id)
-            text = "The agent produced an invalid response." if isinstance(exc, InvalidAgentResponseError) else FAILED_TEXT
+            text = (
+                "The agent produced an invalid response." if isinstance(exc, InvalidAgentResponseError) else FAILED_TEXT
+            )
             await asyncio.to_thread(_settle, runtime, scope, item, TaskState.TASK_STATE_FAILED, text)
         else:
             await asyncio.to_thread(_settle, runtime, scope, item, None, INCOMPLETE_TEXT)
@@ -79,14 +81,16 @@ async def run_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int 
     # Cancel requested: let the executor react, then stop it whatever it does.
     try:
         await asyncio.wait_for(executor.cancel(context, queue), CANCEL_GRACE_SECONDS)
-    except (Exception, TimeoutError) as exc:  # noqa: BLE001 - a failing cancel must not stop the settle
+    except (Exception, TimeoutError) as exc:
         _log_failure(exc, before.task.id)
     execution.cancel()
     await asyncio.gather(execution, return_exceptions=True)
     await asyncio.to_thread(_settle, runtime, scope, item, TaskState.TASK_STATE_CANCELED, "")
 
 
-def _claim(runtime: Runtime, scope: Scope, item: WorkItem, receive_count: int) -> tuple[TaskRecord, Message | None] | None:
+def _claim(
+    runtime: Runtime, scope: Scope, item: WorkItem, receive_count: int
+) -> tuple[TaskRecord, Message | None] | None:
     outcome: dict[str, TaskRecord] = {}
 
     def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
@@ -98,9 +102,7 @@ def _claim(runtime: Runtime, scope: Scope, item: WorkItem, receive_count: int) -
             status = TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=utc_now())
             event = status_event(task, status)
             new_task = apply_event(task, event, max_history=runtime.settings.max_history)
-            return replace(
-                record, task=new_task, pending_message_id="", running_message_id=item.message_id
-            ), [event]
+            return replace(record, task=new_task, pending_message_id="", running_message_id=item.message_id), [event]
         if record.running_message_id == item.message_id and receive_count > 1:
             outcome["interrupted"] = record
             return _settled(runtime, record, TaskState.TASK_STATE_FAILED, INTERRUPTED_TEXT)
@@ -147,7 +149,9 @@ def _settle(runtime: Runtime, scope: Scope, item: WorkItem, state: TaskState | N
             return _settled(runtime, record, state, text)
         last = _last_agent_message(task)
         if last is not None:
-            event = status_event(task, TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=last, timestamp=utc_now()))
+            event = status_event(
+                task, TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=last, timestamp=utc_now())
+            )
             return replace(record, task=apply_event(task, event), running_message_id=""), [event]
         if task.artifacts:
             return _settled(runtime, record, TaskState.TASK_STATE_COMPLETED, "")
@@ -175,4 +179,3 @@ async def _watch_for_cancel(runtime: Runtime, scope: Scope, task_id: str) -> Non
 
 def _log_failure(exc: BaseException, task_id: str) -> None:
     logger.error("executor failed", exc_info=exc, extra={"task_id": task_id})
-

@@ -9,4 +9,4 @@ from .core import __all__ as _core_all
 from .requests import *  # noqa: F403
 from .requests import __all__ as _requests_all
 
-__all__ = ["ProtoModel", "format_timestamp", "utc_now", *_card_all, *_core_all, *_requests_all]  # noqa: PLE0604
+__all__ = ["ProtoModel", "format_timestamp", "utc_now", *_card_all, *_core_all, *_requests_all]

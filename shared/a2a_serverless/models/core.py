@@ -10,8 +10,8 @@ from ._base import ProtoModel
 from ._types import Bytes, NonEmptyStr, ProtoEnum, Timestamp
 
 __all__ = [
-    "TERMINAL_STATES",
     "INTERRUPTED_STATES",
+    "TERMINAL_STATES",
     "Artifact",
     "AuthenticationInfo",
     "Message",

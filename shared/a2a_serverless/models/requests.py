@@ -105,4 +105,3 @@ class ListTaskPushNotificationConfigsResponse(ProtoModel):
 
 class GetExtendedAgentCardRequest(ProtoModel):
     tenant: str = ""
-

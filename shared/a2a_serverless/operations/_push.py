@@ -26,6 +26,4 @@ def prepare_config(
         validate_webhook_url(config.url, allow_private=runtime.settings.allow_private_webhooks)
     except WebhookURLError as exc:
         raise InvalidParamsError(violations=[FieldViolation(field, str(exc))]) from None
-    return config.model_copy(
-        update={"id": config.id or str(uuid.uuid4()), "task_id": task_id, "tenant": scope.tenant}
-    )
+    return config.model_copy(update={"id": config.id or str(uuid.uuid4()), "task_id": task_id, "tenant": scope.tenant})

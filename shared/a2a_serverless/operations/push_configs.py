@@ -71,7 +71,9 @@ def list_push_configs(
             scope, request.task_id, request.page_size or DEFAULT_PAGE_SIZE, request.page_token
         )
     except InvalidPageToken:
-        raise InvalidParamsError(violations=[FieldViolation("pageToken", "not a page token issued for this task")]) from None
+        raise InvalidParamsError(
+            violations=[FieldViolation("pageToken", "not a page token issued for this task")]
+        ) from None
     return ListTaskPushNotificationConfigsResponse(configs=configs, next_page_token=token)
 
 

@@ -104,7 +104,10 @@ def _create_task(
     push = None
     if config.task_push_notification_config is not None:
         push = prepare_config(
-            config.task_push_notification_config, scope, task_id, runtime,
+            config.task_push_notification_config,
+            scope,
+            task_id,
+            runtime,
             field="configuration.taskPushNotificationConfig.url",
         )
     record = TaskRecord(
@@ -146,7 +149,9 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
         user_message = message.model_copy(update={"context_id": task.context_id})
         history = [*task.history, user_message][-runtime.settings.max_history :]
         outcome["queued"] = True
-        return replace(record, task=task.model_copy(update={"history": history}), pending_message_id=message.message_id), []
+        return replace(
+            record, task=task.model_copy(update={"history": history}), pending_message_id=message.message_id
+        ), []
 
     record = mutate(runtime.store, scope, task_id, change)
     return record, outcome["queued"]

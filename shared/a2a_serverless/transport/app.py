@@ -85,4 +85,3 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     rid = request_id(request)
     logger.error("unhandled error", exc_info=exc, extra={"request_id": rid})
     return error_response(InternalError(metadata={"requestId": rid} if rid else None))
-

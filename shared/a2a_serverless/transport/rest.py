@@ -17,7 +17,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import A2AError, InternalError, InvalidParamsError, InvalidRequestError, UnsupportedOperationError
+from ..errors import (
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    UnsupportedOperationError,
+)
 from ..methods import METHODS, Method, RestRoute
 from ..runtime import Runtime
 from ._http import call_context, negotiate_version, parse_json, read_body, request_id
