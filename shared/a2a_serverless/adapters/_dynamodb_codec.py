@@ -28,6 +28,7 @@ __all__ = [
     "event_sk",
     "head_item",
     "head_update",
+    "message_item",
     "push_item",
     "record_from_item",
     "stored_event_from_item",
@@ -122,9 +123,7 @@ def head_item(record: TaskRecord, created_at: datetime, listing_key: str, ttl: i
     return _with_ttl(item, ttl)
 
 
-def head_update(
-    record: TaskRecord, new_last_seq: int, listing_key: str, updated_at: datetime
-) -> dict[str, Any]:
+def head_update(record: TaskRecord, new_last_seq: int, listing_key: str, updated_at: datetime) -> dict[str, Any]:
     """UpdateItem arguments (minus table and key) writing ``record`` as the next version, only if
     the stored version and last_seq are still the ones it was read with. ``createdAt`` and ``ttl``
     stay as created; ``listing_key`` '' keeps the stored sort keys."""
@@ -169,9 +168,18 @@ def record_from_item(scope: Scope, item: Item) -> TaskRecord:
     )
 
 
-def event_item(
-    scope: Scope, task_id: str, seq: int, event: StreamResponse, now: datetime, ttl: int | None
-) -> Item:
+def message_item(scope: Scope, message_id: str, task_id: str, ttl: int | None) -> Item:
+    item: Item = {
+        "pk": _s(Keys(scope).message_pk(message_id)),
+        "sk": _s(MSG_SK),
+        "taskId": _s(task_id),
+        "tenant": _s(scope.tenant),
+        "owner": _s(scope.owner),
+    }
+    return _with_ttl(item, ttl)
+
+
+def event_item(scope: Scope, task_id: str, seq: int, event: StreamResponse, now: datetime, ttl: int | None) -> Item:
     item: Item = {
         "pk": _s(Keys(scope).task_pk(task_id)),
         "sk": _s(event_sk(seq)),
@@ -186,9 +194,7 @@ def event_item(
 
 
 def stored_event_from_item(item: Item) -> StoredEvent:
-    return StoredEvent(
-        seq=int(item["seq"]["N"]), event=StreamResponse.model_validate_json(item["event"]["S"])
-    )
+    return StoredEvent(seq=int(item["seq"]["N"]), event=StreamResponse.model_validate_json(item["event"]["S"]))
 
 
 def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None) -> Item:

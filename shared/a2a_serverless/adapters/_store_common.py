@@ -119,9 +119,7 @@ def check_create(events: Sequence[StreamResponse], message_id: str, with_push: b
         raise ValueError("message_id is required")
     items = 2 + len(events) + (1 if with_push else 0)
     if items > MAX_TRANSACTION_ITEMS:
-        raise ValueError(
-            f"create_task writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction"
-        )
+        raise ValueError(f"create_task writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction")
 
 
 def check_commit_size(events: Sequence[StreamResponse]) -> None:

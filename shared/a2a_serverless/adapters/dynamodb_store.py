@@ -17,8 +17,12 @@ after the task was created (``ttl`` omitted when ``ttl_days`` is 0).
 
 Writes are conditional and atomic: a create is one transaction (head, idempotency key, first events,
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
-``lastSeq``, each event put only if its seq is free). Nothing is retried here except a create that
-lost a transaction race; throttling is retried by botocore's standard retry mode.
+``lastSeq``, each event put only if its seq is free), or a single conditional UpdateItem when it
+appends no events. botocore's standard retry mode retries throttling and transient errors; each
+transaction carries a ``ClientRequestToken``, so such a retry of one that had landed unseen succeeds
+instead of failing its own conditions. (UpdateItem has no token: that rare case surfaces as a
+``VersionConflict``, and the caller's re-read shows its change applied.) Nothing else is retried
+here, except a create that lost a ``TransactionConflict`` race.
 """
 
 from __future__ import annotations
@@ -44,24 +48,23 @@ from ..ports.store import (
     VersionConflict,
 )
 from ._dynamodb_codec import (
-    EVENT_SK_LAST,
     META_SK,
     MSG_SK,
-    PUSH_SK_END,
     PUSH_SK_PREFIX,
     Item,
     Keys,
     config_from_item,
     event_item,
-    event_sk,
     head_item,
     head_update,
+    message_item,
     push_item,
     push_sk,
     record_from_item,
     stored_event_from_item,
     ttl_epoch,
 )
+from ._dynamodb_queries import events_query, listing_queries, push_configs_query
 from ._store_common import (
     check_commit_size,
     check_create,
@@ -110,9 +113,7 @@ class DynamoDBTaskStore:
             import boto3
             from botocore.config import Config
 
-            self._client = boto3.client(
-                "dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 8})
-            )
+            self._client = boto3.client("dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 8}))
         return self._client
 
     # ------------------------------------------------------------------ tasks
@@ -130,19 +131,10 @@ class DynamoDBTaskStore:
         created_at = to_millis(record.created_at or self._clock())
         stored = replace(record, version=1, last_seq=len(events), created_at=created_at)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        keys = Keys(record.scope)
-        message: Item = {
-            "pk": {"S": keys.message_pk(message_id)},
-            "sk": {"S": MSG_SK},
-            "taskId": {"S": record.task_id},
-            "tenant": {"S": record.scope.tenant},
-            "owner": {"S": record.scope.owner},
-        }
-        if ttl is not None:
-            message["ttl"] = {"N": str(ttl)}
         items: list[dict[str, Any]] = [
             self._put(head_item(stored, created_at, listing_key(record.task, created_at), ttl), _NOT_EXISTS),
-            self._put(message, _NOT_EXISTS) | {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+            self._put(message_item(record.scope, message_id, record.task_id, ttl), _NOT_EXISTS)
+            | {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
         ]
         items += [
             self._put(event_item(record.scope, record.task_id, seq, event, created_at, ttl), _NOT_EXISTS)
@@ -192,17 +184,11 @@ class DynamoDBTaskStore:
             else:
                 ttl = ttl_epoch(record.created_at or now, self._ttl_days)
                 puts = [
-                    {
-                        "Put": self._put(
-                            event_item(record.scope, record.task_id, seq, event, now, ttl), _NOT_EXISTS
-                        )
-                    }
+                    {"Put": self._put(event_item(record.scope, record.task_id, seq, event, now, ttl), _NOT_EXISTS)}
                     for seq, event in enumerate(events, start=record.last_seq + 1)
                 ]
                 head = {"Update": {"TableName": self._table, "Key": key, **update}}
-                self.client.transact_write_items(
-                    TransactItems=[head, *puts], ClientRequestToken=_request_token()
-                )
+                self.client.transact_write_items(TransactItems=[head, *puts], ClientRequestToken=_request_token())
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             codes = {str(reason.get("Code")) for reason in _cancellation_reasons(exc)}
@@ -211,21 +197,10 @@ class DynamoDBTaskStore:
             raise
         return replace(record, version=record.version + 1, last_seq=new_last_seq)
 
-    def read_events(
-        self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100
-    ) -> list[StoredEvent]:
+    def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
         if limit <= 0:
             return []
-        items = self._query(
-            KeyConditionExpression="pk = :pk AND sk BETWEEN :first AND :last",
-            ExpressionAttributeValues={
-                ":pk": {"S": Keys(scope).task_pk(task_id)},
-                ":first": {"S": event_sk(max(after_seq, 0) + 1)},
-                ":last": {"S": EVENT_SK_LAST},
-            },
-            ConsistentRead=True,
-            Limit=limit,
-        )
+        items = self._query(**events_query(scope, task_id, after_seq), Limit=limit)
         out: list[StoredEvent] = []
         for item in items:
             out.append(stored_event_from_item(item))
@@ -249,56 +224,22 @@ class DynamoDBTaskStore:
         if query.page_token:
             cursor = decode_page_token(query.page_token, fingerprint)
             check_listing_position(cursor, floor)
-        keys = Keys(scope)
-        if query.context_id:
-            index, pk_name, sk_name, pk_value = (
-                "ByContext",
-                "gsi2pk",
-                "gsi2sk",
-                keys.context_gsi_pk(query.context_id),
-            )
-        else:
-            index, pk_name, sk_name, pk_value = "ByScope", "gsi1pk", "gsi1sk", keys.scope_gsi_pk()
-        base: dict[str, Any] = {"IndexName": index, "ScanIndexForward": False}
-        names = {"#pk": pk_name, "#sk": sk_name}
-        values: Item = {":pk": {"S": pk_value}}
-        if query.state is not None:
-            base["FilterExpression"] = "#state = :state"
-            names["#state"] = "state"
-            values[":state"] = {"S": query.state.value}
-
-        def args(condition: str, extra: Item, uses_sk: bool) -> dict[str, Any]:
-            used = names if uses_sk else {k: v for k, v in names.items() if k != "#sk"}
-            return base | {
-                "KeyConditionExpression": "#pk = :pk" + condition,
-                "ExpressionAttributeNames": used,
-                "ExpressionAttributeValues": values | extra,
-            }
-
-        floor_value: Item = {":floor": {"S": floor}} if floor else {}
-        all_matches = args(" AND #sk >= :floor" if floor else "", floor_value, bool(floor))
-        if not cursor:
-            page_args = all_matches
-        elif floor:
-            page_args = args(
-                " AND #sk BETWEEN :floor AND :cursor", floor_value | {":cursor": {"S": cursor}}, True
-            )
-        else:
-            page_args = args(" AND #sk < :cursor", {":cursor": {"S": cursor}}, True)
-
+        queries = listing_queries(scope, query, floor, cursor)
+        sort_key = queries.sort_key
         matches: list[Item] = []
-        for item in self._query(**page_args, Limit=query.page_size + 2):
-            if item[sk_name]["S"] == cursor:  # BETWEEN includes the cursor itself
+        for item in self._query(**queries.page, Limit=query.page_size + 2):
+            if item[sort_key]["S"] == cursor:
                 continue
             matches.append(item)
             if len(matches) > query.page_size:
                 break
         page = matches[: query.page_size]
         more = len(matches) > query.page_size
-        total = len(matches) if not cursor and not more else self._count(all_matches)
+        # A first page that ended before the look-ahead saw every match: no need to count.
+        total = len(matches) if not cursor and not more else self._count(queries.everything)
         return TaskPage(
             records=[record_from_item(scope, item) for item in page],
-            next_page_token=encode_page_token(page[-1][sk_name]["S"], fingerprint) if more else "",
+            next_page_token=encode_page_token(page[-1][sort_key]["S"], fingerprint) if more else "",
             total_size=total,
         )
 
@@ -310,9 +251,7 @@ class DynamoDBTaskStore:
         self.client.put_item(TableName=self._table, Item=push_item(scope, config, ttl))
         return config
 
-    def get_push_config(
-        self, scope: Scope, task_id: str, config_id: str
-    ) -> TaskPushNotificationConfig | None:
+    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
         item = self._get(Keys(scope).task_pk(task_id), push_sk(config_id))
         return config_from_item(item) if item is not None else None
 
@@ -322,20 +261,8 @@ class DynamoDBTaskStore:
         check_page_size(page_size)
         fingerprint = push_fingerprint(scope, task_id)
         after = push_sk(decode_page_token(page_token, fingerprint)) if page_token else ""
-        values: Item = {":pk": {"S": Keys(scope).task_pk(task_id)}}
-        if after:
-            condition = "pk = :pk AND sk BETWEEN :after AND :end"
-            values |= {":after": {"S": after}, ":end": {"S": PUSH_SK_END}}
-        else:
-            condition = "pk = :pk AND begins_with(sk, :prefix)"
-            values[":prefix"] = {"S": PUSH_SK_PREFIX}
         picked: list[Item] = []
-        items = self._query(
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            ConsistentRead=True,
-            Limit=page_size + 2,
-        )
+        items = self._query(**push_configs_query(scope, task_id, after), Limit=page_size + 2)
         for item in items:
             if item["sk"]["S"] == after:
                 continue

@@ -131,9 +131,7 @@ class MemoryTaskStore:
             log.update(enumerate(payloads, start=first))
         return stored
 
-    def read_events(
-        self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100
-    ) -> list[StoredEvent]:
+    def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
         if limit <= 0:
             return []
         with self._lock:
@@ -178,9 +176,7 @@ class MemoryTaskStore:
             self._push.setdefault(_task_key(scope, config.task_id), {})[config.id] = text
         return config
 
-    def get_push_config(
-        self, scope: Scope, task_id: str, config_id: str
-    ) -> TaskPushNotificationConfig | None:
+    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
         with self._lock:
             text = self._push.get(_task_key(scope, task_id), {}).get(config_id)
         return TaskPushNotificationConfig.model_validate_json(text) if text is not None else None
@@ -207,9 +203,7 @@ class MemoryTaskStore:
     @staticmethod
     def _head(record: TaskRecord, key: str) -> _Head:
         text = record.task.to_json()
-        return _Head(
-            meta=replace(record, task=Task.model_validate_json(text)), task_json=text, listing_key=key
-        )
+        return _Head(meta=replace(record, task=Task.model_validate_json(text)), task_json=text, listing_key=key)
 
 
 def _task_key(scope: Scope, task_id: str) -> _Key:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -94,7 +94,8 @@ class SubscribeToTaskRequest(ProtoModel):
 class ListTaskPushNotificationConfigsRequest(ProtoModel):
     tenant: str = ""
     task_id: NonEmptyStr
-    page_size: Int32 = Field(default=0, ge=0, le=100)
+    # The bounds go in an outer Annotated: as field constraints they would be overridden by Int32's own.
+    page_size: Annotated[Int32, Field(ge=0, le=100)] = 0
     page_token: str = ""
 
 

@@ -9,7 +9,11 @@ from ..errors import InvalidParamsError, TaskNotFoundError
 from ..ports import Scope
 from ..runtime import Runtime
 
-__all__ = ["CallContext", "resolve_scope"]
+__all__ = ["MAX_ID_LENGTH", "CallContext", "check_task_id", "resolve_scope"]
+
+MAX_ID_LENGTH = 256
+"""Ids (task, context, message, config, tenant) longer than this are refused: they are parts of
+DynamoDB keys, whose size is bounded, and no id this server issues comes close."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,13 +27,20 @@ class CallContext:
     base_url: str = ""
 
 
-def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False) -> Scope:
+def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False, task_id: str = "") -> Scope:
     """The store scope of this call. An unknown tenant looks like a missing task (digest 9.1), or
     is invalid params when the call would create one."""
     tenant = ctx.tenant
     allowed = runtime.settings.tenants
-    if "/" in tenant or (allowed and tenant not in allowed):
+    if "/" in tenant or len(tenant) > MAX_ID_LENGTH or (allowed and tenant not in allowed):
         if creating:
             raise InvalidParamsError("Unknown tenant")
         raise TaskNotFoundError()
+    check_task_id(task_id)
     return Scope(tenant=tenant, owner=ctx.principal.name)
+
+
+def check_task_id(task_id: str) -> None:
+    """An id longer than any we issue names no task."""
+    if len(task_id) > MAX_ID_LENGTH:
+        raise TaskNotFoundError()

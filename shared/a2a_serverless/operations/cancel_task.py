@@ -27,7 +27,7 @@ CANCELED_TEXT = "Canceled at the caller's request."
 
 
 def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) -> Task:
-    scope = resolve_scope(ctx, runtime)
+    scope = resolve_scope(ctx, runtime, task_id=request.id)
 
     def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
         task = record.task

@@ -18,7 +18,7 @@ from ..models import (
 )
 from ..ports import InvalidPageToken, Scope
 from ..runtime import Runtime
-from ._context import CallContext, resolve_scope
+from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
 from ._push import prepare_config, require_push_capability
 
 __all__ = [
@@ -33,7 +33,7 @@ DEFAULT_PAGE_SIZE = 100
 
 def _task_scope(ctx: CallContext, runtime: Runtime, task_id: str) -> Scope:
     require_push_capability(runtime)
-    scope = resolve_scope(ctx, runtime)
+    scope = resolve_scope(ctx, runtime, task_id=task_id)
     if runtime.store.get_task(scope, task_id) is None:
         raise TaskNotFoundError(metadata={"taskId": task_id})
     return scope
@@ -45,6 +45,8 @@ def create_push_config(
     if not request.task_id:
         raise InvalidParamsError(violations=[FieldViolation("taskId", "Field required")])
     scope = _task_scope(ctx, runtime, request.task_id)
+    if len(request.id) > MAX_ID_LENGTH:
+        raise InvalidParamsError(violations=[FieldViolation("id", f"must be at most {MAX_ID_LENGTH} characters")])
     config = prepare_config(request, scope, request.task_id, runtime)
     return runtime.store.put_push_config(scope, config)
 
@@ -53,7 +55,9 @@ def get_push_config(
     request: GetTaskPushNotificationConfigRequest, ctx: CallContext, runtime: Runtime
 ) -> TaskPushNotificationConfig:
     scope = _task_scope(ctx, runtime, request.task_id)
-    config = runtime.store.get_push_config(scope, request.task_id, request.id)
+    config = (
+        None if len(request.id) > MAX_ID_LENGTH else runtime.store.get_push_config(scope, request.task_id, request.id)
+    )
     if config is None:
         raise TaskNotFoundError(
             "The push notification configuration does not exist",
@@ -79,4 +83,5 @@ def list_push_configs(
 
 def delete_push_config(request: DeleteTaskPushNotificationConfigRequest, ctx: CallContext, runtime: Runtime) -> None:
     scope = _task_scope(ctx, runtime, request.task_id)
-    runtime.store.delete_push_config(scope, request.task_id, request.id)
+    if len(request.id) <= MAX_ID_LENGTH:
+        runtime.store.delete_push_config(scope, request.task_id, request.id)

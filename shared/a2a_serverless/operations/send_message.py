@@ -42,7 +42,7 @@ from ..models import (
 )
 from ..ports import DuplicateMessage, Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
-from ._context import CallContext, resolve_scope
+from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
 from ._push import prepare_config, require_push_capability
 
 __all__ = ["send_message", "submit_message"]
@@ -67,6 +67,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     if config.task_push_notification_config is not None:
         require_push_capability(runtime)
     message = request.message
+    _check_ids(message)
     existing_id = runtime.store.find_task_by_message(scope, message.message_id)
     if existing_id is not None:
         return _existing(runtime, scope, existing_id, message)
@@ -77,6 +78,16 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     if queued:
         _enqueue(runtime, scope, record, message.message_id)
     return record
+
+
+def _check_ids(message: Message) -> None:
+    for field, value in (
+        ("message.messageId", message.message_id),
+        ("message.contextId", message.context_id),
+        ("message.taskId", message.task_id),
+    ):
+        if len(value) > MAX_ID_LENGTH:
+            raise InvalidParamsError(violations=[FieldViolation(field, f"must be at most {MAX_ID_LENGTH} characters")])
 
 
 def _existing(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> TaskRecord:
@@ -147,11 +158,13 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
                 f"Task {task_id} is still working on a previous message", metadata={"taskId": task_id}
             )
         user_message = message.model_copy(update={"context_id": task.context_id})
-        history = [*task.history, user_message][-runtime.settings.max_history :]
+        # The agent's question (the interrupted status's message) precedes the answer in history.
+        asked = [task.status.message] if task.status.message is not None else []
+        history = [*task.history, *asked, user_message][-runtime.settings.max_history :]
+        status = task.status.model_copy(update={"message": None})
+        new_task = task.model_copy(update={"history": history, "status": status})
         outcome["queued"] = True
-        return replace(
-            record, task=task.model_copy(update={"history": history}), pending_message_id=message.message_id
-        ), []
+        return replace(record, task=new_task, pending_message_id=message.message_id), []
 
     record = mutate(runtime.store, scope, task_id, change)
     return record, outcome["queued"]

@@ -19,8 +19,9 @@ from ..card import card_etag, public_card
 from ..errors import A2AError, InternalError, MethodNotFoundError
 from ..runtime import Runtime, get_runtime
 from ._http import base_url, request_id
+from ._render import rest_error
 from .jsonrpc import handle_jsonrpc
-from .rest import error_response, rest_routes
+from .rest import REST_MEDIA_TYPE, error_response, rest_routes
 
 __all__ = ["CARD_PATH", "create_app"]
 
@@ -75,9 +76,9 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
         error: A2AError = MethodNotFoundError(f"{request.method} is not allowed on {request.url.path[:128]}")
-        response: JSONResponse = error_response(error)
-        response.status_code = 405
-        return response
+        body = rest_error(error)
+        body["error"]["code"] = 405  # error.code is the HTTP status (spec 11.6)
+        return JSONResponse(body, status_code=405, media_type=REST_MEDIA_TYPE)
     return error_response(MethodNotFoundError(f"No A2A route {request.method} {request.url.path[:128]}"))
 
 

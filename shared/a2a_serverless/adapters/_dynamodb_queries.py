@@ -1,0 +1,86 @@
+"""Query arguments (minus ``TableName``) for the tasks table: events, push configs and ListTasks.
+
+Pages resume *after* a position with a key condition (``<`` or ``BETWEEN ... AND :position``,
+whose inclusive end the caller skips), not ``ExclusiveStartKey``, so a token needs only the
+position, never table keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..ports.store import Scope, TaskQuery
+from ._dynamodb_codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, Item, Keys, event_sk
+
+__all__ = ["ListingQueries", "events_query", "listing_queries", "push_configs_query"]
+
+
+def events_query(scope: Scope, task_id: str, after_seq: int) -> dict[str, Any]:
+    return {
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": Keys(scope).task_pk(task_id)},
+            ":first": {"S": event_sk(max(after_seq, 0) + 1)},
+            ":last": {"S": EVENT_SK_LAST},
+        },
+        "ConsistentRead": True,
+    }
+
+
+def push_configs_query(scope: Scope, task_id: str, after_sk: str) -> dict[str, Any]:
+    """Configs of a task in sk (= id) order; after ``after_sk`` (inclusive: skip it) when set."""
+    values: Item = {":pk": {"S": Keys(scope).task_pk(task_id)}}
+    if after_sk:
+        condition = "pk = :pk AND sk BETWEEN :after AND :end"
+        values |= {":after": {"S": after_sk}, ":end": {"S": PUSH_SK_END}}
+    else:
+        condition = "pk = :pk AND begins_with(sk, :prefix)"
+        values[":prefix"] = {"S": PUSH_SK_PREFIX}
+    return {"KeyConditionExpression": condition, "ExpressionAttributeValues": values, "ConsistentRead": True}
+
+
+@dataclass(frozen=True, slots=True)
+class ListingQueries:
+    page: dict[str, Any]
+    """Newest first, from the cursor on (the cursor itself may come back: skip it)."""
+    everything: dict[str, Any]
+    """Every match of the filters, for ``Select=COUNT``."""
+    sort_key: str
+    """The index's sort key attribute: what positions and tokens hold."""
+
+
+def listing_queries(scope: Scope, query: TaskQuery, floor: str, cursor: str) -> ListingQueries:
+    """ListTasks on ``ByScope``, or ``ByContext`` with a context filter; the state filter is a
+    FilterExpression (applied after ``Limit``), ``floor`` (status_after) and ``cursor`` bound the
+    sort key."""
+    keys = Keys(scope)
+    if query.context_id:
+        index, pk_name, sk_name = "ByContext", "gsi2pk", "gsi2sk"
+        pk_value = keys.context_gsi_pk(query.context_id)
+    else:
+        index, pk_name, sk_name, pk_value = "ByScope", "gsi1pk", "gsi1sk", keys.scope_gsi_pk()
+    base: dict[str, Any] = {"IndexName": index, "ScanIndexForward": False}
+    names = {"#pk": pk_name}
+    values: Item = {":pk": {"S": pk_value}}
+    if query.state is not None:
+        base["FilterExpression"] = "#state = :state"
+        names["#state"] = "state"
+        values[":state"] = {"S": query.state.value}
+
+    def args(condition: str, bounds: Item) -> dict[str, Any]:
+        return base | {
+            "KeyConditionExpression": "#pk = :pk" + condition,
+            "ExpressionAttributeNames": names | ({"#sk": sk_name} if bounds else {}),
+            "ExpressionAttributeValues": values | bounds,
+        }
+
+    floor_bound: Item = {":floor": {"S": floor}} if floor else {}
+    everything = args(" AND #sk >= :floor" if floor else "", floor_bound)
+    if not cursor:
+        page = everything
+    elif floor:
+        page = args(" AND #sk BETWEEN :floor AND :cursor", floor_bound | {":cursor": {"S": cursor}})
+    else:
+        page = args(" AND #sk < :cursor", {":cursor": {"S": cursor}})
+    return ListingQueries(page=page, everything=everything, sort_key=sk_name)
