@@ -1,0 +1,756 @@
+"""The ``TaskStore`` contract, run against every implementation (``memory`` and ``dynamodb``).
+
+Each case states a behaviour callers rely on: scoping, idempotent creation, optimistic concurrency
+with gap-free event logs, ListTasks ordering and paging, and push config storage.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.models import (
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a_serverless.ports import (
+    DuplicateMessage,
+    InvalidPageToken,
+    Scope,
+    TaskQuery,
+    TaskRecord,
+    TaskStore,
+    VersionConflict,
+)
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+ALICE = Scope("acme", "alice")
+BOB = Scope("acme", "bob")
+ALICE_ELSEWHERE = Scope("globex", "alice")
+
+SUBMITTED = TaskState.TASK_STATE_SUBMITTED
+WORKING = TaskState.TASK_STATE_WORKING
+COMPLETED = TaskState.TASK_STATE_COMPLETED
+
+
+# ---------------------------------------------------------------------- builders
+
+
+def a_task(
+    task_id: str,
+    *,
+    context_id: str = "ctx-1",
+    state: TaskState = SUBMITTED,
+    at: datetime | None = T0,
+    metadata: dict[str, Any] | None = None,
+) -> Task:
+    return Task(id=task_id, context_id=context_id, status=TaskStatus(state=state, timestamp=at), metadata=metadata)
+
+
+def an_event(task: Task, note: str, state: TaskState = WORKING) -> StreamResponse:
+    update = TaskStatusUpdateEvent(
+        task_id=task.id,
+        context_id=task.context_id or "ctx",
+        status=TaskStatus(state=state),
+        metadata={"note": note},
+    )
+    return StreamResponse(status_update=update)
+
+
+def create(
+    store: TaskStore,
+    scope: Scope,
+    task_id: str,
+    *,
+    events: int = 1,
+    message_id: str = "",
+    created_at: datetime | None = None,
+    **task_fields: Any,
+) -> TaskRecord:
+    task = a_task(task_id, **task_fields)
+    record = TaskRecord(scope=scope, task=task, created_at=created_at)
+    first = [an_event(task, f"e{n}") for n in range(1, events + 1)]
+    return store.create_task(record, first, message_id=message_id or f"msg-{task_id}")
+
+
+def change(record: TaskRecord, **task_update: Any) -> TaskRecord:
+    return replace(record, task=record.task.model_copy(update=task_update))
+
+
+def with_status(record: TaskRecord, state: TaskState, at: datetime) -> TaskRecord:
+    return change(record, status=TaskStatus(state=state, timestamp=at))
+
+
+def notes(store: TaskStore, scope: Scope, task_id: str) -> list[tuple[int, str]]:
+    out = []
+    for stored in store.read_events(scope, task_id, limit=1000):
+        assert stored.event.status_update is not None
+        assert stored.event.status_update.metadata is not None
+        out.append((stored.seq, stored.event.status_update.metadata["note"]))
+    return out
+
+
+def ids(store: TaskStore, scope: Scope, query: TaskQuery | None = None) -> list[str]:
+    return [r.task_id for r in store.list_tasks(scope, query or TaskQuery()).records]
+
+
+def pages(store: TaskStore, scope: Scope, query: TaskQuery) -> list[list[str]]:
+    out: list[list[str]] = []
+    token = ""
+    while True:
+        page = store.list_tasks(scope, replace(query, page_token=token))
+        out.append([r.task_id for r in page.records])
+        token = page.next_page_token
+        if not token:
+            return out
+        assert len(out) < 100, "paging does not terminate"
+
+
+def a_config(config_id: str, task_id: str = "t1", url: str = "https://hooks.example/a2a") -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig(id=config_id, task_id=task_id, url=url, token=f"tok-{config_id}")
+
+
+# ---------------------------------------------------------------------- create and read
+
+
+def test_a_created_task_reads_back_as_written(store: TaskStore) -> None:
+    # Given a task created with two events
+    created = create(store, ALICE, "t1", events=2, metadata={"k": [1, "two"]})
+
+    # When it is read back
+    got = store.get_task(ALICE, "t1")
+
+    # Then the head and the log are what was written, at version 1
+    assert (created.version, created.last_seq) == (1, 2)
+    assert created.created_at is not None
+    assert got is not None
+    assert got.task == a_task("t1", metadata={"k": [1, "two"]})
+    assert (got.scope, got.version, got.last_seq, got.created_at) == (ALICE, 1, 2, created.created_at)
+    assert notes(store, ALICE, "t1") == [(1, "e1"), (2, "e2")]
+    assert store.find_task_by_message(ALICE, "msg-t1") == "t1"
+
+
+def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
+    # Given a record whose every flag and id differs from its default (new TaskRecord fields are
+    # picked up here, so an adapter that forgets to persist one fails)
+    flags: dict[str, Any] = {}
+    for f in fields(TaskRecord):
+        if f.name in {"scope", "task", "version", "last_seq", "created_at"}:
+            continue
+        if f.type == "bool":
+            flags[f.name] = True
+        elif f.type == "str":
+            flags[f.name] = f"{f.name}-1"
+        else:
+            pytest.fail(f"teach this test TaskRecord.{f.name}: {f.type}")
+    created_at = T0 + timedelta(microseconds=1500)
+    record = TaskRecord(scope=ALICE, task=a_task("t1"), created_at=created_at, **flags)
+
+    # When it is created, then committed with other values
+    store.create_task(record, [], message_id="m1")
+    after_create = store.get_task(ALICE, "t1")
+    flipped: dict[str, Any] = {k: (False if v is True else f"{v}-2") for k, v in flags.items()}
+    assert after_create is not None
+    store.commit(replace(after_create, **flipped))
+    after_commit = store.get_task(ALICE, "t1")
+
+    # Then each read returns what was written (timestamps at millisecond precision)
+    assert after_create.created_at == T0 + timedelta(milliseconds=1)
+    assert {name: getattr(after_create, name) for name in flags} == flags
+    assert after_commit is not None
+    assert {name: getattr(after_commit, name) for name in flags} == flipped
+    assert after_commit.created_at == after_create.created_at
+
+
+@pytest.mark.parametrize(
+    "outsider", [pytest.param(BOB, id="other-owner"), pytest.param(ALICE_ELSEWHERE, id="other-tenant")]
+)
+def test_a_task_does_not_exist_outside_its_scope(store: TaskStore, outsider: Scope) -> None:
+    # Given Alice's task
+    create(store, ALICE, "t1", events=2)
+
+    # Then nobody else can see any of it
+    assert store.get_task(outsider, "t1") is None
+    assert store.read_events(outsider, "t1") == []
+    assert store.find_task_by_message(outsider, "msg-t1") is None
+    page = store.list_tasks(outsider, TaskQuery())
+    assert (page.records, page.total_size, page.next_page_token) == ([], 0, "")
+
+
+def test_stored_state_does_not_alias_what_callers_hold(store: TaskStore) -> None:
+    # Given a task created from an object the caller keeps
+    task = a_task("t1", metadata={"n": 1})
+    store.create_task(TaskRecord(scope=ALICE, task=task), [], message_id="m1")
+
+    # When the caller mutates that object and a read result
+    assert task.metadata is not None
+    task.metadata["n"] = 2
+    read = store.get_task(ALICE, "t1")
+    assert read is not None
+    assert read.task.metadata is not None
+    read.task.metadata["n"] = 3
+    read.task.history.clear()
+
+    # Then the store is unchanged
+    again = store.get_task(ALICE, "t1")
+    assert again is not None
+    assert again.task.metadata == {"n": 1}
+
+
+# ---------------------------------------------------------------------- idempotent creation
+
+
+def test_a_reused_message_id_names_the_first_task(store: TaskStore) -> None:
+    # Given a task created from message m1
+    create(store, ALICE, "t1", message_id="m1")
+
+    # When another task is created from the same message
+    with pytest.raises(DuplicateMessage) as raised:
+        create(store, ALICE, "t2", message_id="m1")
+
+    # Then the error names the first task and nothing of the second was written
+    assert raised.value.task_id == "t1"
+    assert store.get_task(ALICE, "t2") is None
+    assert store.read_events(ALICE, "t2") == []
+    assert store.find_task_by_message(ALICE, "m1") == "t1"
+
+
+def test_a_message_id_is_scoped(store: TaskStore) -> None:
+    create(store, ALICE, "t1", message_id="m1")
+
+    created = create(store, BOB, "t1", message_id="m1")
+
+    assert created.version == 1
+    assert store.find_task_by_message(BOB, "m1") == "t1"
+
+
+def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskStore) -> None:
+    # Given task t1
+    create(store, ALICE, "t1", message_id="m1", events=1)
+
+    # When it is created again from another message
+    with pytest.raises(VersionConflict):
+        create(store, ALICE, "t1", message_id="m2", events=3, state=WORKING)
+
+    # Then neither the idempotency key nor the events of the failed create exist
+    assert store.find_task_by_message(ALICE, "m2") is None
+    assert notes(store, ALICE, "t1") == [(1, "e1")]
+    stored = store.get_task(ALICE, "t1")
+    assert stored is not None
+    assert stored.state is SUBMITTED
+
+
+def test_concurrent_creates_from_one_message_have_one_winner(store: TaskStore) -> None:
+    # Given eight callers racing to create a task from the same message
+    racers = 8
+    barrier = threading.Barrier(racers)
+
+    def race(n: int) -> str:
+        barrier.wait()
+        try:
+            return create(store, ALICE, f"t{n}", message_id="m1").task_id
+        except DuplicateMessage as duplicate:
+            return f"duplicate of {duplicate.task_id}"
+
+    # When they all try at once
+    with ThreadPoolExecutor(racers) as pool:
+        outcomes = list(pool.map(race, range(racers)))
+
+    # Then exactly one wins and every other caller is told the winner's id
+    winners = [o for o in outcomes if not o.startswith("duplicate")]
+    assert len(winners) == 1
+    assert sorted(outcomes) == sorted([winners[0]] + [f"duplicate of {winners[0]}"] * (racers - 1))
+    assert [n for n in range(racers) if store.get_task(ALICE, f"t{n}")] == [int(winners[0][1:])]
+
+
+def test_a_push_config_can_be_created_with_the_task(store: TaskStore) -> None:
+    task = a_task("t1")
+    config = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
+
+    store.create_task(TaskRecord(scope=ALICE, task=task), [], message_id="m1", push_config=config)
+
+    stored = store.get_push_config(ALICE, "t1", "p1")
+    assert stored is not None
+    assert (stored.task_id, stored.url) == ("t1", "https://hooks.example/a2a")
+
+
+def test_a_create_must_fit_one_transaction(store: TaskStore) -> None:
+    # 100 items: head, idempotency key and 98 events
+    assert create(store, ALICE, "big", events=98).last_seq == 98
+
+    with pytest.raises(ValueError, match="transaction"):
+        create(store, ALICE, "too-big", events=99)
+    assert store.get_task(ALICE, "too-big") is None
+
+
+# ---------------------------------------------------------------------- commit
+
+
+def test_commit_advances_the_version_and_appends_gap_free_events(store: TaskStore) -> None:
+    # Given a task with one event
+    first = create(store, ALICE, "t1", events=1)
+
+    # When two commits follow, one with two events and one with none
+    second = store.commit(
+        with_status(first, WORKING, T0 + timedelta(seconds=1)),
+        [an_event(first.task, "w1"), an_event(first.task, "w2")],
+    )
+    third = store.commit(replace(second, pending_message_id="m9"))
+
+    # Then each commit is version + 1, and the log runs 1..3 without gaps
+    assert (second.version, second.last_seq) == (2, 3)
+    assert (third.version, third.last_seq) == (3, 3)
+    assert notes(store, ALICE, "t1") == [(1, "e1"), (2, "w1"), (3, "w2")]
+    stored = store.get_task(ALICE, "t1")
+    assert stored is not None
+    assert (stored.version, stored.last_seq, stored.state, stored.pending_message_id) == (3, 3, WORKING, "m9")
+
+
+def test_a_stale_commit_conflicts_and_writes_nothing(store: TaskStore) -> None:
+    # Given two writers that read the same version
+    create(store, ALICE, "t1", events=1)
+    read = store.get_task(ALICE, "t1")
+    assert read is not None
+    store.commit(with_status(read, WORKING, T0), [an_event(read.task, "winner")])
+
+    # When the second commits on its stale read
+    with pytest.raises(VersionConflict):
+        store.commit(with_status(read, COMPLETED, T0), [an_event(read.task, "loser")])
+
+    # Then only the first write is there
+    stored = store.get_task(ALICE, "t1")
+    assert stored is not None
+    assert (stored.version, stored.state) == (2, WORKING)
+    assert notes(store, ALICE, "t1") == [(1, "e1"), (2, "winner")]
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        pytest.param(lambda r: TaskRecord(scope=ALICE, task=a_task("ghost"), version=1), id="missing-task"),
+        pytest.param(lambda r: replace(r, scope=BOB), id="other-scope"),
+        pytest.param(lambda r: replace(r, last_seq=r.last_seq + 5), id="wrong-last-seq"),
+        pytest.param(lambda r: replace(r, version=r.version + 1), id="future-version"),
+    ],
+)
+def test_a_commit_that_does_not_match_the_stored_head_conflicts(store: TaskStore, forge: Any) -> None:
+    record = create(store, ALICE, "t1", events=1)
+
+    with pytest.raises(VersionConflict):
+        store.commit(forge(record), [an_event(record.task, "forged")])
+
+    assert notes(store, ALICE, "t1") == [(1, "e1")]
+    assert store.read_events(BOB, "t1") == []
+    assert store.get_task(ALICE, "ghost") is None
+
+
+def test_concurrent_read_modify_write_loses_no_update(store: TaskStore) -> None:
+    # Given a task with a counter and eight workers that each add one to it, retrying on conflict
+    workers = 8
+    create(store, ALICE, "t1", events=0, metadata={"counter": 0})
+    barrier = threading.Barrier(workers)
+
+    def work(n: int) -> int:
+        barrier.wait()
+        for attempt in range(1, 200):
+            record = store.get_task(ALICE, "t1")
+            assert record is not None
+            assert record.task.metadata is not None
+            counted = change(record, metadata={"counter": record.task.metadata["counter"] + 1})
+            try:
+                store.commit(counted, [an_event(record.task, f"worker-{n}")])
+                return attempt
+            except VersionConflict:
+                continue
+        raise AssertionError("no progress")
+
+    # When they run at once
+    with ThreadPoolExecutor(workers) as pool:
+        attempts = list(pool.map(work, range(workers)))
+
+    # Then every increment and every event landed exactly once, at seqs 1..N
+    stored = store.get_task(ALICE, "t1")
+    assert stored is not None
+    assert stored.task.metadata == {"counter": workers}
+    assert (stored.version, stored.last_seq) == (workers + 1, workers)
+    logged = notes(store, ALICE, "t1")
+    assert [seq for seq, _ in logged] == list(range(1, workers + 1))
+    assert sorted(note for _, note in logged) == sorted(f"worker-{n}" for n in range(workers))
+    assert sum(attempts) >= workers
+
+
+def test_a_commit_must_fit_one_transaction(store: TaskStore) -> None:
+    record = create(store, ALICE, "t1", events=0)
+
+    with pytest.raises(ValueError, match="transaction"):
+        store.commit(record, [an_event(record.task, f"n{n}") for n in range(100)])
+
+    committed = store.commit(record, [an_event(record.task, f"n{n}") for n in range(99)])
+    assert committed.last_seq == 99
+
+
+# ---------------------------------------------------------------------- events
+
+
+def test_read_events_after_a_seq_with_a_limit(store: TaskStore) -> None:
+    create(store, ALICE, "t1", events=5)
+
+    assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=2, limit=2)] == [3, 4]
+    assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=3)] == [4, 5]
+    assert store.read_events(ALICE, "t1", after_seq=5) == []
+    assert store.read_events(ALICE, "t1", limit=0) == []
+    assert store.read_events(ALICE, "missing") == []
+
+
+# ---------------------------------------------------------------------- list tasks
+
+
+def test_tasks_are_listed_newest_first_with_task_id_breaking_ties(store: TaskStore) -> None:
+    for task_id, seconds in [("a", 1), ("e", 0), ("c", 1), ("d", 2), ("b", 1)]:
+        create(store, ALICE, task_id, at=T0 + timedelta(seconds=seconds))
+
+    page = store.list_tasks(ALICE, TaskQuery())
+
+    assert [r.task_id for r in page.records] == ["d", "c", "b", "a", "e"]
+    assert (page.total_size, page.next_page_token) == (5, "")
+    assert page.records[0].version == 1
+    assert page.records[0].scope == ALICE
+
+
+def test_a_commit_moves_the_task_in_the_listing(store: TaskStore) -> None:
+    older = create(store, ALICE, "older", at=T0)
+    create(store, ALICE, "newer", at=T0 + timedelta(seconds=1))
+
+    store.commit(with_status(older, WORKING, T0 + timedelta(seconds=5)))
+
+    assert ids(store, ALICE) == ["older", "newer"]
+    assert ids(store, ALICE, TaskQuery(state=WORKING)) == ["older"]
+
+
+def test_a_task_without_a_status_timestamp_is_listed_by_creation_time(store: TaskStore) -> None:
+    create(store, ALICE, "stamped", at=T0 + timedelta(seconds=5))
+    create(store, ALICE, "unstamped", at=None, created_at=T0 + timedelta(seconds=9))
+    create(store, ALICE, "early", at=None, created_at=T0)
+
+    assert ids(store, ALICE) == ["unstamped", "stamped", "early"]
+
+
+@pytest.mark.parametrize(("count", "page_size"), [(7, 3), (6, 3), (3, 5), (1, 1)])
+def test_pages_cover_every_task_once(store: TaskStore, count: int, page_size: int) -> None:
+    # Given tasks, two of them sharing a timestamp
+    for n in range(count):
+        create(store, ALICE, f"t{n}", at=T0 + timedelta(seconds=min(n, 4)))
+    everything = ids(store, ALICE)
+
+    # When they are read page by page
+    walked = pages(store, ALICE, TaskQuery(page_size=page_size))
+
+    # Then the pages are full but the last, and together they are the listing, without repeats
+    assert [len(p) for p in walked] == [page_size] * (count // page_size) + (
+        [count % page_size] if count % page_size else []
+    )
+    assert [task_id for p in walked for task_id in p] == everything
+    assert len(everything) == count
+
+
+def test_filters_narrow_the_listing_and_the_total(store: TaskStore) -> None:
+    # Given tasks in two contexts and two states, a second apart
+    layout = [
+        ("a", "ctx-1", SUBMITTED),
+        ("b", "ctx-2", WORKING),
+        ("c", "ctx-1", WORKING),
+        ("d", "ctx-1", SUBMITTED),
+    ]
+    for n, (task_id, context_id, state) in enumerate(layout):
+        create(store, ALICE, task_id, context_id=context_id, state=state, at=T0 + timedelta(seconds=n))
+    create(store, BOB, "x", context_id="ctx-1")
+
+    # Then each filter (and their combination) selects exactly the matches, newest first
+    assert ids(store, ALICE, TaskQuery(context_id="ctx-1")) == ["d", "c", "a"]
+    assert ids(store, ALICE, TaskQuery(state=WORKING)) == ["c", "b"]
+    assert ids(store, ALICE, TaskQuery(status_after=T0 + timedelta(seconds=1))) == [
+        "d",
+        "c",
+        "b",
+    ]  # inclusive
+    assert ids(store, ALICE, TaskQuery(status_after=T0 + timedelta(milliseconds=1001))) == ["d", "c"]
+    combined = TaskQuery(context_id="ctx-1", state=SUBMITTED, status_after=T0)
+    assert ids(store, ALICE, combined) == ["d", "a"]
+    assert ids(store, ALICE, TaskQuery(context_id="ctx-9")) == []
+
+    # And total_size counts every match, not the page
+    assert store.list_tasks(ALICE, TaskQuery(context_id="ctx-1", page_size=1)).total_size == 3
+    assert store.list_tasks(ALICE, replace(combined, page_size=1)).total_size == 2
+
+
+def test_a_sparse_filter_still_fills_pages(store: TaskStore) -> None:
+    # Given twelve tasks of which every fourth is working
+    for n in range(12):
+        create(
+            store,
+            ALICE,
+            f"t{n:02d}",
+            state=WORKING if n % 4 == 0 else SUBMITTED,
+            at=T0 + timedelta(seconds=n),
+        )
+
+    # When the working ones are paged two at a time
+    walked = pages(store, ALICE, TaskQuery(state=WORKING, page_size=2))
+
+    # Then the pages are full and the last one says so
+    assert walked == [["t08", "t04"], ["t00"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        pytest.param(
+            TaskQuery(status_after=T0 + timedelta(seconds=1)), [["t5", "t4"], ["t3", "t2"], ["t1"]], id="status-after"
+        ),
+        pytest.param(TaskQuery(context_id="even"), [["t4", "t2"], ["t0"]], id="context"),
+        pytest.param(
+            TaskQuery(context_id="odd", status_after=T0 + timedelta(seconds=1)), [["t5", "t3"], ["t1"]], id="both"
+        ),
+    ],
+)
+def test_filtered_listings_page_like_unfiltered_ones(
+    store: TaskStore, query: TaskQuery, expected: list[list[str]]
+) -> None:
+    # Given six tasks a second apart, alternating between two contexts
+    for n in range(6):
+        create(store, ALICE, f"t{n}", context_id="even" if n % 2 == 0 else "odd", at=T0 + timedelta(seconds=n))
+
+    # When a filtered listing is paged two at a time, then every match comes once, newest first
+    assert pages(store, ALICE, replace(query, page_size=2)) == expected
+
+
+def _token(store: TaskStore, scope: Scope, query: TaskQuery) -> str:
+    token = store.list_tasks(scope, query).next_page_token
+    assert token
+    return token
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        pytest.param("garbage", id="garbage"),
+        pytest.param("!!!~~", id="not-base64"),
+        pytest.param(base64.urlsafe_b64encode(b'{"p": 1}').decode(), id="wrong-shape"),
+        pytest.param(base64.urlsafe_b64encode(b"[1, 2]").decode(), id="json-list"),
+        pytest.param(base64.urlsafe_b64encode(b"\xff\xfe").decode(), id="not-utf8"),
+    ],
+)
+def test_a_token_the_store_did_not_issue_is_rejected(store: TaskStore, token: str) -> None:
+    create(store, ALICE, "t1")
+
+    with pytest.raises(InvalidPageToken):
+        store.list_tasks(ALICE, TaskQuery(page_token=token))
+
+
+@pytest.mark.parametrize(
+    ("scope", "query"),
+    [
+        pytest.param(BOB, TaskQuery(page_size=1), id="other-owner"),
+        pytest.param(ALICE_ELSEWHERE, TaskQuery(page_size=1), id="other-tenant"),
+        pytest.param(ALICE, TaskQuery(page_size=1, state=SUBMITTED), id="other-state"),
+        pytest.param(ALICE, TaskQuery(page_size=1, context_id="ctx-1"), id="other-context"),
+        pytest.param(ALICE, TaskQuery(page_size=1, status_after=T0), id="other-status-after"),
+    ],
+)
+def test_a_token_is_bound_to_its_scope_and_filters(store: TaskStore, scope: Scope, query: TaskQuery) -> None:
+    # Given a token Alice got for her unfiltered listing
+    for n in range(3):
+        create(store, ALICE, f"t{n}")
+        if scope != ALICE:
+            create(store, scope, f"t{n}", message_id=f"other-{n}")
+    token = _token(store, ALICE, TaskQuery(page_size=1))
+
+    # Then it is refused for another scope or other filters, and accepted where it was issued
+    with pytest.raises(InvalidPageToken):
+        store.list_tasks(scope, replace(query, page_token=token))
+    assert ids(store, ALICE, TaskQuery(page_size=1, page_token=token)) == ["t1"]
+
+
+def test_page_size_must_be_positive(store: TaskStore) -> None:
+    with pytest.raises(ValueError, match="page_size"):
+        store.list_tasks(ALICE, TaskQuery(page_size=0))
+
+
+# ---------------------------------------------------------------------- push configs
+
+
+def test_push_configs_are_created_replaced_read_and_deleted(store: TaskStore) -> None:
+    # Given a stored config
+    store.put_push_config(ALICE, a_config("p1"))
+
+    # When it is replaced
+    store.put_push_config(ALICE, a_config("p1", url="https://hooks.example/v2"))
+
+    # Then reads see the replacement, and deleting twice is fine
+    stored = store.get_push_config(ALICE, "t1", "p1")
+    assert stored == a_config("p1", url="https://hooks.example/v2")
+    assert store.get_push_config(ALICE, "t1", "p2") is None
+    store.delete_push_config(ALICE, "t1", "p1")
+    store.delete_push_config(ALICE, "t1", "p1")
+    store.delete_push_config(ALICE, "t1", "never-existed")
+    assert store.get_push_config(ALICE, "t1", "p1") is None
+    assert store.list_push_configs(ALICE, "t1") == ([], "")
+
+
+def test_push_configs_are_listed_by_id_in_pages(store: TaskStore) -> None:
+    for config_id in ["c", "a", "e", "b", "d"]:
+        store.put_push_config(ALICE, a_config(config_id))
+    store.put_push_config(ALICE, a_config("z", task_id="t2"))
+
+    walked: list[list[str]] = []
+    token = ""
+    while True:
+        configs, token = store.list_push_configs(ALICE, "t1", page_size=2, page_token=token)
+        walked.append([c.id for c in configs])
+        if not token:
+            break
+
+    assert walked == [["a", "b"], ["c", "d"], ["e"]]
+    assert [c.id for c in store.list_push_configs(ALICE, "t1", page_size=5)[0]] == ["a", "b", "c", "d", "e"]
+    assert store.list_push_configs(ALICE, "t1", page_size=5)[1] == ""
+
+
+def test_a_push_config_token_is_bound_to_its_task_and_scope(store: TaskStore) -> None:
+    for config_id in ["a", "b"]:
+        store.put_push_config(ALICE, a_config(config_id))
+        store.put_push_config(ALICE, a_config(config_id, task_id="t2"))
+        store.put_push_config(BOB, a_config(config_id))
+    _, token = store.list_push_configs(ALICE, "t1", page_size=1)
+
+    for scope, task_id, bad in [(ALICE, "t2", token), (BOB, "t1", token), (ALICE, "t1", "garbage")]:
+        with pytest.raises(InvalidPageToken):
+            store.list_push_configs(scope, task_id, page_size=1, page_token=bad)
+    assert [c.id for c in store.list_push_configs(ALICE, "t1", page_size=1, page_token=token)[0]] == ["b"]
+
+
+def test_push_configs_are_scoped(store: TaskStore) -> None:
+    store.put_push_config(ALICE, a_config("p1"))
+
+    store.delete_push_config(BOB, "t1", "p1")
+
+    assert store.get_push_config(BOB, "t1", "p1") is None
+    assert store.get_push_config(ALICE_ELSEWHERE, "t1", "p1") is None
+    assert store.list_push_configs(BOB, "t1") == ([], "")
+    assert store.get_push_config(ALICE, "t1", "p1") is not None
+
+
+def test_a_push_config_needs_both_ids(store: TaskStore) -> None:
+    with pytest.raises(ValueError, match="id"):
+        store.put_push_config(ALICE, TaskPushNotificationConfig(task_id="t1", url="https://hooks.example"))
+    with pytest.raises(ValueError, match="id"):
+        store.put_push_config(ALICE, TaskPushNotificationConfig(id="p1", url="https://hooks.example"))
+
+
+# ---------------------------------------------------------------------- keys
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        pytest.param(Scope("a#b", "c"), Scope("a", "b#c"), id="hash-moves-between-tenant-and-owner"),
+        pytest.param(Scope("t", "%23"), Scope("t", "#"), id="escaped-looking-owner"),
+        pytest.param(Scope("", "a#b"), Scope("a", "b"), id="empty-tenant"),
+        pytest.param(Scope("t/x", "ü"), Scope("t", "x/ü"), id="slash-and-unicode"),
+    ],
+)
+def test_special_characters_cannot_merge_two_scopes(store: TaskStore, one: Scope, other: Scope) -> None:
+    # Given the same task, message and config ids in two scopes a naive key join would confuse
+    for scope in (one, other):
+        create(
+            store,
+            scope,
+            "task#1/é",
+            message_id="m#1",
+            events=1,
+            context_id="ctx#1",
+            metadata={"owner": scope.owner},
+        )
+        store.put_push_config(scope, a_config("p#1", task_id="task#1/é", url=f"https://hooks.example/{scope.owner}"))
+
+    # Then each scope sees exactly its own
+    for scope in (one, other):
+        got = store.get_task(scope, "task#1/é")
+        assert got is not None
+        assert got.task.metadata == {"owner": scope.owner}
+        assert [r.task.metadata for r in store.list_tasks(scope, TaskQuery(context_id="ctx#1")).records] == [
+            {"owner": scope.owner}
+        ]
+        assert [e.seq for e in store.read_events(scope, "task#1/é")] == [1]
+        config = store.get_push_config(scope, "task#1/é", "p#1")
+        assert config is not None
+        assert config.url == f"https://hooks.example/{scope.owner}"
+
+
+def test_ids_with_special_characters_round_trip(store: TaskStore) -> None:
+    task_id, context_id, message_id = "t#1/ü 😀", "c#/ä", "m#/ö"
+    created = create(store, ALICE, task_id, context_id=context_id, message_id=message_id)
+    create(store, ALICE, "t#1", context_id="c#")
+    store.put_push_config(ALICE, a_config("p#/ß", task_id=task_id))
+
+    store.commit(created, [an_event(created.task, "next")])
+
+    assert store.find_task_by_message(ALICE, message_id) == task_id
+    assert ids(store, ALICE, TaskQuery(context_id=context_id)) == [task_id]
+    assert [e.seq for e in store.read_events(ALICE, task_id)] == [1, 2]
+    assert [c.id for c in store.list_push_configs(ALICE, task_id)[0]] == ["p#/ß"]
+    assert store.list_push_configs(ALICE, "t#1") == ([], "")
+
+
+# ---------------------------------------------------------------------- DynamoDB item layout
+# What the stream consumer and TTL rely on: not part of the port, so only the DynamoDB adapter.
+
+
+def _items(client: Any, table: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = client.scan(TableName=table)["Items"]
+    return sorted(items, key=lambda i: (i["pk"]["S"], i["sk"]["S"]))
+
+
+def test_dynamodb_items_are_scoped_and_expire_with_the_task(dynamodb_table: tuple[Any, str]) -> None:
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client, ttl_days=7, clock=lambda: T0)
+    task = a_task("t#1")
+
+    store.create_task(TaskRecord(scope=Scope("acme", "al#ice"), task=task), [an_event(task, "e1")], message_id="m1")
+
+    by_sk = {(i["pk"]["S"], i["sk"]["S"]): i for i in _items(client, table)}
+    head = by_sk[("TASK#acme#al%23ice#t%231", "META")]
+    event = by_sk[("TASK#acme#al%23ice#t%231", "EVT#000000000001")]
+    message = by_sk[("MSG#acme#al%23ice#m1", "MSG")]
+    expiry = str(int((T0 + timedelta(days=7)).timestamp()))
+    assert {head["ttl"]["N"], event["ttl"]["N"], message["ttl"]["N"]} == {expiry}
+    assert (head["state"]["S"], head["version"]["N"], head["lastSeq"]["N"]) == (
+        "TASK_STATE_SUBMITTED",
+        "1",
+        "1",
+    )
+    assert head["gsi1pk"]["S"] == "SCOPE#acme#al%23ice"
+    assert head["gsi1sk"]["S"] == head["gsi2sk"]["S"] == "2025-01-01T00:00:00.000Z#t#1"
+    assert Task.model_validate_json(head["task"]["S"]) == task
+    assert (event["seq"]["N"], event["taskId"]["S"], event["owner"]["S"]) == ("1", "t#1", "al#ice")
+    assert StreamResponse.model_validate_json(event["event"]["S"]) == an_event(task, "e1")
+
+
+def test_dynamodb_items_never_expire_with_ttl_days_zero(dynamodb_table: tuple[Any, str]) -> None:
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client, ttl_days=0)
+
+    record = create(store, ALICE, "t1", events=1)
+    store.commit(record, [an_event(record.task, "e2")])
+    store.put_push_config(ALICE, a_config("p1"))
+
+    assert [i for i in _items(client, table) if "ttl" in i] == []
