@@ -13,10 +13,11 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+
 from a2a_devstack.resources import create_resources, load_template
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
 from a2a_serverless.ports import TaskStore
-from moto import mock_aws
 
 REGION = "us-east-1"
 

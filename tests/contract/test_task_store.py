@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.models import (
     StreamResponse,

@@ -7,6 +7,7 @@ import threading
 from typing import Any, ClassVar
 
 import pytest
+
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings

@@ -57,8 +57,15 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         reset_runtime()
 
 
-def api_event(method: str, path: str, *, body: Any = None, query: dict[str, str] | None = None,
-              principal: str = "user-alice", resource: str | None = None) -> dict[str, Any]:
+def api_event(
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    query: dict[str, str] | None = None,
+    principal: str = "user-alice",
+    resource: str | None = None,
+) -> dict[str, Any]:
     """The recorded REST proxy event, re-aimed at another route (same shape API Gateway sends)."""
     event = json.loads((EVENTS / "apigw_rest_post_message_send.json").read_text())
     event = copy.deepcopy(event)
@@ -103,9 +110,9 @@ def test_send_then_worker_then_get_through_lambda_handlers(aws: dict[str, Any]) 
     assert sent["headers"]["content-type"].startswith("application/a2a+json")
     task = body(sent)["task"]
     assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
-    messages = aws["sqs"].receive_message(
-        QueueUrl=aws["queue_url"], MaxNumberOfMessages=10, AttributeNames=["All"]
-    )["Messages"]
+    messages = aws["sqs"].receive_message(QueueUrl=aws["queue_url"], MaxNumberOfMessages=10, AttributeNames=["All"])[
+        "Messages"
+    ]
     assert len(messages) == 1
     assert messages[0]["Attributes"]["MessageGroupId"] == task["id"]
 
@@ -159,8 +166,12 @@ def test_worker_reports_only_the_failed_record_and_those_after_it(aws: dict[str,
         pytest.param("get_task", "GET", "/tasks/nope", 404, "TASK_NOT_FOUND", id="get-unknown-task"),
         pytest.param("list_tasks", "GET", "/tasks", 400, "INVALID_PARAMS", id="list-bad-page-size"),
         pytest.param("cancel_task", "POST", "/tasks/nope:cancel", 404, "TASK_NOT_FOUND", id="cancel-unknown"),
-        pytest.param("cancel_task", "POST", "/tasks/x:subscribe", 400, "UNSUPPORTED_OPERATION", id="subscribe-on-cancel-fn"),
-        pytest.param("get_extended_card", "GET", "/extendedAgentCard", 400, "UNSUPPORTED_OPERATION", id="no-extended-card"),
+        pytest.param(
+            "cancel_task", "POST", "/tasks/x:subscribe", 400, "UNSUPPORTED_OPERATION", id="subscribe-on-cancel-fn"
+        ),
+        pytest.param(
+            "get_extended_card", "GET", "/extendedAgentCard", 400, "UNSUPPORTED_OPERATION", id="no-extended-card"
+        ),
     ],
 )
 def test_rest_functions_answer_errors_in_the_spec_shape(
@@ -188,7 +199,9 @@ def test_jsonrpc_function_serves_every_unary_method(aws: dict[str, Any]) -> None
     }
 
 
-def test_internal_failure_is_a_generic_error_with_the_request_id(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_failure_is_a_generic_error_with_the_request_id(
+    aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Given a table that does not exist (a misconfigured deployment)
     monkeypatch.setenv("A2A_TABLE_NAME", "no-such-table")
     reset_runtime()

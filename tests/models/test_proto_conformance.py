@@ -18,8 +18,14 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-import a2a_serverless.models as models
 import pytest
+from google.protobuf import json_format, timestamp_pb2
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+import a2a_serverless.models as models
 from a2a_serverless.models import (
     AgentCapabilities,
     AgentCard,
@@ -36,11 +42,6 @@ from a2a_serverless.models import (
     TaskStatus,
 )
 from a2a_serverless.models._types import ProtoEnum
-from google.protobuf import json_format, timestamp_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from pydantic import ValidationError
 
 if TYPE_CHECKING:
     from conftest import A2AProto

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+
 from a2a_devstack.resources import load_template
 from a2a_serverless.methods import METHODS, Method
 
