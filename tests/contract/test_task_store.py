@@ -17,6 +17,9 @@ import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.models import (
+    Message,
+    Part,
+    Role,
     StreamResponse,
     Task,
     TaskPushNotificationConfig,
@@ -141,6 +144,25 @@ def test_a_created_task_reads_back_as_written(store: TaskStore) -> None:
     assert store.find_task_by_message(ALICE, "msg-t1") == "t1"
 
 
+def a_reply(message_id: str) -> Message:
+    return Message(message_id=message_id, role=Role.ROLE_AGENT, parts=[Part(text=f"reply {message_id}")])
+
+
+def test_a_task_answered_by_a_message_is_readable_but_never_listed(store: TaskStore) -> None:
+    # Given two tasks, one of which the agent answered with a message only
+    create(store, ALICE, "t1")
+    replied = create(store, ALICE, "t2")
+    store.commit(replace(replied, reply=a_reply("r-1")))
+
+    # When the caller lists, then only the real task is there; the reply is still readable
+    page = store.list_tasks(ALICE, TaskQuery())
+    assert [r.task_id for r in page.records] == ["t1"]
+    assert page.total_size == 1
+    got = store.get_task(ALICE, "t2")
+    assert got is not None
+    assert got.reply == a_reply("r-1")
+
+
 def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
     # Given a record whose every flag and id differs from its default (new TaskRecord fields are
     # picked up here, so an adapter that forgets to persist one fails)
@@ -152,6 +174,8 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
             flags[f.name] = True
         elif f.type == "str":
             flags[f.name] = f"{f.name}-1"
+        elif f.type == "Message | None":
+            flags[f.name] = a_reply("r-1")
         else:
             pytest.fail(f"teach this test TaskRecord.{f.name}: {f.type}")
     created_at = T0 + timedelta(microseconds=1500)
@@ -160,7 +184,9 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
     # When it is created, then committed with other values
     store.create_task(record, [], message_id="m1")
     after_create = store.get_task(ALICE, "t1")
-    flipped: dict[str, Any] = {k: (False if v is True else f"{v}-2") for k, v in flags.items()}
+    flipped: dict[str, Any] = {
+        k: (False if v is True else a_reply("r-2") if isinstance(v, Message) else f"{v}-2") for k, v in flags.items()
+    }
     assert after_create is not None
     store.commit(replace(after_create, **flipped))
     after_commit = store.get_task(ALICE, "t1")

@@ -15,6 +15,7 @@ from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, 
 from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
 from a2a_serverless.models import (
     CancelTaskRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
@@ -22,7 +23,7 @@ from a2a_serverless.models import (
     SendMessageRequest,
     TaskState,
 )
-from a2a_serverless.operations import CallContext, cancel_task
+from a2a_serverless.operations import CallContext, cancel_task, list_tasks, send_message
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.runtime import Runtime, build_runtime
@@ -220,3 +221,60 @@ def test_every_run_leaves_the_task_settled(executor: str) -> None:
     assert record.state.is_terminal
     assert record.pending_message_id == ""
     assert record.running_message_id == ""
+
+
+class ReplyExecutor(AgentExecutor):
+    """Answers with a Message only (no task work), like a simple chat agent."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await event_queue.enqueue_event(updater.new_agent_message([Part(text=f"hi, {context.get_user_input()}")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+class ChattyTaskExecutor(AgentExecutor):
+    """Works on a task and sends a message along the way: the message belongs to the history."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await event_queue.enqueue_event(updater.new_agent_message([Part(text="halfway there")]))
+        await updater.add_artifact([Part(text="result")])
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+def test_a_message_only_reply_is_returned_to_the_blocking_sender_and_creates_no_listed_task() -> None:
+    # Given an agent that answers with a message (the in-process queue runs the worker)
+    settings = Settings(store="memory", executor=f"{__name__}:ReplyExecutor")
+    runtime = build_runtime(settings, store=MemoryTaskStore())
+    request = SendMessageRequest(message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="Ann")]))
+    # When the caller sends a blocking message
+    response = send_message(request, CTX, runtime)
+    # Then the response is the agent's message, with the context and no task id
+    assert response.task is None
+    assert response.message is not None
+    assert response.message.parts[0].text == "hi, Ann"
+    assert response.message.role is Role.ROLE_AGENT
+    assert response.message.context_id
+    assert response.message.task_id == ""
+    # And no task shows up in the caller's list
+    assert list_tasks(ListTasksRequest(), CTX, runtime).total_size == 0
+    # And re-sending the same message returns the same reply without running the agent again
+    again = send_message(request, CTX, runtime)
+    assert again.message == response.message
+
+
+def test_a_message_during_task_work_goes_to_the_history() -> None:
+    settings = Settings(store="memory", executor=f"{__name__}:ChattyTaskExecutor")
+    runtime = build_runtime(settings, store=MemoryTaskStore())
+    request = SendMessageRequest(message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="go")]))
+    response = send_message(request, CTX, runtime)
+    assert response.task is not None
+    assert response.task.status.state is TaskState.TASK_STATE_COMPLETED
+    assert [m.parts[0].text for m in response.task.history] == ["go", "halfway there"]
+    assert list_tasks(ListTasksRequest(), CTX, runtime).total_size == 1

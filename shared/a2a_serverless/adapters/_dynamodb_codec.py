@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
+from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
 from ..ports.store import Scope, StoredEvent, TaskRecord
 from ._store_common import parse_timestamp
 
@@ -120,6 +120,10 @@ def head_item(record: TaskRecord, created_at: datetime, listing_key: str, ttl: i
         "gsi2pk": _s(keys.context_gsi_pk(record.task.context_id)),
         "gsi2sk": _s(listing_key),
     }
+    if record.reply is not None:
+        item["reply"] = _s(record.reply.to_json())
+        for name in ("gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"):
+            del item[name]
     return _with_ttl(item, ttl)
 
 
@@ -140,15 +144,24 @@ def head_update(record: TaskRecord, new_last_seq: int, listing_key: str, updated
         "updatedAt": _s(format_timestamp(updated_at)),
         "gsi2pk": _s(Keys(record.scope).context_gsi_pk(record.task.context_id)),
     }
-    if listing_key:
+    removes: list[str] = []
+    if record.reply is not None:
+        # A message-only reply: keep it for its sender, drop it from the listing indexes.
+        sets["reply"] = _s(record.reply.to_json())
+        del sets["gsi2pk"]
+        removes = ["gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"]
+    elif listing_key:
         sets["gsi1sk"] = sets["gsi2sk"] = _s(listing_key)
     values = {f":{name}": value for name, value in sets.items()}
     values[":expectedVersion"] = _n(record.version)
     values[":expectedLastSeq"] = _n(record.last_seq)
+    expression = "SET " + ", ".join(f"#{name} = :{name}" for name in sets)
+    if removes:
+        expression += " REMOVE " + ", ".join(f"#{name}" for name in removes)
     return {
-        "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in sets),
+        "UpdateExpression": expression,
         "ConditionExpression": "#version = :expectedVersion AND #lastSeq = :expectedLastSeq",
-        "ExpressionAttributeNames": {f"#{name}": name for name in sets},
+        "ExpressionAttributeNames": {f"#{name}": name for name in [*sets, *removes]},
         "ExpressionAttributeValues": values,
     }
 
@@ -163,6 +176,7 @@ def record_from_item(scope: Scope, item: Item) -> TaskRecord:
         cancel_requested=bool(item.get("cancelRequested", {}).get("BOOL", False)),
         pending_message_id=str(item.get("pendingMessageId", {}).get("S", "")),
         running_message_id=str(item.get("runningMessageId", {}).get("S", "")),
+        reply=Message.model_validate_json(item["reply"]["S"]) if "reply" in item else None,
         created_at=parse_timestamp(created) if created else None,
         protocol_version=str(item.get("protocolVersion", {}).get("S", "1.0")),
     )

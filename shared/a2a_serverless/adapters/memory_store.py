@@ -54,7 +54,8 @@ class _Head:
     listing_key: str
 
     def record(self) -> TaskRecord:
-        return replace(self.meta, task=Task.model_validate_json(self.task_json))
+        reply = self.meta.reply.model_copy(deep=True) if self.meta.reply is not None else None
+        return replace(self.meta, task=Task.model_validate_json(self.task_json), reply=reply)
 
 
 class MemoryTaskStore:
@@ -153,6 +154,7 @@ class MemoryTaskStore:
                 head
                 for (tenant, owner, _), head in self._heads.items()
                 if (tenant, owner) == (scope.tenant, scope.owner)
+                and head.meta.reply is None
                 and (not query.context_id or head.meta.task.context_id == query.context_id)
                 and (query.state is None or head.meta.state == query.state)
                 and head.listing_key >= floor
@@ -203,7 +205,9 @@ class MemoryTaskStore:
     @staticmethod
     def _head(record: TaskRecord, key: str) -> _Head:
         text = record.task.to_json()
-        return _Head(meta=replace(record, task=Task.model_validate_json(text)), task_json=text, listing_key=key)
+        reply = record.reply.model_copy(deep=True) if record.reply is not None else None
+        meta = replace(record, task=Task.model_validate_json(text), reply=reply)
+        return _Head(meta=meta, task_json=text, listing_key=key)
 
 
 def _task_key(scope: Scope, task_id: str) -> _Key:

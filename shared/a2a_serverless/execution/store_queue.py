@@ -8,7 +8,16 @@ from dataclasses import replace
 
 from ..errors import InvalidAgentResponseError
 from ..lifecycle import apply_event, mutate
-from ..models import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+from ..models import (
+    Message,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    utc_now,
+)
 from ..ports import Scope, TaskRecord
 from ..runtime import Runtime
 from .api import Event
@@ -31,19 +40,27 @@ def to_stream_response(event: Event) -> StreamResponse:
 class StoreEventQueue:
     """Writes each event in one conditional transaction with the task head (no lost updates, a
     gap-free log). Once the run's task is terminal or interrupted the queue is closed: a further
-    event is an ``InvalidAgentResponseError``."""
+    event is an ``InvalidAgentResponseError``.
+
+    A ``Message`` as the first event of a new task's first run is a message-only reply (spec
+    3.1.1 "MAY return a direct Message"): it is stored as the record's ``reply``, the task is
+    completed with it and hidden from listings, and the blocking sender receives the message. Any
+    other Message is added to the task's history.
+    """
 
     def __init__(self, runtime: Runtime, scope: Scope, task_id: str, message_id: str) -> None:
         self._runtime = runtime
         self._scope = scope
         self._task_id = task_id
         self._message_id = message_id
+        self._accepted = 0
         self.closed = False
 
     async def enqueue_event(self, event: Event) -> None:
         if self.closed:
             raise InvalidAgentResponseError("the task already settled; no further events")
         record = await asyncio.to_thread(mutate, self._runtime.store, self._scope, self._task_id, self._change(event))
+        self._accepted += 1
         state = record.task.status.state
         if state.is_terminal or state.is_interrupted:
             self.closed = True
@@ -63,8 +80,23 @@ class StoreEventQueue:
                     return None
                 merged = {**(record.task.metadata or {}), **wire.task.metadata}
                 return replace(record, task=record.task.model_copy(update={"metadata": merged})), []
+            if wire.message is not None and self._accepted == 0 and _is_fresh(record.task):
+                return _message_only(record, wire.message)
             task = apply_event(record.task, wire, max_history=max_history)
             settled = task.status.state.is_terminal or task.status.state.is_interrupted
             return replace(record, task=task, running_message_id="" if settled else record.running_message_id), [wire]
 
         return change
+
+
+def _is_fresh(task: Task) -> bool:
+    """A new task in its first run: only the sender's message, nothing produced yet."""
+    return len(task.history) == 1 and not task.artifacts
+
+
+def _message_only(record: TaskRecord, message: Message) -> tuple[TaskRecord, list[StreamResponse]]:
+    task = record.task
+    reply = message.model_copy(update={"context_id": task.context_id, "task_id": ""})
+    status = TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=reply, timestamp=utc_now())
+    completed = task.model_copy(update={"status": status})
+    return replace(record, task=completed, reply=reply, running_message_id=""), [StreamResponse(message=reply)]

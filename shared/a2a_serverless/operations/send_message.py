@@ -7,6 +7,9 @@
   or foreign task: TaskNotFound. Terminal task: UnsupportedOperation. Still running:
   UnsupportedOperation (wait for it to ask for input). ``contextId`` must match the task's.
 * Re-sending a ``messageId`` the caller already sent returns that task and runs nothing again.
+* If the agent answers with a Message alone, a blocking call returns ``{"message": ...}`` and the
+  task that carried the work is completed with it and left out of ListTasks. (A caller that chose
+  ``returnImmediately`` got the task id, and GetTask shows the reply as the completed status.)
 * Blocking is the default: the call waits until the run of *this* message left the task terminal
   or interrupted, or until ``blocking_wait_seconds`` passed; then it returns the task as it is
   (check ``status.state``: it may still be WORKING). ``returnImmediately`` returns at once.
@@ -57,6 +60,8 @@ def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime
     record = submit_message(request, ctx, runtime)
     if not config.return_immediately:
         record = wait_until_settled(runtime, record, request.message.message_id)
+        if record.reply is not None:
+            return SendMessageResponse(message=record.reply)
     return SendMessageResponse(task=with_history_length(record.task, config.history_length))
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from ..models import StreamResponse, Task, TaskPushNotificationConfig, TaskState
+from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
 
 __all__ = [
     "DuplicateMessage",
@@ -50,7 +50,9 @@ class TaskRecord:
     ``version`` is the version that was read; ``last_seq`` is the sequence number of the newest
     event in the task's log (0 before any). ``pending_message_id`` names the user message the next
     worker run must process ('' when no run is due); ``running_message_id`` the one a worker has
-    claimed and is executing ('' when none). ``cancel_requested`` is set by CancelTask for a
+    claimed and is executing ('' when none). ``reply`` is set when the agent answered with a
+    Message instead of working on a task (a message-only reply): such a record exists only so the
+    sender can collect the reply; it is never listed and reads as "not found". ``cancel_requested`` is set by CancelTask for a
     task a worker is running; the worker observes it and cancels cooperatively.
     """
 
@@ -61,6 +63,7 @@ class TaskRecord:
     cancel_requested: bool = False
     pending_message_id: str = ""
     running_message_id: str = ""
+    reply: Message | None = None
     created_at: datetime | None = None
     protocol_version: str = "1.0"
 
@@ -158,7 +161,7 @@ class TaskStore(Protocol):
 
     def list_tasks(self, scope: Scope, query: TaskQuery) -> TaskPage:
         """Tasks of the scope, newest status timestamp first (ties: task id descending), filtered
-        by context, state and ``status_after`` (inclusive). ``total_size`` counts every match.
+        by context, state and ``status_after`` (inclusive); records with a ``reply`` are never listed. ``total_size`` counts every match.
         Raises :class:`InvalidPageToken` for a token this store did not issue for the scope."""
         ...
 
