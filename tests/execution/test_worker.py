@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import pytest
@@ -12,6 +13,7 @@ from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
+from a2a_serverless.execution.dead_letter import DEAD_LETTER_TEXT, fail_dead_work_item
 from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
 from a2a_serverless.models import (
     CancelTaskRequest,
@@ -178,8 +180,6 @@ def test_redelivery_after_a_dead_run_fails_the_task_instead_of_leaving_it_workin
     task_id = send(runtime)
     item = queue.items[0]
     record = state_of(runtime, task_id)
-    from dataclasses import replace
-
     runtime.store.commit(replace(record, pending_message_id="", running_message_id=item.message_id))
     # When SQS redelivers the item (receive count 2)
     process_work_item(runtime, item, receive_count=2)
@@ -278,3 +278,27 @@ def test_a_message_during_task_work_goes_to_the_history() -> None:
     assert response.task.status.state is TaskState.TASK_STATE_COMPLETED
     assert [m.parts[0].text for m in response.task.history] == ["go", "halfway there"]
     assert list_tasks(ListTasksRequest(), CTX, runtime).total_size == 1
+
+
+@pytest.mark.parametrize("phase", ["pending", "running"])
+def test_a_dead_lettered_item_fails_its_waiting_task(phase: str) -> None:
+    runtime, queue = runtime_for("CountingExecutor")
+    task_id = send(runtime)
+    item = queue.items[0]
+    if phase == "running":
+        record = state_of(runtime, task_id)
+        runtime.store.commit(replace(record, pending_message_id="", running_message_id=item.message_id))
+    assert fail_dead_work_item(runtime, item) is True
+    record = state_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_FAILED
+    assert record.task.status.message.parts[0].text == DEAD_LETTER_TEXT
+    assert (record.pending_message_id, record.running_message_id) == ("", "")
+
+
+def test_a_dead_letter_for_a_finished_run_is_ignored() -> None:
+    runtime, queue = runtime_for("CountingExecutor")
+    task_id = send(runtime)
+    process_work_item(runtime, queue.items[0])
+    before = state_of(runtime, task_id)
+    assert fail_dead_work_item(runtime, queue.items[0]) is False
+    assert state_of(runtime, task_id) == before

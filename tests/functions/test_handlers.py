@@ -225,3 +225,31 @@ def test_card_function_derives_interface_urls_with_the_stage(aws: dict[str, Any]
         "JSONRPC": "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1/",
         "HTTP+JSON": "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1",
     }
+
+
+def test_a_poison_work_item_reaches_the_dead_letter_queue_and_its_task_fails(aws: dict[str, Any]) -> None:
+    # Given a submitted task whose work item every worker attempt fails to process
+    sent = invoke("send_message", json.loads((EVENTS / "apigw_rest_post_message_send.json").read_text()))
+    task = body(sent)["task"]
+    sqs = aws["sqs"]
+    for _ in range(3):  # maxReceiveCount in template.yaml
+        got = sqs.receive_message(QueueUrl=aws["queue_url"], VisibilityTimeout=0, AttributeNames=["All"])
+        assert len(got["Messages"]) == 1
+    # When SQS moves it to the dead-letter queue (on the next receive) ...
+    assert "Messages" not in sqs.receive_message(QueueUrl=aws["queue_url"], VisibilityTimeout=0)
+    dlq_url = sqs.get_queue_url(QueueName="fn-test-WorkDeadLetterQueue.fifo")["QueueUrl"]
+    dead = sqs.receive_message(QueueUrl=dlq_url, AttributeNames=["All"])["Messages"]
+    assert len(dead) == 1
+    # ... and the dead-letter function receives it
+    sqs_event = json.loads((EVENTS / "sqs_work_item.json").read_text())
+    sqs_event["Records"][0]["body"] = dead[0]["Body"]
+    sqs_event["Records"][0]["messageId"] = dead[0]["MessageId"]
+    assert invoke("dead_letter", sqs_event) == {"batchItemFailures": []}
+    # Then the task is FAILED with a clear message, not left SUBMITTED forever
+    failed = body(invoke("get_task", api_event("GET", f"/tasks/{task['id']}", resource="/tasks/{id}")))
+    assert failed["status"]["state"] == "TASK_STATE_FAILED"
+    assert "several attempts" in failed["status"]["message"]["parts"][0]["text"]
+    # And a late duplicate of the same dead letter changes nothing
+    assert invoke("dead_letter", sqs_event) == {"batchItemFailures": []}
+    again = body(invoke("get_task", api_event("GET", f"/tasks/{task['id']}", resource="/tasks/{id}")))
+    assert again["status"] == failed["status"]

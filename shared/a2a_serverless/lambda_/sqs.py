@@ -8,12 +8,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from ..execution.dead_letter import fail_dead_work_item
 from ..execution.worker import process_work_item
 from ..ports import WorkItem
 from ..runtime import get_runtime
 from ._observability import logger, metrics
 
-__all__ = ["worker_handler"]
+__all__ = ["dead_letter_handler", "worker_handler"]
 
 
 def _process(record: SQSRecord) -> None:
@@ -35,3 +36,19 @@ def worker_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     failures = len(response.get("batchItemFailures", []))
     metrics.add_metric(name="WorkItemsFailed", unit=MetricUnit.Count, value=failures)
     return dict(response)
+
+
+def _fail_dead(record: SQSRecord) -> None:
+    item = WorkItem.from_json(record.body)
+    logger.append_keys(task_id=item.task_id, message_id=item.message_id)
+    if fail_dead_work_item(get_runtime(), item):
+        metrics.add_metric(name="TasksFailedFromDeadLetters", unit=MetricUnit.Count, value=1)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def dead_letter_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Consume the work queue's dead-letter queue: fail each item's task if it still waits on it."""
+    metrics.add_metric(name="DeadLettersReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
+    processor = SqsFifoPartialProcessor()
+    return dict(process_partial_response(event=event, record_handler=_fail_dead, processor=processor, context=context))

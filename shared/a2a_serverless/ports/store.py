@@ -51,8 +51,8 @@ class TaskRecord:
     event in the task's log (0 before any). ``pending_message_id`` names the user message the next
     worker run must process ('' when no run is due); ``running_message_id`` the one a worker has
     claimed and is executing ('' when none). ``reply`` is set when the agent answered with a
-    Message instead of working on a task (a message-only reply): such a record exists only so the
-    sender can collect the reply; it is never listed and reads as "not found". ``cancel_requested`` is set by CancelTask for a
+    Message instead of working on a task (a message-only reply): the task is completed with it and
+    never listed. ``cancel_requested`` is set by CancelTask for a
     task a worker is running; the worker observes it and cancels cooperatively.
     """
 
@@ -161,7 +161,8 @@ class TaskStore(Protocol):
 
     def list_tasks(self, scope: Scope, query: TaskQuery) -> TaskPage:
         """Tasks of the scope, newest status timestamp first (ties: task id descending), filtered
-        by context, state and ``status_after`` (inclusive); records with a ``reply`` are never listed. ``total_size`` counts every match.
+        by context, state and ``status_after`` (inclusive); records with a ``reply`` are never
+        listed. ``total_size`` counts every match.
         Raises :class:`InvalidPageToken` for a token this store did not issue for the scope."""
         ...
 
