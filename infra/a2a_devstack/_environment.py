@@ -1,0 +1,75 @@
+"""The environment a deployed function sees, rebuilt for the local stack.
+
+The gateway app and the worker read their configuration from ``os.environ`` exactly as on Lambda,
+so the local stack sets it once, at the process entry point, before any of them is imported or built.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+
+from ._template import FunctionEnvironment
+
+__all__ = ["FAKE_CREDENTIALS", "LOCAL_DEFAULTS", "REGION", "LocalEnvironment", "apply_environment"]
+
+REGION = "us-east-1"
+
+LOCAL_DEFAULTS: Mapping[str, str] = {
+    # Deployed, the API Gateway authorizer names the caller; locally there is none.
+    "A2A_AUTH_MODE": "none",
+}
+"""Template values that cannot hold locally. Like the template's values, the shell's win over them."""
+
+FAKE_CREDENTIALS: Mapping[str, str] = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+
+# Anything that could route a boto3 client past the local endpoint or to real credentials.
+_REMOVED_PREFIXES = ("AWS_ENDPOINT_URL_",)
+_REMOVED = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalEnvironment:
+    endpoint_url: str
+    """The moto server every boto3 client must talk to."""
+    template_env: FunctionEnvironment
+    """The template's function environment, resolved against the local resources."""
+    public_url: str
+    executor: str | None = None
+
+
+def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] | None = None) -> None:
+    """Make ``environ`` (default ``os.environ``) what the deployed functions would see.
+
+    Precedence, lowest first: the template's values, ``LOCAL_DEFAULTS``, the shell's own ``A2A_*`` and
+    ``POWERTOOLS_*`` settings, then what the local stack dictates: resource names and URLs, the
+    endpoint, fake credentials, ``A2A_STORE=dynamodb``, the public URL and ``--executor``.
+    """
+    env = os.environ if environ is None else environ
+    for key in [k for k in env if k in _REMOVED or k.startswith(_REMOVED_PREFIXES)]:
+        del env[key]
+    template = spec.template_env
+    for key, value in {**template.values, **LOCAL_DEFAULTS}.items():
+        if key not in template.resource_keys:
+            env.setdefault(key, value)
+    env.update({k: template.values[k] for k in template.resource_keys})
+    env.update(FAKE_CREDENTIALS)
+    env.update(
+        {
+            # Never read the user's ~/.aws: a profile there could add credentials or endpoints.
+            "AWS_CONFIG_FILE": os.devnull,
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_ENDPOINT_URL": spec.endpoint_url,
+            "A2A_STORE": "dynamodb",
+            "A2A_PUBLIC_URL": spec.public_url,
+        }
+    )
+    if spec.executor:
+        env["A2A_EXECUTOR"] = spec.executor

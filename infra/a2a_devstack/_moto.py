@@ -1,0 +1,25 @@
+"""moto's server in this process, standing in for DynamoDB and SQS on a free local port."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from moto.server import ThreadedMotoServer
+
+__all__ = ["moto_server"]
+
+
+@contextmanager
+def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
+    """Run moto's server on ``host`` and a free port; yield its endpoint URL; stop it on exit."""
+    # werkzeug logs every request at INFO, and the pollers long-poll once a second each.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
+    server.start()
+    try:
+        bound_host, port = server.get_host_and_port()
+        yield f"http://{bound_host}:{port}"
+    finally:
+        server.stop()

@@ -1,0 +1,104 @@
+"""What the local stack reads from ``template.yaml`` besides the storage resources: the SQS event
+source mappings (which function consumes which queue, how) and the functions' shared environment.
+
+Both are derived from the template so the local stack wires things exactly as the deployment does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .resources import LocalResources
+
+__all__ = ["FunctionEnvironment", "SqsEventSource", "function_environment", "sqs_event_sources"]
+
+
+@dataclass(frozen=True, slots=True)
+class SqsEventSource:
+    """One ``Type: SQS`` event of an ``AWS::Serverless::Function``."""
+
+    function_id: str
+    handler: str
+    """Import path ``package.module:attr``, from ``CodeUri`` and ``Handler``."""
+    queue_id: str
+    batch_size: int
+    report_batch_item_failures: bool
+    timeout_seconds: int
+    memory_mb: int
+
+
+def sqs_event_sources(template: Mapping[str, Any]) -> list[SqsEventSource]:
+    """Every SQS event source mapping of the template's serverless functions."""
+    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
+    sources: list[SqsEventSource] = []
+    for function_id, res in template["Resources"].items():
+        if res.get("Type") != "AWS::Serverless::Function":
+            continue
+        props: Mapping[str, Any] = {**defaults, **res.get("Properties", {})}
+        for event in props.get("Events", {}).values():
+            if event.get("Type") != "SQS":
+                continue
+            ev = event["Properties"]
+            sources.append(
+                SqsEventSource(
+                    function_id=function_id,
+                    handler=_handler_path(str(props["CodeUri"]), str(props["Handler"])),
+                    queue_id=_get_att_arn(ev["Queue"]),
+                    # BatchSize defaults to 10 for SQS event sources.
+                    batch_size=int(ev.get("BatchSize", 10)),
+                    report_batch_item_failures="ReportBatchItemFailures" in ev.get("FunctionResponseTypes", []),
+                    timeout_seconds=int(props.get("Timeout", 3)),
+                    memory_mb=int(props.get("MemorySize", 128)),
+                )
+            )
+    return sources
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionEnvironment:
+    values: dict[str, str]
+    resource_keys: frozenset[str]
+    """The keys whose value names a local table or queue."""
+
+
+def function_environment(template: Mapping[str, Any], resources: LocalResources) -> FunctionEnvironment:
+    """``Globals.Function.Environment.Variables`` resolved as CloudFormation would: literals as they
+    are, ``!Ref`` to a parameter as its default, ``!Ref`` to a table as its name and to a queue as its
+    URL (here: the local ones). Values that cannot be resolved locally are left out."""
+    variables: Mapping[str, Any] = (
+        template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
+    )
+    parameters: Mapping[str, Any] = template.get("Parameters", {})
+    defaults = {name: str(p["Default"]) for name, p in parameters.items() if "Default" in p}
+    located = {**resources.tables, **resources.queue_urls}
+    values: dict[str, str] = {}
+    resource_keys: set[str] = set()
+    for key, value in variables.items():
+        if isinstance(value, dict):
+            target = value.get("Ref")
+            if target in located:
+                values[key] = located[target]
+                resource_keys.add(key)
+            elif target in defaults:
+                values[key] = defaults[target]
+        elif isinstance(value, bool):
+            values[key] = str(value).lower()
+        else:
+            values[key] = str(value)
+    return FunctionEnvironment(values, frozenset(resource_keys))
+
+
+def _handler_path(code_uri: str, handler: str) -> str:
+    package = code_uri.strip("/").replace("/", ".")
+    module, _, attr = handler.rpartition(".")
+    return f"{package}.{module}:{attr}" if package else f"{module}:{attr}"
+
+
+def _get_att_arn(value: Any) -> str:
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        logical_id, attribute = value["Fn::GetAtt"]
+        if attribute == "Arn":
+            return str(logical_id)
+    raise ValueError(f"SQS event Queue must be !GetAtt <Queue>.Arn, got {value!r}")

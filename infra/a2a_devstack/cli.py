@@ -1,0 +1,115 @@
+"""``a2a-serverless dev``: the whole stack on this machine, no Docker, no AWS account."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from uvicorn.logging import DefaultFormatter
+
+from ._imports import ImportPathError, import_object
+from .resources import load_template
+from .stack import DevOptions, StackError, run
+
+__all__ = ["main"]
+
+_PROG = "a2a-serverless"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    options = DevOptions(
+        host=args.host,
+        port=args.port,
+        executor=args.executor,
+        workers=args.workers,
+        visibility_timeout=args.visibility_timeout,
+    )
+    # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    template = load_template()
+    try:
+        _check_executor(options.executor, os.environ, template)
+    except ImportPathError as exc:
+        return _fail(str(exc), code=2)
+    _configure_logging()
+    try:
+        return run(options, template=template)
+    except StackError as exc:
+        return _fail(str(exc), code=1)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=_PROG, description="A2A v1.0 agents on AWS serverless.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    dev = commands.add_parser(
+        "dev",
+        help="run the agent locally: moto, the template's table and queues, the worker, uvicorn",
+        description="Run the whole stack in this process on moto: no Docker, no AWS account. Ctrl-C stops it.",
+    )
+    dev.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: %(default)s)")
+    dev.add_argument("--port", type=_port, default=8000, help="HTTP port; 0 picks a free one (default: %(default)s)")
+    dev.add_argument(
+        "--executor",
+        metavar="PKG.MODULE:CLASS",
+        help="your AgentExecutor (default: $A2A_EXECUTOR, else the template's ExecutorPath, the demo agent)",
+    )
+    dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
+    dev.add_argument(
+        "--visibility-timeout",
+        type=_positive,
+        default=30,
+        metavar="SECONDS",
+        help="visibility timeout of the queues functions consume, i.e. the redelivery delay after a "
+        "failure; the template's work queue has 5400 (default: %(default)s)",
+    )
+    return parser
+
+
+def _check_executor(flag: str | None, environ: Mapping[str, str], template: Mapping[str, Any]) -> None:
+    """Import the executor the worker will load, so a typo fails now rather than on the first task."""
+    if flag:
+        source, path = "--executor", flag
+    elif environ.get("A2A_EXECUTOR"):
+        source, path = "A2A_EXECUTOR", environ["A2A_EXECUTOR"]
+    else:
+        source, path = "template ExecutorPath", str(template["Parameters"]["ExecutorPath"]["Default"])
+    try:
+        target = import_object(path)
+    except ImportPathError as exc:
+        raise ImportPathError(f"{source} {path!r}: {exc}") from exc
+    if not callable(target):
+        raise ImportPathError(f"{source} {path!r} is not a class")
+
+
+def _configure_logging() -> None:
+    # The look of uvicorn's own lines, which share the terminal.
+    handler = logging.StreamHandler()
+    handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    # botocore announces at INFO where it found credentials, once per client.
+    logging.getLogger("botocore").setLevel(logging.WARNING)
+
+
+def _fail(message: str, *, code: int) -> int:
+    sys.stderr.write(f"{_PROG} dev: error: {message}\n")
+    return code
+
+
+def _port(value: str) -> int:
+    port = int(value)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number")
+    return port
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return number

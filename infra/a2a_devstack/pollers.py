@@ -1,0 +1,153 @@
+"""Emulates Lambda's SQS event source mapping: receive a batch, invoke the function with the event
+Lambda would build, delete what succeeded, leave the rest to come back after the visibility timeout.
+
+One ``SqsPoller`` is one concurrent invocation slot; the stack runs several, each on its own thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
+from ._template import SqsEventSource
+
+__all__ = ["Handler", "SqsPoller", "running"]
+
+Handler = Callable[[dict[str, Any], Any], Any]
+"""A Lambda handler: ``handler(event, context)``."""
+
+_log = logging.getLogger(__name__)
+
+_MAX_RECEIVE = 10  # SQS's per-call limit
+_JOIN_GRACE_SECONDS = 10.0
+
+
+@dataclass
+class SqsPoller:
+    sqs: Any
+    """A boto3 SQS client (one per poller: clients are shared-nothing here)."""
+    source: SqsEventSource
+    queue_url: str
+    queue_arn: str
+    handler: Handler
+    function_name: str
+    region: str = "us-east-1"
+    wait_seconds: int = 1
+    """Long-poll wait; also bounds how long ``run`` takes to notice a stop."""
+    retry_seconds: float = 1.0
+    """Pause after a failed receive (moto unreachable, say) before polling again."""
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll until ``stop`` is set. Never raises: errors are logged and polling goes on."""
+        while not stop.is_set():
+            try:
+                self.poll_once()
+            except Exception:
+                if stop.is_set():
+                    break
+                _log.exception("polling %s failed; retrying", self.source.queue_id)
+                stop.wait(self.retry_seconds)
+
+    def poll_once(self) -> int:
+        """Receive at most one batch and process it. Returns how many messages it received."""
+        received = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=min(self.source.batch_size, _MAX_RECEIVE),
+            WaitTimeSeconds=self.wait_seconds,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        messages: list[dict[str, Any]] = received.get("Messages", [])
+        if not messages:
+            return 0
+        failed = self._invoke(messages)
+        done = [m for m in messages if m["MessageId"] not in failed]
+        if done:
+            self._delete(done)
+        return len(messages)
+
+    def _invoke(self, messages: Sequence[Mapping[str, Any]]) -> set[str]:
+        """Run the handler; return the ids of the messages to leave on the queue."""
+        ids = [str(m["MessageId"]) for m in messages]
+        # A JSON round trip, as over the Lambda runtime API: the handler sees plain JSON values.
+        event = json.loads(json.dumps(sqs_event(messages, queue_arn=self.queue_arn, region=self.region)))
+        context = LambdaContext.start(
+            self.function_name,
+            region=self.region,
+            memory_mb=self.source.memory_mb,
+            timeout_seconds=self.source.timeout_seconds,
+        )
+        started = time.monotonic()
+        try:
+            response = json.loads(json.dumps(self.handler(event, context)))
+        except Exception:
+            _log.exception("%s failed on messages %s; they will be redelivered", self.function_name, ids)
+            return set(ids)
+        elapsed = time.monotonic() - started
+        if elapsed > self.source.timeout_seconds:
+            _log.error(
+                "%s ran %.1fs, past its %ss timeout: on Lambda it would have been stopped and its "
+                "messages %s redelivered",
+                self.function_name,
+                elapsed,
+                self.source.timeout_seconds,
+                ids,
+            )
+            return set(ids)
+        if not self.source.report_batch_item_failures:
+            return set()
+        try:
+            failed = failed_message_ids(response, ids)
+        except InvalidBatchResponse as exc:
+            _log.error("%s: %s; the whole batch %s will be redelivered", self.function_name, exc, ids)
+            return set(ids)
+        if failed:
+            _log.info("%s reported failures %s; they will be redelivered", self.function_name, sorted(failed))
+        return failed
+
+    def _delete(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
+        result = self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
+        for failure in result.get("Failed", []):
+            _log.warning("could not delete a processed message from %s: %s", self.source.queue_id, failure)
+
+
+@contextlib.contextmanager
+def running(
+    pollers: Sequence[Callable[[], SqsPoller]],
+    per_poller: int,
+    *,
+    abandon: Callable[[], bool] = lambda: False,
+    grace_seconds: float = _JOIN_GRACE_SECONDS,
+) -> Iterator[None]:
+    """Run ``per_poller`` threads of each poller; on exit, stop them and wait for the invocations in
+    flight, at most ``grace_seconds`` and no longer once ``abandon()`` says so."""
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+    for make in pollers:
+        for n in range(1, per_poller + 1):
+            poller = make()
+            name = f"poller-{poller.function_name}-{n}"
+            thread = threading.Thread(target=poller.run, args=(stop,), name=name, daemon=True)
+            thread.start()
+            threads.append(thread)
+    try:
+        yield
+    finally:
+        stop.set()
+        deadline = time.monotonic() + grace_seconds
+        for thread in threads:
+            while thread.is_alive() and time.monotonic() < deadline and not abandon():
+                thread.join(0.05)
+        busy = [t.name for t in threads if t.is_alive()]
+        if busy:
+            # Daemon threads end with the process; their messages come back after the visibility
+            # timeout, as after a Lambda timeout.
+            _log.warning("leaving %d invocation(s) unfinished: %s", len(busy), busy)

@@ -1,0 +1,215 @@
+"""The local stack: moto, the template's table and queues, the event source pollers, and uvicorn
+serving the gateway app, all in this process and all stopped together.
+
+Startup order matters: the process environment is set (as Lambda would set it) before the worker or
+the app is imported or built, because both read their configuration from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import boto3
+import uvicorn
+
+from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
+from ._imports import ImportPathError, import_object
+from ._moto import moto_server
+from ._template import SqsEventSource, function_environment, sqs_event_sources
+from .pollers import Handler, SqsPoller, running
+from .resources import LocalResources, create_resources, load_template
+
+__all__ = ["GATEWAY_APP", "DevOptions", "StackError", "run"]
+
+GATEWAY_APP = "a2a_serverless.transport.app:create_app"
+"""The app factory uvicorn serves: the same Starlette app the gateway function runs."""
+
+_log = logging.getLogger(__name__)
+
+
+class StackError(RuntimeError):
+    """The stack cannot start; the message says why, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class DevOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    """0 picks a free port (the ready line tells which)."""
+    executor: str | None = None
+    workers: int = 4
+    """Pollers per SQS event source: how many invocations run at once."""
+    visibility_timeout: int = 30
+    """Replaces the template's VisibilityTimeout on consumed queues, for quick local redelivery."""
+    prefix: str = "a2a-local"
+
+
+def run(
+    options: DevOptions,
+    *,
+    app_factory: Callable[[], Any] | None = None,
+    resolve_handler: Callable[[str], Handler] | None = None,
+    template: Mapping[str, Any] | None = None,
+) -> int:
+    """Run the stack until SIGINT or SIGTERM; return the exit code. ``app_factory``,
+    ``resolve_handler`` and ``template`` are for tests; by default the gateway app, the template's
+    handlers and ``template.yaml`` are used."""
+    template = dict(template or load_template())
+    sources = sqs_event_sources(template)
+    with contextlib.ExitStack() as stack:
+        shutdown = stack.enter_context(_shutdown_on_signals())
+        sock = stack.enter_context(_bind(options.host, options.port))
+        public_url = _http_url(options.host, sock.getsockname()[1])
+        endpoint = stack.enter_context(moto_server())
+        sqs = _client("sqs", endpoint)
+        resources = create_resources(_client("dynamodb", endpoint), sqs, prefix=options.prefix, template=template)
+        for queue_id in {source.queue_id for source in sources}:
+            # The one deviation from the template's resources (docs/local-stack.md).
+            sqs.set_queue_attributes(
+                QueueUrl=resources.queue_urls[queue_id],
+                Attributes={"VisibilityTimeout": str(options.visibility_timeout)},
+            )
+        _log.info(
+            "moto at %s (AWS_ENDPOINT_URL), from template.yaml: %s",
+            endpoint,
+            ", ".join([*resources.tables.values(), *(url.rsplit("/", 1)[-1] for url in resources.queue_urls.values())]),
+        )
+        apply_environment(
+            LocalEnvironment(
+                endpoint_url=endpoint,
+                template_env=function_environment(template, resources),
+                public_url=public_url,
+                executor=options.executor,
+            )
+        )
+        resolve = resolve_handler or _import_handler
+        pollers = [_poller(source, resources, endpoint, resolve(source.handler), options.prefix) for source in sources]
+        stack.enter_context(running(pollers, options.workers, abandon=lambda: shutdown.signals > 1))
+        _log.info(
+            "pollers: %s",
+            ", ".join(f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources),
+        )
+        app = (app_factory or _gateway_app)()
+        server = _Server(
+            uvicorn.Config(app, host=options.host, port=sock.getsockname()[1], log_level="info", lifespan="auto"),
+            ready_line=f"A2A agent card: {public_url}/.well-known/agent-card.json",
+        )
+        shutdown.server = server
+        if not shutdown.requested:
+            server.run(sockets=[sock])
+    return 0
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, *, ready_line: str) -> None:
+        super().__init__(config)
+        self._ready_line = ready_line
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            # Tests and scripts wait for this line: the socket accepts connections from here on.
+            sys.stdout.write(self._ready_line + "\n")
+            sys.stdout.flush()
+
+
+@dataclass
+class _Shutdown:
+    """SIGINT/SIGTERM outside uvicorn's own handling: before it runs (setup is short, and serving is
+    skipped once a stop was asked for) and after (uvicorn re-raises the signals it caught). A second
+    signal abandons the wait for running invocations."""
+
+    signals: int = 0
+    server: uvicorn.Server | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.signals > 0
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.signals += 1
+        if self.server is not None:
+            self.server.should_exit = True
+            self.server.force_exit = self.signals > 1
+
+
+@contextlib.contextmanager
+def _shutdown_on_signals() -> Iterator[_Shutdown]:
+    shutdown = _Shutdown()
+    if threading.current_thread() is not threading.main_thread():
+        yield shutdown
+        return
+    previous = {sig: signal.signal(sig, shutdown) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield shutdown
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _bind(host: str, port: int) -> Iterator[socket.socket]:
+    """Bind the HTTP port first: a taken port fails before anything else starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise StackError(f"cannot listen on {_http_url(host, port)}: {exc.strerror or exc}") from exc
+    with sock:
+        yield sock
+
+
+def _http_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _client(service: str, endpoint: str) -> Any:
+    # Explicit settings: these clients exist before the process environment is set.
+    return boto3.session.Session(
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=REGION,
+    ).client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
+
+
+def _import_handler(path: str) -> Handler:
+    return _import_callable(path, "the template's handler")
+
+
+def _gateway_app() -> Any:
+    return _import_callable(GATEWAY_APP, "the gateway app factory")()
+
+
+def _import_callable(path: str, what: str) -> Callable[..., Any]:
+    try:
+        target = import_object(path)
+    except ImportPathError as exc:
+        raise StackError(f"{what} {path}: {exc}") from exc
+    if not callable(target):
+        raise StackError(f"{what} {path} is not callable")
+    return target
+
+
+def _poller(
+    source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
+) -> Callable[[], SqsPoller]:
+    def make() -> SqsPoller:
+        return SqsPoller(
+            sqs=_client("sqs", endpoint),
+            source=source,
+            queue_url=resources.queue_urls[source.queue_id],
+            queue_arn=resources.queue_arns[source.queue_id],
+            handler=handler,
+            function_name=f"{prefix}-{source.function_id}",
+        )
+
+    return make

@@ -1,0 +1,85 @@
+"""``a2a-serverless dev`` refuses a bad executor before starting anything."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from a2a_devstack import cli
+
+
+@pytest.fixture
+def nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))  # main() adds the working directory
+
+    def run(*_: Any, **__: Any) -> int:
+        raise AssertionError("the stack must not start")
+
+    monkeypatch.setattr(cli, "run", run)
+
+
+def test_a_missing_executor_module_exits_2_with_one_line() -> None:
+    # When: the real entry point, in its own process
+    result = subprocess.run(
+        [sys.executable, "-m", "a2a_devstack", "dev", "--executor", "no_such_pkg.agent:MyAgent"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    # Then
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "a2a-serverless dev: error: --executor 'no_such_pkg.agent:MyAgent': cannot import module "
+        "'no_such_pkg.agent' (ModuleNotFoundError: No module named 'no_such_pkg')"
+    ]
+
+
+@pytest.mark.usefixtures("nothing_starts")
+@pytest.mark.parametrize(
+    ("executor", "reason"),
+    [
+        pytest.param("a2a_devstack", "must look like 'package.module:Name'", id="no-colon"),
+        pytest.param("a2a_devstack.cli:NoSuchAgent", "has no attribute 'NoSuchAgent'", id="missing-class"),
+        pytest.param("a2a_devstack.stack:GATEWAY_APP", "is not a class", id="not-callable"),
+    ],
+)
+def test_a_bad_executor_flag_exits_2(executor: str, reason: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["dev", "--executor", executor])
+
+    assert code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"a2a-serverless dev: error: --executor {executor!r}")
+    assert reason in line
+
+
+@pytest.mark.usefixtures("nothing_starts")
+def test_the_environments_executor_is_checked_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("A2A_EXECUTOR", "no_such_pkg:Agent")
+
+    assert cli.main(["dev"]) == 2
+    assert "A2A_EXECUTOR 'no_such_pkg:Agent'" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("nothing_starts")
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["dev", "--workers", "0"], id="no-workers"),
+        pytest.param(["dev", "--port", "70000"], id="bad-port"),
+        pytest.param(["dev", "--visibility-timeout", "-1"], id="negative-timeout"),
+        pytest.param([], id="no-command"),
+    ],
+)
+def test_bad_arguments_exit_2(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(args)
+
+    assert exited.value.code == 2

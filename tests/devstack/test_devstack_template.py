@@ -1,0 +1,118 @@
+"""The local stack wires functions to queues, and sets their environment, from template.yaml."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from a2a_devstack._template import SqsEventSource, function_environment, sqs_event_sources
+from a2a_devstack.resources import LocalResources
+
+
+def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) -> None:
+    # When
+    sources = sqs_event_sources(template)
+
+    # Then: each mapping carries the template's settings, not the local stack's guesses
+    assert sources == [
+        SqsEventSource(
+            function_id="WorkerFunction",
+            handler="functions.worker:handler",
+            queue_id="WorkQueue",
+            batch_size=1,
+            report_batch_item_failures=True,
+            timeout_seconds=900,
+            memory_mb=512,
+        ),
+        SqsEventSource(
+            function_id="DeadLetterFunction",
+            handler="functions.dead_letter:handler",
+            queue_id="WorkDeadLetterQueue",
+            batch_size=1,
+            report_batch_item_failures=True,
+            timeout_seconds=60,
+            memory_mb=512,
+        ),
+    ]
+
+
+def test_event_source_defaults_follow_sam_and_globals() -> None:
+    # Given: a function relying on SAM's defaults and on Globals
+    template = {
+        "Globals": {"Function": {"Timeout": 30, "MemorySize": 256}},
+        "Resources": {
+            "Fn": {
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "CodeUri": "src/handlers/",
+                    "Handler": "jobs.main",
+                    "Events": {"Q": {"Type": "SQS", "Properties": {"Queue": {"Fn::GetAtt": ["Q", "Arn"]}}}},
+                },
+            }
+        },
+    }
+
+    # When
+    (source,) = sqs_event_sources(template)
+
+    # Then
+    assert source.handler == "src.handlers.jobs:main"
+    assert (source.batch_size, source.report_batch_item_failures) == (10, False)
+    assert (source.timeout_seconds, source.memory_mb) == (30, 256)
+
+
+def test_a_queue_given_by_name_is_rejected() -> None:
+    template = {
+        "Resources": {
+            "Fn": {
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "CodeUri": "functions/",
+                    "Handler": "w.handler",
+                    "Events": {"Q": {"Type": "SQS", "Properties": {"Queue": "arn:aws:sqs:...:q"}}},
+                },
+            }
+        }
+    }
+    with pytest.raises(ValueError, match="GetAtt"):
+        sqs_event_sources(template)
+
+
+def test_function_environment_resolves_refs_like_cloudformation(template: dict[str, Any]) -> None:
+    # Given: the local resources created for the template
+    local = LocalResources(
+        tables={"TasksTable": "a2a-local-TasksTable"},
+        queue_urls={"WorkQueue": "http://127.0.0.1:1/123456789012/a2a-local-WorkQueue.fifo"},
+    )
+
+    # When
+    env = function_environment(template, local)
+
+    # Then: a table's Ref is its name, a queue's its URL, a parameter's its default
+    assert env.values["A2A_TABLE_NAME"] == "a2a-local-TasksTable"
+    assert env.values["A2A_QUEUE_URL"] == "http://127.0.0.1:1/123456789012/a2a-local-WorkQueue.fifo"
+    assert env.values["A2A_EXECUTOR"] == "a2a_serverless.execution.demo:DemoAgentExecutor"
+    assert env.values["A2A_BLOCKING_WAIT_SECONDS"] == "25"
+    assert env.values["A2A_STORE"] == "dynamodb"
+    assert env.resource_keys == {"A2A_TABLE_NAME", "A2A_QUEUE_URL"}
+
+
+def test_unresolvable_values_are_left_out() -> None:
+    template = {
+        "Globals": {
+            "Function": {
+                "Environment": {
+                    "Variables": {
+                        "ARN": {"Fn::GetAtt": ["Q", "Arn"]},
+                        "FLAG": True,
+                        "N": 3,
+                        "REF": {"Ref": "X"},
+                    }
+                }
+            }
+        },
+        "Resources": {},
+    }
+    env = function_environment(template, LocalResources())
+    assert env.values == {"FLAG": "true", "N": "3"}
