@@ -83,7 +83,7 @@ def _check_executor(flag: str | None, environ: Mapping[str, str], template: Mapp
         target = import_object(path)
     except ImportPathError as exc:
         raise ImportPathError(f"{source} {path!r}: {exc}") from exc
-    if not callable(target):
+    if not callable(target) and not callable(getattr(target, "execute", None)):  # a class, or an executor instance
         raise ImportPathError(f"{source} {path!r} is not a class")
 
 

@@ -6,7 +6,9 @@
 * A message with ``taskId`` continues an interrupted (INPUT_REQUIRED / AUTH_REQUIRED) task. Unknown
   or foreign task: TaskNotFound. Terminal task: UnsupportedOperation. Still running:
   UnsupportedOperation (wait for it to ask for input). ``contextId`` must match the task's.
-* Re-sending a ``messageId`` the caller already sent returns that task and runs nothing again.
+* Re-sending a ``messageId`` the caller already sent returns that task and runs nothing again
+  (if the task still waits for that message, its work item is queued again, which heals a first
+  attempt that stored the task but could not queue it).
 * If the agent answers with a Message alone, a blocking call returns ``{"message": ...}`` and the
   task that carried the work is completed with it and left out of ListTasks. (A caller that chose
   ``returnImmediately`` got the task id, and GetTask shows the reply as the completed status.)
@@ -75,7 +77,9 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     _check_ids(message)
     existing_id = runtime.store.find_task_by_message(scope, message.message_id)
     if existing_id is not None:
-        return _existing(runtime, scope, existing_id, message)
+        record = _existing(runtime, scope, existing_id, message)
+        _requeue_if_waiting(runtime, scope, record, message.message_id)
+        return record
     if message.task_id:
         record, queued = _continue_task(runtime, scope, message)
     else:
@@ -134,8 +138,10 @@ def _create_task(
             record, [StreamResponse(task=task)], message_id=message.message_id, push_config=push
         )
     except DuplicateMessage as dup:
-        # A concurrent duplicate won the race: answer with its task, queue nothing.
-        return _existing(runtime, scope, dup.task_id, message), False
+        # A concurrent duplicate won the race, or this very write landed but its response was
+        # lost and the retry found it: answer with that task, and queue it if still waiting.
+        existing = _existing(runtime, scope, dup.task_id, message)
+        return existing, existing.pending_message_id == message.message_id
     return stored, True
 
 
@@ -173,6 +179,14 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
 
     record = mutate(runtime.store, scope, task_id, change)
     return record, outcome["queued"]
+
+
+def _requeue_if_waiting(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:
+    """A re-sent message whose task still waits for it is queued again: the first attempt may have
+    stored the task and then failed to queue it. SQS deduplication and the worker's conditional
+    claim keep the executor from running twice."""
+    if record.pending_message_id == message_id:
+        _enqueue(runtime, scope, record, message_id)
 
 
 def _enqueue(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:
