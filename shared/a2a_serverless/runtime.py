@@ -50,13 +50,21 @@ def load_executor(path: str) -> AgentExecutor:
     if target is None:
         raise ConfigError(f"executor {path!r}: module {module_name!r} has no attribute {attr!r}")
     executor = target() if isinstance(target, type) else target
-    if not isinstance(executor, AgentExecutor) and not _is_sdk_executor(executor):
-        raise ConfigError(f"executor {path!r} is not an AgentExecutor (it is {type(executor).__name__})")
-    return executor  # type: ignore[no-any-return]
+    if isinstance(executor, AgentExecutor):
+        return executor
+    if _is_sdk_executor(executor):
+        # An unmodified a2a-sdk executor: run it through the adapter, never with our types.
+        from .execution.sdk_adapter import SdkExecutorAdapter
+
+        return SdkExecutorAdapter(executor)
+    raise ConfigError(f"executor {path!r} is not an AgentExecutor (it is {type(executor).__name__})")
 
 
 def _is_sdk_executor(obj: object) -> bool:
-    return callable(getattr(obj, "execute", None)) and callable(getattr(obj, "cancel", None))
+    return any(
+        cls.__name__ == "AgentExecutor" and cls.__module__.startswith("a2a.server.")
+        for cls in type(obj).__mro__
+    )
 
 
 def build_runtime(settings: Settings, *, store: TaskStore | None = None, queue: WorkQueue | None = None) -> Runtime:

@@ -48,6 +48,9 @@ def process_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int = 
 
 async def run_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int = 1) -> None:
     scope = Scope(item.tenant, item.owner)
+    # Load the executor before claiming: a bad import path raises ConfigError here, the item goes
+    # back to SQS untouched, and after maxReceiveCount the dead-letter handler fails the task.
+    executor = runtime.executor
     claimed = await asyncio.to_thread(_claim, runtime, scope, item, receive_count)
     if claimed is None:
         return
@@ -62,7 +65,6 @@ async def run_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int 
         metadata=dict(user_message.metadata or {}) if user_message else {},
     )
     queue = StoreEventQueue(runtime, scope, before.task.id, item.message_id)
-    executor = runtime.executor
     execution = asyncio.create_task(executor.execute(context, queue))
     watcher = asyncio.create_task(_watch_for_cancel(runtime, scope, before.task.id))
     done, _ = await asyncio.wait({execution, watcher}, return_when=asyncio.FIRST_COMPLETED)
