@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
+import random
 import threading
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -12,6 +15,7 @@ import pytest
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
+from a2a_serverless.errors import TaskNotCancelableError
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.dead_letter import DEAD_LETTER_TEXT, fail_dead_work_item
 from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
@@ -302,3 +306,42 @@ def test_a_dead_letter_for_a_finished_run_is_ignored() -> None:
     before = state_of(runtime, task_id)
     assert fail_dead_work_item(runtime, queue.items[0]) is False
     assert state_of(runtime, task_id) == before
+
+
+class QuickExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await asyncio.sleep(random.uniform(0, 0.3))
+        await updater.add_artifact([Part(text="done")])
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def test_complete_racing_cancel_ends_in_exactly_one_terminal_state() -> None:
+    # Given many runs where a cancel lands at a random moment around completion
+    runtime, queue = runtime_for("QuickExecutor")
+    outcomes = collections.Counter()
+    for i in range(25):
+        task_id = send(runtime, message_id=f"m{i}")
+        worker = threading.Thread(target=process_work_item, args=(runtime, queue.items[-1]))
+        worker.start()
+        threading.Event().wait(random.uniform(0, 0.35))
+        with contextlib.suppress(TaskNotCancelableError):  # completion won the race
+            cancel_task(CancelTaskRequest(id=task_id), CTX, runtime)
+        worker.join(timeout=10)
+        # Then the task is terminal, and its log holds exactly one terminal status, the last event
+        record = state_of(runtime, task_id)
+        assert record.state.is_terminal
+        statuses = [
+            e.event.status_update.status.state
+            for e in runtime.store.read_events(SCOPE, task_id)
+            if e.event.status_update
+        ]
+        assert sum(s.is_terminal for s in statuses) == 1
+        assert statuses[-1] is record.state
+        outcomes[record.state] += 1
+    # (which side wins varies from run to run; either way there is exactly one ending)
+    assert set(outcomes) <= {TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED}
