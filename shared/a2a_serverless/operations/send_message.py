@@ -75,11 +75,8 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
         require_push_capability(runtime)
     message = request.message
     _check_ids(message)
-    existing_id = runtime.store.find_task_by_message(scope, message.message_id)
-    if existing_id is not None:
-        record = _existing(runtime, scope, existing_id, message)
-        _requeue_if_waiting(runtime, scope, record, message.message_id)
-        return record
+    # No read-before-write for idempotency: the create transaction's condition on the
+    # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
     if message.task_id:
         record, queued = _continue_task(runtime, scope, message)
     else:
@@ -138,8 +135,10 @@ def _create_task(
             record, [StreamResponse(task=task)], message_id=message.message_id, push_config=push
         )
     except DuplicateMessage as dup:
-        # A concurrent duplicate won the race, or this very write landed but its response was
-        # lost and the retry found it: answer with that task, and queue it if still waiting.
+        # A re-send, a concurrent duplicate that won the race, or this very write landed but its
+        # response was lost and the retry found it: answer with that task. If it still waits for
+        # this message, queue it again (the first attempt may have failed to); SQS deduplication
+        # and the worker's conditional claim keep the executor from running twice.
         existing = _existing(runtime, scope, dup.task_id, message)
         return existing, existing.pending_message_id == message.message_id
     return stored, True
@@ -179,14 +178,6 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
 
     record = mutate(runtime.store, scope, task_id, change)
     return record, outcome["queued"]
-
-
-def _requeue_if_waiting(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:
-    """A re-sent message whose task still waits for it is queued again: the first attempt may have
-    stored the task and then failed to queue it. SQS deduplication and the worker's conditional
-    claim keep the executor from running twice."""
-    if record.pending_message_id == message_id:
-        _enqueue(runtime, scope, record, message_id)
 
 
 def _enqueue(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:
