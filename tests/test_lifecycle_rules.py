@@ -1,0 +1,198 @@
+"""The pure lifecycle rules (``a2a_serverless.lifecycle``) and the blocking / multi-turn
+semantics built on them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.auth import Principal
+from a2a_serverless.config import Settings
+from a2a_serverless.errors import InvalidAgentResponseError
+from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
+from a2a_serverless.lifecycle import apply_event, with_history_length
+from a2a_serverless.models import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a_serverless.operations import CallContext, send_message
+from a2a_serverless.runtime import build_runtime
+
+
+def task(**updates: Any) -> Task:
+    base = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
+    return base.model_copy(update=updates)
+
+
+def artifact_event(
+    artifact_id: str,
+    text: str,
+    *,
+    append: bool = False,
+    metadata: dict[str, Any] | None = None,
+    last_chunk: bool = False,
+) -> StreamResponse:
+    return StreamResponse(
+        artifact_update=TaskArtifactUpdateEvent(
+            task_id="t1",
+            context_id="c1",
+            artifact=Artifact(artifact_id=artifact_id, parts=[Part(text=text)], metadata=metadata),
+            append=append,
+            last_chunk=last_chunk,
+        )
+    )
+
+
+def status_event(state: TaskState, text: str | None = None) -> StreamResponse:
+    message = Message(message_id=f"s-{text}", role=Role.ROLE_AGENT, parts=[Part(text=text)]) if text else None
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(
+            task_id="t1", context_id="c1", status=TaskStatus(state=state, message=message)
+        )
+    )
+
+
+def test_append_chunks_accumulate_and_merge_metadata() -> None:
+    t = apply_event(task(), artifact_event("a", "one", metadata={"x": 1}))
+    t = apply_event(t, artifact_event("a", "two", append=True, metadata={"y": 2}))
+    t = apply_event(t, artifact_event("a", "three", append=True, last_chunk=True))
+    assert [p.text for p in t.artifacts[0].parts] == ["one", "two", "three"]
+    assert t.artifacts[0].metadata == {"x": 1, "y": 2}
+
+
+def test_a_non_append_update_replaces_the_artifact_with_that_id_and_adds_new_ones() -> None:
+    t = apply_event(task(), artifact_event("a", "draft"))
+    t = apply_event(t, artifact_event("b", "other"))
+    t = apply_event(t, artifact_event("a", "final"))
+    assert [(a.artifact_id, a.parts[0].text) for a in t.artifacts] == [("a", "final"), ("b", "other")]
+
+
+@pytest.mark.parametrize(
+    ("start", "event"),
+    [
+        pytest.param(task(), artifact_event("missing", "x", append=True), id="append-to-unknown-artifact"),
+        pytest.param(
+            task(status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED)),
+            status_event(TaskState.TASK_STATE_WORKING),
+            id="event-after-terminal",
+        ),
+        pytest.param(
+            task(),
+            StreamResponse(
+                status_update=TaskStatusUpdateEvent(
+                    task_id="other", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+                )
+            ),
+            id="foreign-task-id",
+        ),
+    ],
+)
+def test_invalid_agent_events_are_refused(start: Task, event: StreamResponse) -> None:
+    with pytest.raises(InvalidAgentResponseError):
+        apply_event(start, event)
+
+
+def test_a_new_status_moves_the_previous_status_message_into_history() -> None:
+    t = apply_event(task(), status_event(TaskState.TASK_STATE_WORKING, "thinking"))
+    t = apply_event(t, status_event(TaskState.TASK_STATE_COMPLETED, "done"))
+    assert [m.parts[0].text for m in t.history] == ["thinking"]
+    assert t.status.message is not None
+    assert t.status.message.parts[0].text == "done"
+
+
+@pytest.mark.parametrize(
+    ("length", "expected"),
+    [
+        pytest.param(None, ["m0", "m1", "m2"], id="unset-all"),
+        pytest.param(0, [], id="zero-none"),
+        pytest.param(2, ["m1", "m2"], id="two-newest"),
+        pytest.param(9, ["m0", "m1", "m2"], id="more-than-there-are"),
+    ],
+)
+def test_history_length(length: int | None, expected: list[str]) -> None:
+    history = [Message(message_id=f"m{i}", role=Role.ROLE_USER, parts=[Part(text=str(i))]) for i in range(3)]
+    trimmed = with_history_length(task(history=history), length)
+    assert [m.message_id for m in trimmed.history] == expected
+
+
+class AuthThenWork(AgentExecutor):
+    """Needs credentials first (AUTH_REQUIRED with an explanation), then completes."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        current = context.current_task
+        if current is not None and current.status.state is TaskState.TASK_STATE_AUTH_REQUIRED:
+            await updater.add_artifact([Part(text=f"authorized with {context.get_user_input()}")])
+            await updater.complete()
+            return
+        await updater.requires_auth(updater.new_agent_message([Part(text="Sign in at https://example.com")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+class SlowWork(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await asyncio.sleep(1.5)
+        await updater.complete(updater.new_agent_message([Part(text="finally")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+CTX = CallContext(principal=Principal("alice", authenticated=True))
+
+
+def message(text: str, message_id: str, task_id: str = "") -> Message:
+    return Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)], task_id=task_id)
+
+
+def test_an_auth_required_task_continues_with_a_message_on_the_same_task() -> None:
+    runtime = build_runtime(Settings(store="memory", executor=f"{__name__}:AuthThenWork"), store=MemoryTaskStore())
+    first = send_message(SendMessageRequest(message=message("do it", "m1")), CTX, runtime).task
+    assert first is not None
+    assert first.status.state is TaskState.TASK_STATE_AUTH_REQUIRED
+    assert first.status.message is not None  # it says what authorization is needed
+    second = send_message(SendMessageRequest(message=message("token-123", "m2", first.id)), CTX, runtime).task
+    assert second is not None
+    assert second.status.state is TaskState.TASK_STATE_COMPLETED
+    assert second.artifacts[0].parts[0].text == "authorized with token-123"
+    assert [m.message_id for m in second.history][:2] == ["m1", first.status.message.message_id]
+    assert second.history[2].message_id == "m2"
+
+
+def test_a_blocking_send_returns_the_current_task_at_the_wait_cap() -> None:
+    settings = Settings(store="memory", executor=f"{__name__}:SlowWork", blocking_wait_seconds=0.4)
+    runtime = build_runtime(settings, store=MemoryTaskStore())
+    start = time.monotonic()
+    result = send_message(SendMessageRequest(message=message("go", "m1")), CTX, runtime).task
+    waited = time.monotonic() - start
+    assert result is not None
+    assert result.status.state is TaskState.TASK_STATE_WORKING
+    assert 0.4 <= waited < 1.4
+    # and the work goes on: a later blocking re-send of the same message returns the finished task
+    done = send_message(
+        SendMessageRequest(message=message("go", "m1"), configuration=SendMessageConfiguration()),
+        CTX,
+        build_runtime(
+            settings.model_copy(update={"blocking_wait_seconds": 5}), store=runtime.store, queue=runtime.queue
+        ),
+    ).task
+    assert done is not None
+    assert done.status.state is TaskState.TASK_STATE_COMPLETED
