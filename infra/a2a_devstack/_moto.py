@@ -8,6 +8,8 @@ from contextlib import contextmanager
 
 from moto.server import ThreadedMotoServer
 
+from ._moto_transactions import install_fast_transactions
+
 __all__ = ["moto_server"]
 
 
@@ -16,6 +18,7 @@ def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
     """Run moto's server on ``host`` and a free port; yield its endpoint URL; stop it on exit."""
     # werkzeug logs every request at INFO, and the pollers long-poll once a second each.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    install_fast_transactions()  # moto's own copies whole tables per transaction item
     server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
     server.start()
     try:

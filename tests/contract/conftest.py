@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from a2a_devstack._moto_transactions import fast_transactions
 from a2a_devstack.resources import create_resources, load_template
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
 from a2a_serverless.ports import TaskStore
@@ -79,9 +80,21 @@ def dynamodb_table(aws: tuple[Any, Any], template: dict[str, Any]) -> Iterator[t
     client.delete_table(TableName=table)
 
 
-@pytest.fixture(params=[pytest.param("memory", id="memory"), pytest.param("dynamodb", id="dynamodb")])
-def store(request: pytest.FixtureRequest) -> TaskStore:
+@pytest.fixture(
+    params=[
+        pytest.param("memory", id="memory"),
+        pytest.param("dynamodb", id="dynamodb"),
+        # the local stack's moto, with its two-phase TransactWriteItems (a2a_devstack)
+        pytest.param("dynamodb-devstack", id="dynamodb-devstack"),
+    ]
+)
+def store(request: pytest.FixtureRequest) -> Iterator[TaskStore]:
     if request.param == "memory":
-        return MemoryTaskStore()
+        yield MemoryTaskStore()
+        return
     client, table = request.getfixturevalue("dynamodb_table")
-    return DynamoDBTaskStore(table, client=SerializedClient(client))
+    if request.param == "dynamodb":
+        yield DynamoDBTaskStore(table, client=SerializedClient(client))
+        return
+    with fast_transactions():
+        yield DynamoDBTaskStore(table, client=SerializedClient(client))

@@ -221,14 +221,18 @@ def is_settled(record: TaskRecord, message_id: str) -> bool:
 
 def wait_until_settled(runtime: Runtime, record: TaskRecord, message_id: str) -> TaskRecord:
     settings = runtime.settings
-    deadline = time.monotonic() + settings.blocking_wait_seconds
+    start = time.monotonic()
+    deadline = start + settings.blocking_wait_seconds
     delay = settings.poll_interval_seconds
     while not is_settled(record, message_id) and not record.task.status.state.is_terminal:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
         time.sleep(min(delay, remaining))
-        delay = min(delay * 1.5, 0.5)
+        # Quick answers are the common case: poll at the base interval for the first second, then
+        # back off to at most two reads a second (strongly consistent reads of one item).
+        if time.monotonic() - start > 1.0:
+            delay = min(delay * 1.5, 0.5)
         latest = runtime.store.get_task(record.scope, record.task.id)
         if latest is None:
             break
