@@ -9,15 +9,35 @@ concurrency: it re-reads and re-applies on ``VersionConflict``, so no update is 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
 from .errors import InvalidAgentResponseError, TaskNotFoundError
-from .models import Artifact, Message, Part, Role, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent
+from .models import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    utc_now,
+)
 from .ports import Scope, TaskRecord, TaskStore, VersionConflict
 
-__all__ = ["agent_message", "apply_event", "mutate", "status_event", "with_history_length", "without_artifacts"]
+__all__ = [
+    "agent_message",
+    "apply_event",
+    "end_task",
+    "mutate",
+    "status_event",
+    "with_history_length",
+    "without_artifacts",
+]
 
 T = TypeVar("T")
 Change = tuple[TaskRecord, Sequence[StreamResponse]]
@@ -99,6 +119,17 @@ def agent_message(task: Task, text: str, message_id: str) -> Message:
         task_id=task.id,
         context_id=task.context_id,
     )
+
+
+def end_task(record: TaskRecord, state: TaskState, text: str = "", *, max_history: int = 200) -> Change:
+    """The record moved to ``state`` by the server itself (cancel, failure, dead letter), with
+    ``text`` as the agent's status message, and nothing left pending, running or to cancel."""
+    task = record.task
+    message = agent_message(task, text, str(uuid.uuid4())) if text else None
+    event = status_event(task, TaskStatus(state=state, message=message, timestamp=utc_now()))
+    new_task = apply_event(task, event, max_history=max_history)
+    ended = replace(record, task=new_task, pending_message_id="", running_message_id="", cancel_requested=False)
+    return ended, [event]
 
 
 def mutate(

@@ -62,8 +62,7 @@ def load_executor(path: str) -> AgentExecutor:
 
 def _is_sdk_executor(obj: object) -> bool:
     return any(
-        cls.__name__ == "AgentExecutor" and cls.__module__.startswith("a2a.server.")
-        for cls in type(obj).__mro__
+        cls.__name__ == "AgentExecutor" and cls.__module__.startswith("a2a.server.") for cls in type(obj).__mro__
     )
 
 

@@ -4,12 +4,10 @@ failed deliveries): fail their task with a clear message, so no task waits forev
 from __future__ import annotations
 
 import logging
-import uuid
-from dataclasses import replace
 
 from ..errors import TaskNotFoundError
-from ..lifecycle import agent_message, apply_event, mutate, status_event
-from ..models import StreamResponse, TaskState, TaskStatus, utc_now
+from ..lifecycle import end_task, mutate
+from ..models import StreamResponse, TaskState
 from ..ports import Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
 
@@ -32,21 +30,11 @@ def fail_dead_work_item(runtime: Runtime, item: WorkItem) -> bool:
         mine = item.message_id in (record.pending_message_id, record.running_message_id)
         if task.status.state.is_terminal or not mine:
             return None
-        status = TaskStatus(
-            state=TaskState.TASK_STATE_FAILED,
-            message=agent_message(task, DEAD_LETTER_TEXT, str(uuid.uuid4())),
-            timestamp=utc_now(),
-        )
-        event = status_event(task, status)
         failed = True
-        new = replace(
-            record,
-            task=apply_event(task, event, max_history=runtime.settings.max_history),
-            pending_message_id="",
-            running_message_id="",
-            cancel_requested=False,
+        ended, events = end_task(
+            record, TaskState.TASK_STATE_FAILED, DEAD_LETTER_TEXT, max_history=runtime.settings.max_history
         )
-        return new, [event]
+        return ended, list(events)
 
     try:
         mutate(runtime.store, Scope(item.tenant, item.owner), item.task_id, change)

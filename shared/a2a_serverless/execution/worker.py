@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from dataclasses import replace
 
 from ..errors import A2AError, InvalidAgentResponseError
-from ..lifecycle import agent_message, apply_event, mutate, status_event
+from ..lifecycle import apply_event, end_task, mutate, status_event
 from ..models import Message, Role, StreamResponse, Task, TaskState, TaskStatus, utc_now
 from ..ports import Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
@@ -129,11 +128,8 @@ def _claim(
 def _settled(
     runtime: Runtime, record: TaskRecord, state: TaskState, text: str
 ) -> tuple[TaskRecord, list[StreamResponse]]:
-    task = record.task
-    message = agent_message(task, text, str(uuid.uuid4())) if text else None
-    event = status_event(task, TaskStatus(state=state, message=message, timestamp=utc_now()))
-    new_task = apply_event(task, event, max_history=runtime.settings.max_history)
-    return replace(record, task=new_task, running_message_id="", cancel_requested=False), [event]
+    ended, events = end_task(record, state, text, max_history=runtime.settings.max_history)
+    return ended, list(events)
 
 
 def _settle(runtime: Runtime, scope: Scope, item: WorkItem, state: TaskState | None, text: str) -> None:

@@ -11,12 +11,11 @@ the task ends in exactly one terminal state.
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import replace
 
 from ..errors import TaskNotCancelableError
-from ..lifecycle import agent_message, apply_event, mutate, status_event, with_history_length
-from ..models import CancelTaskRequest, StreamResponse, Task, TaskState, TaskStatus, utc_now
+from ..lifecycle import end_task, mutate, with_history_length
+from ..models import CancelTaskRequest, StreamResponse, Task, TaskState
 from ..ports import TaskRecord
 from ..runtime import Runtime
 from ._context import CallContext, resolve_scope
@@ -39,13 +38,8 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
             if record.cancel_requested:
                 return None
             return replace(record, cancel_requested=True), []
-        status = TaskStatus(
-            state=TaskState.TASK_STATE_CANCELED,
-            message=agent_message(task, CANCELED_TEXT, str(uuid.uuid4())),
-            timestamp=utc_now(),
-        )
-        event = status_event(task, status)
-        return replace(record, task=apply_event(task, event), pending_message_id=""), [event]
+        ended, events = end_task(record, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT)
+        return ended, list(events)
 
     record = mutate(runtime.store, scope, request.id, change)
     deadline = time.monotonic() + runtime.settings.cancel_wait_seconds

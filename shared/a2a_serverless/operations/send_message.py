@@ -33,7 +33,7 @@ from ..errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from ..lifecycle import agent_message, apply_event, mutate, status_event, with_history_length
+from ..lifecycle import end_task, mutate, with_history_length
 from ..models import (
     Message,
     SendMessageConfiguration,
@@ -194,14 +194,8 @@ def _fail_unscheduled(runtime: Runtime, scope: Scope, item: WorkItem) -> None:
     def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
         if record.pending_message_id != item.message_id or record.task.status.state.is_terminal:
             return None
-        task = record.task
-        status = TaskStatus(
-            state=TaskState.TASK_STATE_FAILED,
-            message=agent_message(task, SCHEDULE_FAILED_TEXT, str(uuid.uuid4())),
-            timestamp=utc_now(),
-        )
-        event = status_event(task, status)
-        return replace(record, task=apply_event(task, event), pending_message_id=""), [event]
+        ended, events = end_task(record, TaskState.TASK_STATE_FAILED, SCHEDULE_FAILED_TEXT)
+        return ended, list(events)
 
     try:
         mutate(runtime.store, scope, item.task_id, change)
