@@ -42,6 +42,7 @@ def fast_transactions() -> Iterator[None]:
 
 
 def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+    from moto.dynamodb.comparisons import get_filter_expression
     from moto.dynamodb.exceptions import (
         ConditionalCheckFailed,
         MultipleTransactionsException,
@@ -49,7 +50,6 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
         TransactionCanceledException,
         TransactWriteSingleOpException,
     )
-    from moto.dynamodb.comparisons import get_filter_expression
 
     if len(transact_items) > 100:
         raise TooManyTransactionsException()
