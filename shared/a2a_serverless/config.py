@@ -45,7 +45,7 @@ class Settings(BaseModel):
     """A JSON file with the public card's fields (name, description, skills, ...): overrides the above."""
     extended_card_file: str = ""
     """A JSON file with the extended card; with it, capabilities.extendedAgentCard is declared."""
-    streaming: bool = False
+    streaming: bool = True
     push_notifications: bool = True
 
     auth_mode: Literal["none", "api-key", "apigateway"] = "none"
@@ -66,6 +66,15 @@ class Settings(BaseModel):
     cancel_wait_seconds: float = Field(default=3.0, ge=0, le=60)
     """How long CancelTask waits for a running worker to acknowledge the cancel."""
     poll_interval_seconds: float = Field(default=0.05, gt=0, le=5)
+    stream_poll_seconds: float = Field(default=0.05, gt=0, le=5)
+    """How often a stream reads the task's event log while events flow."""
+    stream_idle_poll_seconds: float = Field(default=1.0, gt=0, le=30)
+    """The slowest it reads when the task has been quiet for a while."""
+    stream_ping_seconds: float = Field(default=15.0, gt=0, le=300)
+    """Interval of ``: ping`` comments that keep proxies and API Gateway from closing idle streams."""
+    stream_max_seconds: float = Field(default=840.0, gt=0, le=3600)
+    """A stream ends cleanly after this long (below the function timeout); clients resume with
+    ``Last-Event-ID`` on SubscribeToTask."""
     max_body_bytes: int = Field(default=262_144, ge=1024, le=10 * 1024 * 1024)
     max_history: int = Field(default=200, ge=1)
     """Messages kept in a task's stored history (oldest dropped first)."""

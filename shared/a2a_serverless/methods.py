@@ -46,8 +46,9 @@ class Method:
     routes: tuple[RestRoute, ...]
     function: str
     """The module in ``functions/`` (and the template's function ``<CamelCase>Function``)."""
-    operation: Callable[[Any, ops.CallContext, Any], Any] | None = None
-    """The core function; None for streaming methods (served by the streaming transport)."""
+    operation: Callable[..., Any]
+    """The core function ``(request, CallContext, Runtime)``. For streaming methods it prepares an
+    ``EventStream`` (and takes ``last_event_id=``); the transport frames it as SSE."""
     streaming: bool = False
     """Responds with an SSE stream."""
 
@@ -59,6 +60,7 @@ METHODS: tuple[Method, ...] = (
         SendMessageRequest,
         (RestRoute("POST", "/message:stream"),),
         "gateway",
+        ops.open_message_stream,
         streaming=True,
     ),
     Method("GetTask", GetTaskRequest, (RestRoute("GET", "/tasks/{id}"),), "get_task", ops.get_task),
@@ -69,6 +71,7 @@ METHODS: tuple[Method, ...] = (
         SubscribeToTaskRequest,
         (RestRoute("GET", "/tasks/{id}:subscribe"), RestRoute("POST", "/tasks/{id}:subscribe")),
         "gateway",
+        ops.open_subscription,
         streaming=True,
     ),
     Method(

@@ -640,6 +640,14 @@ STATE_CASES: dict[str, Case] = {
     # Capability gates with the default settings (digest checklist 24).
     "extended-card-not-declared": both(UNSUPPORTED, "GetExtendedAgentCard", {}, "GET", "/extendedAgentCard"),
     "extended-card-no-params": Case(UNSUPPORTED, rpc=("GetExtendedAgentCard", None)),
+    # SubscribeToTask on a terminal task (spec 3.1.6), before any stream starts.
+    "subscribe-to-completed-task": both(
+        UNSUPPORTED, "SubscribeToTask", {"id": "{done}"}, "POST", "/tasks/{done}:subscribe"
+    ),
+    "subscribe-get-to-completed-task": Case(UNSUPPORTED, rest=("GET", "/tasks/{done}:subscribe", None)),
+}
+
+STREAMING_OFF_CASES: dict[str, Case] = {
     "streaming-send": both(
         UNSUPPORTED, "SendStreamingMessage", send(message()), "POST", "/message:stream", send(message())
     ),
@@ -1024,6 +1032,20 @@ async def test_push_notifications_disabled(push_off: Harness, case: Case, bindin
     card = (await push_off.http.get("/.well-known/agent-card.json")).json()
     assert card["capabilities"]["pushNotifications"] is False
     await run_case(push_off, case, binding, f"rq-{name}")
+
+
+@pytest_asyncio.fixture
+async def streaming_off() -> AsyncIterator[Harness]:
+    async with harness(streaming=False) as value:
+        yield value
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("case", "binding", "name"), matrix(STREAMING_OFF_CASES))
+async def test_streaming_disabled(streaming_off: Harness, case: Case, binding: str, name: str) -> None:
+    card = (await streaming_off.http.get("/.well-known/agent-card.json")).json()
+    assert card["capabilities"]["streaming"] is False
+    await run_case(streaming_off, case, binding, f"rq-{name}")
 
 
 # --------------------------------------------------------------------------- ownership (api-key mode)

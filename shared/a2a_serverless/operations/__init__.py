@@ -11,9 +11,11 @@ from .get_task import get_task
 from .list_tasks import list_tasks
 from .push_configs import create_push_config, delete_push_config, get_push_config, list_push_configs
 from .send_message import send_message
+from .streaming import EventStream, open_message_stream, open_subscription
 
 __all__ = [
     "CallContext",
+    "EventStream",
     "cancel_task",
     "create_push_config",
     "delete_push_config",
@@ -22,6 +24,8 @@ __all__ = [
     "get_task",
     "list_push_configs",
     "list_tasks",
+    "open_message_stream",
+    "open_subscription",
     "resolve_scope",
     "send_message",
 ]

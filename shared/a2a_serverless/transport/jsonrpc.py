@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,12 +24,12 @@ from ..errors import (
     InvalidRequestError,
     MethodNotFoundError,
     UnauthenticatedError,
-    UnsupportedOperationError,
 )
 from ..methods import METHODS_BY_NAME
 from ..runtime import Runtime
 from ._http import call_context, negotiate_version, read_json, request_id
 from ._render import jsonrpc_error
+from .sse import last_event_id, sse_response
 
 __all__ = ["handle_jsonrpc"]
 
@@ -69,8 +70,18 @@ async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection
             raise InvalidParamsError.from_validation(exc) from None
         tenant = str(params.get("tenant") or "")
         ctx = call_context(request, runtime, tenant=tenant, version=version)
-        if method.operation is None:
-            raise UnsupportedOperationError("Streaming is not supported by this agent")
+        if method.streaming:
+            stream = await run_in_threadpool(
+                partial(method.operation, parsed, ctx, runtime, last_event_id=last_event_id(request))
+            )
+            answer_id = rpc_id
+            return sse_response(
+                stream,
+                lambda event: {"jsonrpc": "2.0", "id": answer_id, "result": event.to_wire()},
+                lambda error: jsonrpc_error(error, answer_id),
+                ping_seconds=runtime.settings.stream_ping_seconds,
+                request_id=request_id(request),
+            )
         result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "result": None if result is None else result.to_wire()}
         return JSONResponse(body)

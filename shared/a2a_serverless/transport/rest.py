@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Collection
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,6 +29,7 @@ from ..methods import METHODS, Method, RestRoute
 from ..runtime import Runtime
 from ._http import call_context, negotiate_version, parse_json, read_body, request_id
 from ._render import rest_error
+from .sse import last_event_id, sse_response
 
 __all__ = ["REST_MEDIA_TYPE", "error_response", "rest_routes"]
 
@@ -80,8 +82,17 @@ def _endpoint(
                 parsed = method.request.model_validate(data)
             except ValidationError as exc:
                 raise InvalidParamsError.from_validation(exc) from None
-            if method.operation is None:
-                raise UnsupportedOperationError("Streaming is not supported by this agent")
+            if method.streaming:
+                stream = await run_in_threadpool(
+                    partial(method.operation, parsed, ctx, runtime, last_event_id=last_event_id(request))
+                )
+                return sse_response(
+                    stream,
+                    lambda event: event.to_wire(),
+                    rest_error,
+                    ping_seconds=runtime.settings.stream_ping_seconds,
+                    request_id=request_id(request),
+                )
             result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
             return JSONResponse({} if result is None else result.to_wire(), media_type=REST_MEDIA_TYPE)
         except A2AError as exc:

@@ -1,0 +1,193 @@
+"""SendStreamingMessage and SubscribeToTask (spec 3.1.2, 3.1.6; digest 4).
+
+Both are served from the task's event log in the store, never from process memory, so any number
+of subscribers on any instances see the same ordered sequence. Each event carries its sequence
+number (the SSE ``id``); a client that reconnects with ``Last-Event-ID: n`` gets exactly the events
+after ``n``: no gap, no duplicate.
+
+* The stream starts with the Task snapshot (its id is the sequence number of the newest event it
+  includes), or is exactly one Message when the agent answers a new task's first message with a
+  Message alone.
+* It ends at a terminal state; SendStreamingMessage also ends at an interrupted state (the caller
+  continues with a new message, on a new stream); SubscribeToTask stays through interrupted states.
+* Polling is strongly consistent and adaptive: every ``stream_poll_seconds`` while events flow,
+  backing off to ``stream_idle_poll_seconds`` when the task is quiet.
+* A stream ends cleanly, with no error, after ``stream_max_seconds`` (below the Lambda timeout); the
+  client resumes with ``Last-Event-ID`` on SubscribeToTask. Keep-alive comments are the transport's.
+
+Everything that can fail (validation, capability, unknown or terminal task, submission) fails in
+``open_*`` before the first byte, so errors are ordinary JSON responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from ..errors import TaskNotFoundError, UnsupportedOperationError
+from ..lifecycle import with_history_length
+from ..models import (
+    SendMessageConfiguration,
+    SendMessageRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    TaskState,
+)
+from ..ports import Scope, StoredEvent, TaskRecord
+from ..runtime import Runtime
+from ._context import CallContext, resolve_scope
+from .send_message import is_settled, submit_message
+
+__all__ = ["EventStream", "open_message_stream", "open_subscription"]
+
+StreamItem = tuple[int, StreamResponse]
+FIRST_EVENT_HOLD_SECONDS = 1.0
+
+
+def _require_streaming(runtime: Runtime) -> None:
+    if not runtime.settings.streaming:
+        raise UnsupportedOperationError("Streaming is not supported by this agent")
+
+
+@dataclass
+class EventStream:
+    """A prepared stream: iterate :meth:`events` for ``(seq, StreamResponse)`` pairs."""
+
+    runtime: Runtime
+    scope: Scope
+    record: TaskRecord
+    after_seq: int | None
+    """Resume point (``Last-Event-ID``): start after it, with no snapshot. None: snapshot first."""
+    close_on_interrupted: bool
+    message_id: str = ""
+    """For SendStreamingMessage: the message whose run this stream follows."""
+    history_length: int | None = None
+
+    async def events(self) -> AsyncIterator[StreamItem]:
+        settings = self.runtime.settings
+        start = time.monotonic()
+        deadline = start + settings.stream_max_seconds
+        record = self.record
+        snapshot = (record.last_seq, StreamResponse(task=with_history_length(record.task, self.history_length)))
+        cursor = record.last_seq if self.after_seq is None else self.after_seq
+        # A new task's first run may answer with a Message alone, and then the stream must be just
+        # that Message: hold the snapshot back until the first event after the claim tells, for
+        # at most FIRST_EVENT_HOLD_SECONDS (then it is sent, and a late reply is an ordinary event).
+        held = self.after_seq is None and bool(self.message_id) and _is_fresh_run(record)
+        if self.after_seq is None and not held:
+            if record.reply is not None and is_settled(record, self.message_id):
+                yield record.last_seq, StreamResponse(message=record.reply)
+                return
+            yield snapshot
+            if self._ends_at_snapshot(record):
+                return
+        pending: list[StoredEvent] = []
+        delay = settings.stream_poll_seconds
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:
+            batch = await asyncio.to_thread(self.runtime.store.read_events, self.scope, record.task.id, cursor, 100)
+            if held:
+                pending.extend(batch)
+                decision = _decide_first(pending)
+                if decision is None and time.monotonic() - start < FIRST_EVENT_HOLD_SECONDS:
+                    await asyncio.sleep(settings.stream_poll_seconds)
+                    cursor = pending[-1].seq if pending else cursor
+                    continue
+                held = False
+                if decision == "message":
+                    reply = next(e for e in pending if e.event.message is not None)
+                    yield reply.seq, reply.event
+                    return
+                yield snapshot
+                batch, pending = pending, []
+            if not batch:
+                if time.monotonic() - quiet_since > 2.0:
+                    delay = min(delay * 1.5, settings.stream_idle_poll_seconds)
+                await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                continue
+            delay, quiet_since = settings.stream_poll_seconds, time.monotonic()
+            cursor = batch[-1].seq
+            for stored in batch:
+                yield stored.seq, stored.event
+                if self._ends_at(stored.event):
+                    return
+
+    def _ends_at(self, event: StreamResponse) -> bool:
+        update = event.status_update
+        if update is None:
+            return False
+        state = update.status.state
+        return state.is_terminal or (state.is_interrupted and self.close_on_interrupted)
+
+    def _ends_at_snapshot(self, record: TaskRecord) -> bool:
+        state = record.task.status.state
+        if state.is_terminal:
+            return True
+        # Already interrupted: the end only if this message's run is over (a re-sent message).
+        return state.is_interrupted and self.close_on_interrupted and is_settled(record, self.message_id)
+
+
+def _is_fresh_run(record: TaskRecord) -> bool:
+    """A new task whose first run has not produced anything yet: its first executor event may be a
+    message-only reply, so the snapshot is held back until that is known."""
+    return record.last_seq <= 1 and len(record.task.history) == 1 and record.reply is None
+
+
+def _decide_first(events: list[StoredEvent]) -> str | None:
+    """'message' (a message-only reply), 'task', or None (only the run's claim seen so far)."""
+    for stored in events:
+        event = stored.event
+        if event.message is not None:
+            return "message"
+        if event.status_update is not None and _is_claim(stored, event):
+            continue
+        return "task"
+    return None
+
+
+def _is_claim(stored: StoredEvent, event: StreamResponse) -> bool:
+    update = event.status_update
+    return (
+        stored.seq == 2
+        and update is not None
+        and update.status.state is TaskState.TASK_STATE_WORKING
+        and update.status.message is None
+    )
+
+
+def open_message_stream(
+    request: SendMessageRequest, ctx: CallContext, runtime: Runtime, *, last_event_id: int | None = None
+) -> EventStream:
+    """Validate, create or continue the task (as SendMessage does), and prepare its stream."""
+    _require_streaming(runtime)
+    record = submit_message(request, ctx, runtime)
+    config = request.configuration or SendMessageConfiguration()
+    return EventStream(
+        runtime=runtime,
+        scope=record.scope,
+        record=record,
+        after_seq=last_event_id,
+        close_on_interrupted=True,
+        message_id=request.message.message_id,
+        history_length=config.history_length,
+    )
+
+
+def open_subscription(
+    request: SubscribeToTaskRequest, ctx: CallContext, runtime: Runtime, *, last_event_id: int | None = None
+) -> EventStream:
+    """Subscribe to an existing task. A terminal task is UnsupportedOperation (spec 3.1.6) unless
+    the caller is resuming (``Last-Event-ID``) and events it has not seen remain."""
+    _require_streaming(runtime)
+    scope = resolve_scope(ctx, runtime, task_id=request.id)
+    record = runtime.store.get_task(scope, request.id)
+    if record is None:
+        raise TaskNotFoundError(metadata={"taskId": request.id})
+    resuming_with_news = last_event_id is not None and last_event_id < record.last_seq
+    if record.task.status.state.is_terminal and not resuming_with_news:
+        raise UnsupportedOperationError(
+            f"Task {request.id} is already {record.task.status.state.value}", metadata={"taskId": request.id}
+        )
+    return EventStream(runtime=runtime, scope=scope, record=record, after_seq=last_event_id, close_on_interrupted=False)

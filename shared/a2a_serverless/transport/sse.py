@@ -1,0 +1,98 @@
+"""Server-Sent Events framing for both bindings (spec 9.4.2, 11.7; digest 4.1).
+
+Each event is ``id: <seq>`` plus one compact ``data:`` line: a full JSON-RPC response carrying the
+request id (JSON-RPC) or the bare StreamResponse (REST). ``: ping`` comments keep idle connections
+open. An error after the first event is sent as ``event: error`` and ends the stream. When the
+client disconnects, Starlette cancels the body and the event-log polling stops with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+
+from ..errors import A2AError, FieldViolation, InternalError, InvalidParamsError
+from ..models import StreamResponse
+from ..operations.streaming import EventStream, StreamItem
+
+__all__ = ["last_event_id", "sse_response"]
+
+logger = logging.getLogger(__name__)
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
+
+
+def last_event_id(request: Request) -> int | None:
+    """The ``Last-Event-ID`` a reconnecting client sends (the last sequence number it received)."""
+    raw = request.headers.get("last-event-id")
+    if raw is None or not raw.strip():
+        return None
+    if not raw.strip().isdigit() or len(raw.strip()) > 18:
+        raise InvalidParamsError(violations=[FieldViolation("Last-Event-ID", "must be an event id from this stream")])
+    return int(raw.strip())
+
+
+def sse_response(
+    stream: EventStream,
+    render: Callable[[StreamResponse], Any],
+    render_error: Callable[[A2AError], Any],
+    *,
+    ping_seconds: float,
+    request_id: str = "",
+) -> StreamingResponse:
+    return StreamingResponse(
+        _frames(stream, render, render_error, ping_seconds, request_id),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
+    )
+
+
+async def _frames(
+    stream: EventStream,
+    render: Callable[[StreamResponse], Any],
+    render_error: Callable[[A2AError], Any],
+    ping_seconds: float,
+    request_id: str,
+) -> AsyncIterator[str]:
+    events = stream.events()
+    upcoming: asyncio.Task[StreamItem] | None = None
+    try:
+        while True:
+            if upcoming is None:
+                upcoming = asyncio.ensure_future(anext(events))
+            done, _ = await asyncio.wait({upcoming}, timeout=ping_seconds)
+            if not done:
+                yield ": ping\n\n"
+                continue
+            current, upcoming = upcoming, None
+            try:
+                seq, event = current.result()
+            except StopAsyncIteration:
+                return
+            except A2AError as exc:
+                yield _error_frame(render_error(exc))
+                return
+            except Exception:
+                logger.exception("stream failed", extra={"request_id": request_id})
+                yield _error_frame(
+                    render_error(InternalError(metadata={"requestId": request_id} if request_id else None))
+                )
+                return
+            yield f"id: {seq}\ndata: {json.dumps(render(event), separators=(',', ':'))}\n\n"
+    finally:
+        if upcoming is not None:
+            upcoming.cancel()
+            with contextlib.suppress(BaseException):
+                await upcoming
+        await events.aclose()  # type: ignore[attr-defined]
+
+
+def _error_frame(body: Any) -> str:
+    return f"event: error\ndata: {json.dumps(body, separators=(',', ':'))}\n\n"
