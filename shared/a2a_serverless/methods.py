@@ -45,7 +45,8 @@ class Method:
     request: type[ProtoModel]
     routes: tuple[RestRoute, ...]
     function: str
-    """The module in ``functions/`` (and the template's function ``<CamelCase>Function``)."""
+    """The module in ``functions/`` (and the template's function ``<CamelCase>Function``), or
+    ``gateway``: the whole app under the Lambda Web Adapter (``GatewayFunction``)."""
     operation: Callable[..., Any]
     """The core function ``(request, CallContext, Runtime)``. For streaming methods it prepares an
     ``EventStream`` (and takes ``last_event_id=``); the transport frames it as SSE."""
@@ -63,9 +64,11 @@ METHODS: tuple[Method, ...] = (
         ops.open_message_stream,
         streaming=True,
     ),
-    Method("GetTask", GetTaskRequest, (RestRoute("GET", "/tasks/{id}"),), "get_task", ops.get_task),
+    # GetTask and CancelTask share API Gateway's "/tasks/{id}" resource with SubscribeToTask
+    # (path parts are whole segments), so the streaming gateway serves them (template.yaml).
+    Method("GetTask", GetTaskRequest, (RestRoute("GET", "/tasks/{id}"),), "gateway", ops.get_task),
     Method("ListTasks", ListTasksRequest, (RestRoute("GET", "/tasks"),), "list_tasks", ops.list_tasks),
-    Method("CancelTask", CancelTaskRequest, (RestRoute("POST", "/tasks/{id}:cancel"),), "cancel_task", ops.cancel_task),
+    Method("CancelTask", CancelTaskRequest, (RestRoute("POST", "/tasks/{id}:cancel"),), "gateway", ops.cancel_task),
     Method(
         "SubscribeToTask",
         SubscribeToTaskRequest,

@@ -90,11 +90,20 @@ def body(response: dict[str, Any]) -> Any:
     return json.loads(response["body"])
 
 
+def listed(task_id: str, principal: str = "user-alice") -> dict[str, Any]:
+    """The task as the ListTasks function shows it to ``principal`` (with artifacts)."""
+    response = invoke("list_tasks", api_event("GET", "/tasks", query={"includeArtifacts": "true"}, principal=principal))
+    assert response["statusCode"] == 200, response
+    (task,) = [t for t in body(response)["tasks"] if t["id"] == task_id]
+    result: dict[str, Any] = task
+    return result
+
+
 def test_every_method_table_row_has_an_importable_entry_point() -> None:
     # Given the method table, when each row's function module is imported,
-    # then it exposes a Lambda handler (streaming rows are served by the gateway; see issue 4).
+    # then it exposes a Lambda handler (rows served by the gateway run the whole app instead).
     for method in METHODS:
-        if method.streaming:
+        if method.function == "gateway":
             continue
         module = importlib.import_module(f"functions.{method.function}")
         assert callable(module.handler), method.name
@@ -123,18 +132,16 @@ def test_send_then_worker_then_get_through_lambda_handlers(aws: dict[str, Any]) 
     record["messageId"] = messages[0]["MessageId"]
     record["attributes"]["MessageGroupId"] = task["id"]
     result = invoke("worker", sqs_event)
-    # Then no item failed, and GetTask (its own function) shows the completed task with the echo
+    # Then no item failed, and ListTasks (its own function) shows the completed task with the echo
     assert result == {"batchItemFailures": []}
-    got = invoke("get_task", api_event("GET", f"/tasks/{task['id']}", resource="/tasks/{id}"))
-    assert got["statusCode"] == 200
-    done = body(got)
+    done = listed(task["id"])
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     assert done["artifacts"][0]["parts"][0]["text"] == "Echo: hello from a fixture"
 
-    # And another principal cannot see it
-    other = invoke("get_task", api_event("GET", f"/tasks/{task['id']}", principal="user-bob"))
-    assert other["statusCode"] == 404
-    assert body(other)["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
+    # And another principal sees none of it
+    other = invoke("list_tasks", api_event("GET", "/tasks", principal="user-bob"))
+    assert other["statusCode"] == 200
+    assert body(other)["tasks"] == []
 
 
 def test_worker_fails_the_invocation_when_every_record_failed(aws: dict[str, Any]) -> None:
@@ -163,11 +170,22 @@ def test_worker_reports_only_the_failed_record_and_those_after_it(aws: dict[str,
 @pytest.mark.parametrize(
     ("module", "method", "path", "status", "reason"),
     [
-        pytest.param("get_task", "GET", "/tasks/nope", 404, "TASK_NOT_FOUND", id="get-unknown-task"),
-        pytest.param("list_tasks", "GET", "/tasks", 400, "INVALID_PARAMS", id="list-bad-page-size"),
-        pytest.param("cancel_task", "POST", "/tasks/nope:cancel", 404, "TASK_NOT_FOUND", id="cancel-unknown"),
         pytest.param(
-            "cancel_task", "POST", "/tasks/x:subscribe", 400, "UNSUPPORTED_OPERATION", id="subscribe-on-cancel-fn"
+            "get_push_config",
+            "GET",
+            "/tasks/nope/pushNotificationConfigs/c1",
+            404,
+            "TASK_NOT_FOUND",
+            id="push-config-of-unknown-task",
+        ),
+        pytest.param("list_tasks", "GET", "/tasks", 400, "INVALID_PARAMS", id="list-bad-page-size"),
+        pytest.param(
+            "delete_push_config",
+            "DELETE",
+            "/tasks/nope/pushNotificationConfigs/c1",
+            404,
+            "TASK_NOT_FOUND",
+            id="delete-config-of-unknown-task",
         ),
         pytest.param(
             "get_extended_card", "GET", "/extendedAgentCard", 400, "UNSUPPORTED_OPERATION", id="no-extended-card"
@@ -186,27 +204,14 @@ def test_rest_functions_answer_errors_in_the_spec_shape(
     assert error["details"][0]["domain"] == "a2a-protocol.org"
 
 
-def test_jsonrpc_function_serves_every_unary_method(aws: dict[str, Any]) -> None:
-    # Given the JSON-RPC function, when a ListTasks call arrives at POST /
-    event = api_event("POST", "/", body={"jsonrpc": "2.0", "id": "r1", "method": "ListTasks", "params": {}})
-    response = invoke("jsonrpc", event)
-    # Then it answers with an empty, fully-populated ListTasksResponse
-    assert response["statusCode"] == 200
-    assert body(response) == {
-        "jsonrpc": "2.0",
-        "id": "r1",
-        "result": {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0},
-    }
-
-
 def test_internal_failure_is_a_generic_error_with_the_request_id(
     aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a table that does not exist (a misconfigured deployment)
     monkeypatch.setenv("A2A_TABLE_NAME", "no-such-table")
     reset_runtime()
-    # When GetTask runs
-    response = invoke("get_task", api_event("GET", "/tasks/t1", resource="/tasks/{id}"))
+    # When ListTasks runs
+    response = invoke("list_tasks", api_event("GET", "/tasks"))
     # Then the caller sees a generic 500 naming the request id, and nothing of the exception
     assert response["statusCode"] == 500
     error = body(response)["error"]
@@ -246,10 +251,10 @@ def test_a_poison_work_item_reaches_the_dead_letter_queue_and_its_task_fails(aws
     sqs_event["Records"][0]["messageId"] = dead[0]["MessageId"]
     assert invoke("dead_letter", sqs_event) == {"batchItemFailures": []}
     # Then the task is FAILED with a clear message, not left SUBMITTED forever
-    failed = body(invoke("get_task", api_event("GET", f"/tasks/{task['id']}", resource="/tasks/{id}")))
+    failed = listed(task["id"])
     assert failed["status"]["state"] == "TASK_STATE_FAILED"
     assert "several attempts" in failed["status"]["message"]["parts"][0]["text"]
     # And a late duplicate of the same dead letter changes nothing
     assert invoke("dead_letter", sqs_event) == {"batchItemFailures": []}
-    again = body(invoke("get_task", api_event("GET", f"/tasks/{task['id']}", resource="/tasks/{id}")))
+    again = listed(task["id"])
     assert again["status"] == failed["status"]

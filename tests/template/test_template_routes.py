@@ -4,6 +4,7 @@ serves it, with and without the tenant prefix."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,18 +17,25 @@ def _function_logical_id(module: str) -> str:
     return "".join(p.capitalize() for p in module.split("_")) + "Function"
 
 
-def _api_events(template: dict[str, Any], logical_id: str) -> set[tuple[str, str]]:
+def _api_events(template: dict[str, Any], logical_id: str) -> dict[tuple[str, str], str]:
+    """(verb, path) -> response transfer mode of each API event of the function."""
     props = template["Resources"][logical_id]["Properties"]
     return {
-        (e["Properties"]["Method"].upper(), e["Properties"]["Path"])
+        (e["Properties"]["Method"].upper(), e["Properties"]["Path"]): e["Properties"].get(
+            "ResponseTransferMode", "BUFFERED"
+        )
         for e in props.get("Events", {}).values()
         if e["Type"] == "Api"
     }
 
 
 def _api_path(path: str) -> str:
-    """API Gateway path parts are whole segments: '/tasks/{id}:cancel' is served on '/tasks/{id}'."""
-    return re.sub(r"(\{[a-z_]+\}):[a-zA-Z]+$", r"\1", path)
+    """The API Gateway resource serving a method-table path. Path parts are whole segments, so
+    '/tasks/{id}:cancel' is served on '/tasks/{id}'; and sibling path variables must share one name,
+    so the task is '{id}' everywhere and a push config '{configId}'."""
+    path = re.sub(r"(\{[a-z_]+\}):[a-zA-Z]+$", r"\1", path)
+    path = path.replace("/pushNotificationConfigs/{id}", "/pushNotificationConfigs/{configId}")
+    return path.replace("{task_id}", "{id}")
 
 
 @pytest.fixture(scope="module")
@@ -35,19 +43,43 @@ def template() -> dict[str, Any]:
     return load_template()
 
 
-@pytest.mark.parametrize("method", [m for m in METHODS if not m.streaming], ids=lambda m: m.name)
-def test_each_unary_method_is_routed_to_its_function(template: dict[str, Any], method: Method) -> None:
+@pytest.mark.parametrize("method", METHODS, ids=lambda m: m.name)
+def test_each_method_is_routed_to_its_function(template: dict[str, Any], method: Method) -> None:
     logical_id = _function_logical_id(method.function)
     props = template["Resources"][logical_id]["Properties"]
-    assert props["Handler"] == f"{method.function}.handler"
+    gateway = method.function == "gateway"
+    assert props["Handler"] == ("run.sh" if gateway else f"{method.function}.handler")
     events = _api_events(template, logical_id)
     for route in method.routes:
-        assert (route.verb, _api_path(route.path)) in events
-        assert (route.verb, "/{tenant}" + _api_path(route.path)) in events
+        for path in (_api_path(route.path), "/{tenant}" + _api_path(route.path)):
+            assert (route.verb, path) in events
+            # streaming exactly where the function can stream (the gateway) and the method needs it
+            assert events[(route.verb, path)] == ("RESPONSE_STREAM" if gateway else "BUFFERED")
+        assert gateway or not method.streaming
 
 
-def test_jsonrpc_card_and_worker_are_wired(template: dict[str, Any]) -> None:
-    assert ("POST", "/") in _api_events(template, "JsonRpcFunction")
+def test_no_two_functions_claim_the_same_route(template: dict[str, Any]) -> None:
+    seen: dict[tuple[str, str], str] = {}
+    for logical_id, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for route in _api_events(template, logical_id):
+            assert route not in seen, f"{route} is routed to {seen[route]} and {logical_id}"
+            seen[route] = logical_id
+
+
+def test_gateway_runs_the_app_under_the_web_adapter_in_stream_mode(template: dict[str, Any]) -> None:
+    gateway = template["Resources"]["GatewayFunction"]["Properties"]
+    env = gateway["Environment"]["Variables"]
+    assert env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert env["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert float(env["A2A_STREAM_MAX_SECONDS"]) < gateway["Timeout"]
+    run_sh = (Path(__file__).parents[2] / "functions" / "run.sh").read_text()
+    assert "a2a_serverless.transport.app:create_app" in run_sh
+    assert ("POST", "/") in _api_events(template, "GatewayFunction")
+
+
+def test_card_and_worker_are_wired(template: dict[str, Any]) -> None:
     assert ("GET", "/.well-known/agent-card.json") in _api_events(template, "AgentCardFunction")
     worker = template["Resources"]["WorkerFunction"]["Properties"]
     (event,) = worker["Events"].values()
@@ -62,3 +94,21 @@ def test_work_queue_outlives_the_worker_timeout(template: dict[str, Any]) -> Non
     assert queue["FifoQueue"] is True
     assert queue["VisibilityTimeout"] >= 6 * resources["WorkerFunction"]["Properties"]["Timeout"]
     assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["WorkDeadLetterQueue", "Arn"]}
+
+
+def test_sibling_path_variables_share_one_name(template: dict[str, Any]) -> None:
+    """API Gateway refuses two different variable names at the same level ("/tasks/{id}" beside
+    "/tasks/{task_id}/..."): every path must name the variable at a given position the same way."""
+    names: dict[tuple[str, int], set[str]] = {}
+    for resource in template["Resources"].values():
+        for event in resource.get("Properties", {}).get("Events", {}).values():
+            if event["Type"] != "Api":
+                continue
+            parts = event["Properties"]["Path"].strip("/").split("/")
+            for depth, part in enumerate(parts):
+                if part.startswith("{"):
+                    names.setdefault(
+                        ("/".join(p if not p.startswith("{") else "*" for p in parts[:depth]), depth), set()
+                    ).add(part)
+    clashes = {k: v for k, v in names.items() if len(v) > 1}
+    assert not clashes

@@ -1,5 +1,0 @@
-"""Lambda entry point for CancelTask (REST binding; routes in template.yaml)."""
-
-from a2a_serverless.lambda_ import http_handler
-
-handler = http_handler({"CancelTask"}, name="CancelTask")

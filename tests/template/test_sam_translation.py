@@ -1,0 +1,61 @@
+"""template.yaml through the SAM translator (aws-sam-translator, offline, no credentials): it
+translates, and API Gateway invokes the gateway with response streaming exactly on its routes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from samtranslator.translator.transform import transform
+
+from a2a_devstack.resources import load_template
+
+
+class _NoManagedPolicies:
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+@pytest.fixture(scope="module")
+def translated() -> dict[str, Any]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        template = copy.deepcopy(load_template())
+        for resource in template["Resources"].values():
+            props = resource.get("Properties", {})
+            for key in ("CodeUri", "ContentUri"):  # what `sam package` does: local paths -> S3
+                if isinstance(props.get(key), str):
+                    props[key] = "s3://bucket/" + props[key].strip("/")
+        result: dict[str, Any] = transform(template, {}, _NoManagedPolicies())
+        return result
+
+
+def _integrations(translated: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    (api,) = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    return {
+        (verb.upper(), path): op["x-amazon-apigateway-integration"]
+        for path, ops in api["Properties"]["Body"]["paths"].items()
+        for verb, op in ops.items()
+    }
+
+
+def test_streaming_integrations_are_exactly_the_gateway_routes(translated: dict[str, Any]) -> None:
+    integrations = _integrations(translated)
+    assert integrations, "no API routes"
+    for (verb, path), integration in integrations.items():
+        uri = str(integration["uri"])
+        streams = integration.get("responseTransferMode") == "STREAM"
+        assert streams == ("GatewayFunction" in uri), (verb, path)
+        assert ("response-streaming-invocations" in uri) == streams, (verb, path)
+    assert ("POST", "/") in integrations
+    assert ("GET", "/{tenant}/tasks/{id}") in integrations
+
+
+def test_every_function_gets_a_role_and_the_worker_an_sqs_mapping(translated: dict[str, Any]) -> None:
+    resources = translated["Resources"]
+    functions = [k for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"]
+    assert {"GatewayFunction", "WorkerFunction", "DeadLetterFunction"} <= set(functions)
+    mappings = [v["Properties"] for v in resources.values() if v["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert {m["FunctionName"]["Ref"] for m in mappings} == {"WorkerFunction", "DeadLetterFunction"}
+    assert all(m["FunctionResponseTypes"] == ["ReportBatchItemFailures"] for m in mappings)
