@@ -18,10 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
-import signal
-import socket
 import sys
 import threading
 import time
@@ -29,10 +25,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
+from _stack import run_on_local_stack
 
-ROOT = Path(__file__).resolve().parents[1]
 HEADERS = {"A2A-Version": "1.0"}
 
 
@@ -80,8 +75,9 @@ def wait_state(client: httpx.Client, task_id: str, states: set[str], timeout: fl
         time.sleep(0.01)
 
 
-def per_call(before: collections.Counter[tuple[str, str]], after: collections.Counter[tuple[str, str]], n: int,
-             side: str) -> dict[str, float]:
+def per_call(
+    before: collections.Counter[tuple[str, str]], after: collections.Counter[tuple[str, str]], n: int, side: str
+) -> dict[str, float]:
     diff = {op: (after[(s, op)] - before[(s, op)]) / n for (s, op) in after if s == side}
     return {op: round(v, 2) for op, v in sorted(diff.items()) if v}
 
@@ -149,38 +145,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    sys.path.insert(0, str(ROOT / "infra"))
-    from a2a_devstack.stack import DevOptions, run
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     counter = CallCounter()
-    boto3.setup_default_session()
-    boto3.DEFAULT_SESSION.events.register("before-send", counter)  # type: ignore[union-attr]
-    outcome: dict[str, Any] = {}
-
-    def drive() -> None:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(600):
-            try:
-                if httpx.get(base + "/.well-known/agent-card.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        try:
-            outcome.update(measure(base, counter, args))
-        except Exception as exc:
-            outcome["error"] = repr(exc)
-        finally:
-            os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=drive, daemon=True).start()
-    run(DevOptions(port=port, workers=4))
-    print(json.dumps(outcome, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(outcome, indent=2))
-    return 1 if "error" in outcome else 0
+    return run_on_local_stack(
+        lambda base: measure(base, counter, args),
+        on_aws_request=counter,
+        executor=None,
+        workers=4,
+        json_out=args.json,
+    )
 
 
 if __name__ == "__main__":

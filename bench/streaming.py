@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import socket
 import statistics
 import sys
 import threading
@@ -24,10 +21,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
+from _stack import run_on_local_stack
 
-ROOT = Path(__file__).resolve().parents[1]
 HEADERS = {"A2A-Version": "1.0"}
 
 
@@ -60,8 +56,13 @@ def sse_events(response: httpx.Response) -> Any:
 def measure(base: str, counter: QueryCounter, args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with httpx.Client(base_url=base, timeout=120) as client:
-        body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                            "parts": [{"text": f"tick {args.events} {args.interval}"}]}}
+        body = {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": f"tick {args.events} {args.interval}"}],
+            }
+        }
         latencies: list[float] = []
         queries_before = counter.queries
         started = time.monotonic()
@@ -102,38 +103,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    sys.path.insert(0, str(ROOT))
-    from a2a_devstack.stack import DevOptions, run
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     counter = QueryCounter()
-    boto3.setup_default_session()
-    boto3.DEFAULT_SESSION.events.register("before-send", counter)  # type: ignore[union-attr]
-    outcome: dict[str, Any] = {}
-
-    def drive() -> None:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(600):
-            try:
-                if httpx.get(base + "/.well-known/agent-card.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        try:
-            outcome.update(measure(base, counter, args))
-        except Exception as exc:
-            outcome["error"] = repr(exc)
-        finally:
-            os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=drive, daemon=True).start()
-    run(DevOptions(port=port, workers=2, executor="bench._stream_agents:TickExecutor"))
-    print(json.dumps(outcome, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(outcome, indent=2))
-    return 1 if "error" in outcome else 0
+    return run_on_local_stack(
+        lambda base: measure(base, counter, args),
+        on_aws_request=counter,
+        executor="bench._stream_agents:TickExecutor",
+        workers=2,
+        json_out=args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Run a measurement against the local stack in this process, counting AWS calls on the way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_on_local_stack(
+    measure: Callable[[str], dict[str, Any]],
+    *,
+    on_aws_request: Callable[..., None],
+    executor: str | None = None,
+    workers: int = 4,
+    json_out: Path | None = None,
+) -> int:
+    """Start the stack (main thread), call ``measure(base_url)`` from another thread once the card
+    answers, stop the stack, print the results as JSON (and write them to ``json_out``).
+
+    ``on_aws_request`` is registered as a botocore ``before-send`` handler on the default session,
+    which the store and queue adapters use; the stack's own moto and poller clients are not counted.
+    """
+    sys.path.insert(0, str(ROOT))
+    from a2a_devstack.stack import DevOptions, run
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    boto3.setup_default_session()
+    boto3.DEFAULT_SESSION.events.register("before-send", on_aws_request)  # type: ignore[union-attr]
+    outcome: dict[str, Any] = {}
+
+    def drive() -> None:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                if httpx.get(base + "/.well-known/agent-card.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        try:
+            outcome.update(measure(base))
+        except Exception as exc:
+            outcome["error"] = repr(exc)
+        finally:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=drive, daemon=True).start()
+    run(DevOptions(port=port, workers=workers, executor=executor))
+    print(json.dumps(outcome, indent=2))
+    if json_out:
+        json_out.write_text(json.dumps(outcome, indent=2))
+    return 1 if "error" in outcome else 0
