@@ -19,6 +19,10 @@ REGION = "us-east-1"
 LOCAL_DEFAULTS: Mapping[str, str] = {
     # Deployed, the API Gateway authorizer names the caller; locally there is none.
     "A2A_AUTH_MODE": "none",
+    # Webhook receivers in development listen on 127.0.0.1, which deployed stacks refuse (SSRF).
+    "A2A_ALLOW_PRIVATE_WEBHOOKS": "true",
+    # Deployed stacks sign notifications with a configured key; locally, a key made at start-up.
+    "A2A_PUSH_SIGNING_DEV_KEY": "true",
 }
 """Template values that cannot hold locally. Like the template's values, the shell's win over them."""
 

@@ -93,9 +93,7 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
         if any(code is not None for code, _, _ in errors):
             raise TransactionCanceledException(errors)
 
-        backups = [
-            (table_name, key, copy.deepcopy(self.get_item(table_name, key))) for _, _, table_name, key in plan
-        ]
+        backups = [(table_name, key, copy.deepcopy(self.get_item(table_name, key))) for _, _, table_name, key in plan]
         try:
             for op_type, op, table_name, key in plan:
                 names, values = op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")

@@ -6,13 +6,21 @@ Both are derived from the template so the local stack wires things exactly as th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .resources import LocalResources
 
-__all__ = ["FunctionEnvironment", "SqsEventSource", "function_environment", "sqs_event_sources"]
+__all__ = [
+    "FunctionEnvironment",
+    "SqsEventSource",
+    "StreamEventSource",
+    "dynamodb_event_sources",
+    "function_environment",
+    "sqs_event_sources",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +57,59 @@ def sqs_event_sources(template: Mapping[str, Any]) -> list[SqsEventSource]:
                     # BatchSize defaults to 10 for SQS event sources.
                     batch_size=int(ev.get("BatchSize", 10)),
                     report_batch_item_failures="ReportBatchItemFailures" in ev.get("FunctionResponseTypes", []),
+                    timeout_seconds=int(props.get("Timeout", 3)),
+                    memory_mb=int(props.get("MemorySize", 128)),
+                )
+            )
+    return sources
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEventSource:
+    """One ``Type: DynamoDB`` (stream) event of an ``AWS::Serverless::Function``."""
+
+    function_id: str
+    handler: str
+    table_id: str
+    starting_position: str
+    batch_size: int
+    filters: tuple[dict[str, Any], ...]
+    report_batch_item_failures: bool
+    maximum_retry_attempts: int
+    maximum_record_age_seconds: int
+    on_failure_queue_id: str | None
+    timeout_seconds: int
+    memory_mb: int
+
+
+def dynamodb_event_sources(template: Mapping[str, Any]) -> list[StreamEventSource]:
+    """Every DynamoDB Streams event source mapping of the template's serverless functions."""
+    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
+    sources: list[StreamEventSource] = []
+    for function_id, res in template["Resources"].items():
+        if res.get("Type") != "AWS::Serverless::Function":
+            continue
+        props: Mapping[str, Any] = {**defaults, **res.get("Properties", {})}
+        for event in props.get("Events", {}).values():
+            if event.get("Type") != "DynamoDB":
+                continue
+            ev = event["Properties"]
+            stream = ev["Stream"]
+            if not (isinstance(stream, dict) and stream.get("Fn::GetAtt", [None, None])[1] == "StreamArn"):
+                raise ValueError(f"DynamoDB event Stream must be !GetAtt <Table>.StreamArn, got {stream!r}")
+            destination = ev.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+            sources.append(
+                StreamEventSource(
+                    function_id=function_id,
+                    handler=_handler_path(str(props["CodeUri"]), str(props["Handler"])),
+                    table_id=str(stream["Fn::GetAtt"][0]),
+                    starting_position=str(ev.get("StartingPosition", "LATEST")),
+                    batch_size=int(ev.get("BatchSize", 100)),
+                    filters=tuple(json.loads(f["Pattern"]) for f in ev.get("FilterCriteria", {}).get("Filters", [])),
+                    report_batch_item_failures="ReportBatchItemFailures" in ev.get("FunctionResponseTypes", []),
+                    maximum_retry_attempts=int(ev.get("MaximumRetryAttempts", 10)),
+                    maximum_record_age_seconds=int(ev.get("MaximumRecordAgeInSeconds", 0)),
+                    on_failure_queue_id=_get_att_arn(destination) if destination else None,
                     timeout_seconds=int(props.get("Timeout", 3)),
                     memory_mb=int(props.get("MemorySize", 128)),
                 )
@@ -101,4 +162,4 @@ def _get_att_arn(value: Any) -> str:
         logical_id, attribute = value["Fn::GetAtt"]
         if attribute == "Arn":
             return str(logical_id)
-    raise ValueError(f"SQS event Queue must be !GetAtt <Queue>.Arn, got {value!r}")
+    raise ValueError(f"an event source queue must be !GetAtt <Queue>.Arn, got {value!r}")

@@ -13,15 +13,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
 from ._template import SqsEventSource
 
-__all__ = ["Handler", "SqsPoller", "running"]
+__all__ = ["Handler", "Poller", "SqsPoller", "running"]
 
 Handler = Callable[[dict[str, Any], Any], Any]
 """A Lambda handler: ``handler(event, context)``."""
+
+
+class Poller(Protocol):
+    function_name: str
+
+    def run(self, stop: threading.Event) -> None: ...
+
 
 _log = logging.getLogger(__name__)
 
@@ -121,7 +128,7 @@ class SqsPoller:
 
 @contextlib.contextmanager
 def running(
-    pollers: Sequence[Callable[[], SqsPoller]],
+    pollers: Sequence[Callable[[], Poller]],
     per_poller: int,
     *,
     abandon: Callable[[], bool] = lambda: False,

@@ -24,9 +24,16 @@ import uvicorn
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
 from ._moto import moto_server
-from ._template import SqsEventSource, function_environment, sqs_event_sources
+from ._template import (
+    SqsEventSource,
+    StreamEventSource,
+    dynamodb_event_sources,
+    function_environment,
+    sqs_event_sources,
+)
 from .pollers import Handler, SqsPoller, running
 from .resources import LocalResources, create_resources, load_template
+from .stream_pollers import StreamPoller
 
 __all__ = ["GATEWAY_APP", "DevOptions", "StackError", "run"]
 
@@ -65,6 +72,7 @@ def run(
     handlers and ``template.yaml`` are used."""
     template = dict(template or load_template())
     sources = sqs_event_sources(template)
+    stream_sources = dynamodb_event_sources(template)
     with contextlib.ExitStack() as stack:
         shutdown = stack.enter_context(_shutdown_on_signals())
         sock = stack.enter_context(_bind(options.host, options.port))
@@ -94,9 +102,18 @@ def run(
         resolve = resolve_handler or _import_handler
         pollers = [_poller(source, resources, endpoint, resolve(source.handler), options.prefix) for source in sources]
         stack.enter_context(running(pollers, options.workers, abandon=lambda: shutdown.signals > 1))
+        # One poller per stream source: a shard's records are processed in order, as on Lambda.
+        stream_pollers = [
+            _stream_poller(source, resources, endpoint, resolve(source.handler), options.prefix)
+            for source in stream_sources
+        ]
+        stack.enter_context(running(stream_pollers, 1, abandon=lambda: shutdown.signals > 1))
         _log.info(
             "pollers: %s",
-            ", ".join(f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources),
+            ", ".join(
+                [f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources]
+                + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in stream_sources]
+            ),
         )
         app = (app_factory or _gateway_app)()
         server = _Server(
@@ -210,6 +227,24 @@ def _poller(
             queue_arn=resources.queue_arns[source.queue_id],
             handler=handler,
             function_name=f"{prefix}-{source.function_id}",
+        )
+
+    return make
+
+
+def _stream_poller(
+    source: StreamEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
+) -> Callable[[], StreamPoller]:
+    def make() -> StreamPoller:
+        on_failure = resources.queue_urls[source.on_failure_queue_id] if source.on_failure_queue_id else None
+        return StreamPoller(
+            streams=_client("dynamodbstreams", endpoint),
+            sqs=_client("sqs", endpoint),
+            source=source,
+            stream_arn=resources.table_stream_arns[source.table_id],
+            handler=handler,
+            function_name=f"{prefix}-{source.function_id}",
+            on_failure_queue_url=on_failure,
         )
 
     return make
