@@ -1,18 +1,21 @@
 """Webhook URL validation (digest 5.4): absolute https URLs to public hosts only.
 
-At creation we reject what can be judged from the URL itself: scheme, missing host, credentials in
-the URL, and literal addresses or names of loopback, private, link-local (cloud metadata),
-unique-local, multicast and reserved ranges. ``allow_private`` (local development only) admits
-http and private or loopback targets. Resolving DNS and re-checking the resolved address at send
-time belongs to the dispatcher.
+At creation we reject the scheme (https only), a missing host, credentials in the URL, and targets
+in loopback, private, link-local (cloud metadata), unique-local, multicast and reserved ranges:
+literal addresses, local names, and host names that *resolve* to such addresses. A name that does
+not resolve right now is accepted (it may be published later); delivery must resolve and check
+again at send time, since DNS can change after creation. ``allow_private`` (local development
+only) admits http and private or loopback targets.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
-__all__ = ["WebhookURLError", "is_public_address", "validate_webhook_url"]
+__all__ = ["Resolver", "WebhookURLError", "is_public_address", "resolve_host", "validate_webhook_url"]
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
 
@@ -35,7 +38,19 @@ def is_public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
     )
 
 
-def validate_webhook_url(url: str, *, allow_private: bool = False) -> str:
+Resolver = Callable[[str], list[str]]
+
+
+def resolve_host(host: str) -> list[str]:
+    """The addresses ``host`` resolves to now ([] when it does not resolve)."""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return []
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def validate_webhook_url(url: str, *, allow_private: bool = False, resolve: Resolver = resolve_host) -> str:
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -55,9 +70,9 @@ def validate_webhook_url(url: str, *, allow_private: bool = False) -> str:
     if host in _LOCAL_NAMES or host.endswith(".localhost"):
         raise WebhookURLError("url must not point at this machine")
     try:
-        address = ipaddress.ip_address(host)
+        addresses = [ipaddress.ip_address(host)]
     except ValueError:
-        return url
-    if not is_public_address(address):
+        addresses = [ipaddress.ip_address(a.split("%", 1)[0]) for a in resolve(host)]
+    if any(not is_public_address(address) for address in addresses):
         raise WebhookURLError("url must not point at a private, loopback, link-local or reserved address")
     return url
