@@ -8,7 +8,7 @@ from ..errors import FieldViolation, InvalidParamsError, PushNotificationNotSupp
 from ..models import TaskPushNotificationConfig
 from ..ports import Scope
 from ..runtime import Runtime
-from ..webhooks import WebhookURLError, validate_webhook_url
+from ..push.urls import WebhookURLError, validate_webhook_url
 
 __all__ = ["prepare_config", "require_push_capability"]
 

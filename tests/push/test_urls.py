@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_serverless.webhooks import WebhookURLError, resolve_host, validate_webhook_url
+from a2a_serverless.push.urls import WebhookURLError, resolve_host, validate_webhook_url
 
 
 def resolver(table: dict[str, list[str]]):  # type: ignore[no-untyped-def]

@@ -1,0 +1,13 @@
+"""Push notifications: webhook URL rules, delivery, signing, and the receiver-side helper.
+
+* :mod:`.urls`: which webhook URLs a config may name (SSRF rules, checked at creation).
+* :mod:`.sender`: one HTTP POST to a webhook, through a connection guard that re-resolves and
+  re-checks every address at send time, with the redirect policy; classifies the outcome.
+* :mod:`.signing`: the agent's signing keys (ES256) and the JWT each notification carries; JWKS.
+* :mod:`.verify`: what a *receiver* uses to check a notification's signature and claims.
+* :mod:`.delivery`: delivers a task's events to one config, in order, from its cursor.
+* :mod:`.dispatch`: turns DynamoDB stream records of the event log into delivery work items.
+* :mod:`.redrive`: moves dead-lettered deliveries back onto the delivery queue.
+
+Nothing is imported here, so each Lambda imports only what it uses.
+"""
