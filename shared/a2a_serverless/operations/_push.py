@@ -7,8 +7,8 @@ import uuid
 from ..errors import FieldViolation, InvalidParamsError, PushNotificationNotSupportedError
 from ..models import TaskPushNotificationConfig
 from ..ports import Scope
-from ..runtime import Runtime
 from ..push.urls import WebhookURLError, validate_webhook_url
+from ..runtime import Runtime
 
 __all__ = ["prepare_config", "require_push_capability"]
 
