@@ -30,6 +30,7 @@ from a2a_serverless.models import (
 from a2a_serverless.ports import (
     DuplicateMessage,
     InvalidPageToken,
+    PushTarget,
     Scope,
     TaskQuery,
     TaskRecord,
@@ -674,6 +675,63 @@ def test_push_configs_are_scoped(store: TaskStore) -> None:
     assert store.get_push_config(ALICE_ELSEWHERE, "t1", "p1") is None
     assert store.list_push_configs(BOB, "t1") == ([], "")
     assert store.get_push_config(ALICE, "t1", "p1") is not None
+
+
+def test_an_inline_config_receives_every_event_from_the_first(store: TaskStore) -> None:
+    config = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
+
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], message_id="m1", push_config=config)
+
+    assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(config.model_copy(update={"task_id": "t1"}), 0)
+
+
+def test_a_new_config_starts_where_it_is_told_and_a_replaced_one_keeps_its_cursor(store: TaskStore) -> None:
+    # Given a config created on a task that already logged 4 events
+    store.put_push_config(ALICE, a_config("p1"), start_after_seq=4)
+    assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(a_config("p1"), 4)
+
+    # When deliveries move its cursor, and the config is then replaced (with another start)
+    assert store.advance_push_cursor(ALICE, "t1", "p1", 6)
+    store.put_push_config(ALICE, a_config("p1", url="https://hooks.example/v2"), start_after_seq=9)
+
+    # Then the replacement keeps the cursor: nothing is replayed or skipped
+    assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(a_config("p1", url="https://hooks.example/v2"), 6)
+
+
+def test_a_push_cursor_only_moves_forward_and_only_for_a_live_config(store: TaskStore) -> None:
+    store.put_push_config(ALICE, a_config("p1"))
+
+    assert store.advance_push_cursor(ALICE, "t1", "p1", 3)
+    assert not store.advance_push_cursor(ALICE, "t1", "p1", 3)
+    assert not store.advance_push_cursor(ALICE, "t1", "p1", 2)
+    assert not store.advance_push_cursor(BOB, "t1", "p1", 9)
+    assert not store.advance_push_cursor(ALICE, "t1", "missing", 9)
+    target = store.get_push_target(ALICE, "t1", "p1")
+    assert target is not None
+    assert target.delivered_seq == 3
+
+    # A deleted config is not brought back by a late cursor move
+    store.delete_push_config(ALICE, "t1", "p1")
+    assert not store.advance_push_cursor(ALICE, "t1", "p1", 4)
+    assert store.get_push_target(ALICE, "t1", "p1") is None
+    assert store.get_push_config(ALICE, "t1", "p1") is None
+
+
+def test_concurrent_cursor_moves_keep_the_highest(store: TaskStore) -> None:
+    store.put_push_config(ALICE, a_config("p1"))
+    barrier = threading.Barrier(8)
+
+    def move(seq: int) -> bool:
+        barrier.wait()
+        return store.advance_push_cursor(ALICE, "t1", "p1", seq)
+
+    with ThreadPoolExecutor(8) as pool:
+        moved = list(pool.map(move, [5, 1, 8, 3, 8, 2, 7, 4]))
+
+    target = store.get_push_target(ALICE, "t1", "p1")
+    assert target is not None
+    assert target.delivered_seq == 8
+    assert any(moved)
 
 
 def test_a_push_config_needs_both_ids(store: TaskStore) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
-from ..ports.store import Scope, StoredEvent, TaskRecord
+from ..ports.store import PushTarget, Scope, StoredEvent, TaskRecord
 from ._store_common import parse_timestamp
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "head_update",
     "message_item",
     "push_item",
+    "push_target_from_item",
+    "push_upsert",
     "record_from_item",
     "stored_event_from_item",
     "ttl_epoch",
@@ -212,17 +214,50 @@ def stored_event_from_item(item: Item) -> StoredEvent:
 
 
 def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None) -> Item:
+    """A new config item, its delivery cursor at 0 (inline configs, created with their task)."""
     item: Item = {
         "pk": _s(Keys(scope).task_pk(config.task_id)),
         "sk": _s(push_sk(config.id)),
+        **_push_attributes(scope, config),
+        "deliveredSeq": _n(0),
+    }
+    return _with_ttl(item, ttl)
+
+
+def push_upsert(
+    scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, start_after_seq: int
+) -> dict[str, Any]:
+    """UpdateItem arguments (minus ``TableName``) that create or replace a config, keeping the
+    delivery cursor of a config that exists and starting a new one at ``start_after_seq``."""
+    # Every name goes through ExpressionAttributeNames: "owner" and "ttl" are reserved words.
+    attributes = {**_push_attributes(scope, config), **({"ttl": _n(ttl)} if ttl is not None else {})}
+    names = {f"#{name}": name for name in [*attributes, "deliveredSeq"]}
+    values = {f":{name}": value for name, value in attributes.items()} | {":start": _n(start_after_seq)}
+    assignments = [f"#{name} = :{name}" for name in attributes if name != "ttl"]
+    if ttl is not None:
+        assignments.append("#ttl = if_not_exists(#ttl, :ttl)")
+    assignments.append("#deliveredSeq = if_not_exists(#deliveredSeq, :start)")
+    return {
+        "Key": {"pk": _s(Keys(scope).task_pk(config.task_id)), "sk": _s(push_sk(config.id))},
+        "UpdateExpression": "SET " + ", ".join(assignments),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+    }
+
+
+def _push_attributes(scope: Scope, config: TaskPushNotificationConfig) -> Item:
+    return {
         "config": _s(config.to_json()),
         "configId": _s(config.id),
         "taskId": _s(config.task_id),
         "tenant": _s(scope.tenant),
         "owner": _s(scope.owner),
     }
-    return _with_ttl(item, ttl)
 
 
 def config_from_item(item: Item) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig.model_validate_json(item["config"]["S"])
+
+
+def push_target_from_item(item: Item) -> PushTarget:
+    return PushTarget(config_from_item(item), int(item.get("deliveredSeq", {}).get("N", "0")))

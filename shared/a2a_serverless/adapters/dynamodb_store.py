@@ -7,7 +7,7 @@ Item layout (keys are built in :mod:`._dynamodb_codec`; caller values in keys ar
   ``tenant``, ``owner``, ``taskId``, ``contextId``, ``state``, ``createdAt``, ``updatedAt``, ``ttl``.
 * same pk, ``sk=EVT#<seq, 12 digits>``: one ``event`` (StreamResponse JSON) with ``seq``, ``taskId``,
   ``tenant``, ``owner``, ``createdAt``, ``ttl``. Append-only.
-* same pk, ``sk=PUSH#<configId>``: one push ``config`` (JSON).
+* same pk, ``sk=PUSH#<configId>``: one push ``config`` (JSON) and its delivery cursor ``deliveredSeq``.
 * ``pk=MSG#<tenant>#<owner>#<messageId>``, ``sk=MSG``: send idempotency, ``taskId`` of the task it created.
 
 The head also carries ``gsi1pk = SCOPE#<tenant>#<owner>`` and ``gsi2pk = CTX#<tenant>#<owner>#<contextId>``
@@ -40,6 +40,7 @@ from botocore.exceptions import ClientError
 from ..models import StreamResponse, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
     DuplicateMessage,
+    PushTarget,
     Scope,
     StoredEvent,
     TaskPage,
@@ -60,6 +61,8 @@ from ._dynamodb_codec import (
     message_item,
     push_item,
     push_sk,
+    push_target_from_item,
+    push_upsert,
     record_from_item,
     stored_event_from_item,
     ttl_epoch,
@@ -245,15 +248,36 @@ class DynamoDBTaskStore:
 
     # ------------------------------------------------------------------ push configs
 
-    def put_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+    def put_push_config(
+        self, scope: Scope, config: TaskPushNotificationConfig, *, start_after_seq: int = 0
+    ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
         ttl = ttl_epoch(self._clock(), self._ttl_days)
-        self.client.put_item(TableName=self._table, Item=push_item(scope, config, ttl))
+        self.client.update_item(TableName=self._table, **push_upsert(scope, config, ttl, start_after_seq))
         return config
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        target = self.get_push_target(scope, task_id, config_id)
+        return target.config if target is not None else None
+
+    def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
         item = self._get(Keys(scope).task_pk(task_id), push_sk(config_id))
-        return config_from_item(item) if item is not None else None
+        return push_target_from_item(item) if item is not None else None
+
+    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}},
+                UpdateExpression="SET deliveredSeq = :seq",
+                ConditionExpression="attribute_exists(pk) AND deliveredSeq < :seq",
+                ExpressionAttributeValues={":seq": {"N": str(seq)}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def list_push_configs(
         self, scope: Scope, task_id: str, page_size: int = 100, page_token: str = ""

@@ -19,6 +19,7 @@ from datetime import datetime
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
     DuplicateMessage,
+    PushTarget,
     Scope,
     StoredEvent,
     TaskPage,
@@ -48,6 +49,12 @@ _Key = tuple[str, str, str]  # tenant, owner, task id or message id
 
 
 @dataclass(frozen=True, slots=True)
+class _Push:
+    text: str
+    delivered_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Head:
     meta: TaskRecord  # bookkeeping as stored; its ``task`` is a private copy, never handed out
     task_json: str
@@ -66,7 +73,7 @@ class MemoryTaskStore:
         self._lock = threading.Lock()
         self._heads: dict[_Key, _Head] = {}
         self._events: dict[_Key, dict[int, str]] = {}
-        self._push: dict[_Key, dict[str, str]] = {}
+        self._push: dict[_Key, dict[str, _Push]] = {}
         self._messages: dict[_Key, str] = {}
 
     # ------------------------------------------------------------------ tasks
@@ -97,7 +104,7 @@ class MemoryTaskStore:
             self._messages[message_key] = record.task_id
             self._events[key] = {**log, **{seq: text for seq, text in enumerate(payloads, start=1)}}
             if push is not None:
-                self._push.setdefault(key, {})[push.id] = push.to_json()
+                self._push.setdefault(key, {})[push.id] = _Push(push.to_json(), 0)
         return stored
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
@@ -171,17 +178,36 @@ class MemoryTaskStore:
 
     # ------------------------------------------------------------------ push configs
 
-    def put_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+    def put_push_config(
+        self, scope: Scope, config: TaskPushNotificationConfig, *, start_after_seq: int = 0
+    ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
         text = config.to_json()
         with self._lock:
-            self._push.setdefault(_task_key(scope, config.task_id), {})[config.id] = text
+            configs = self._push.setdefault(_task_key(scope, config.task_id), {})
+            existing = configs.get(config.id)
+            configs[config.id] = _Push(text, existing.delivered_seq if existing else start_after_seq)
         return config
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        target = self.get_push_target(scope, task_id, config_id)
+        return target.config if target is not None else None
+
+    def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
         with self._lock:
-            text = self._push.get(_task_key(scope, task_id), {}).get(config_id)
-        return TaskPushNotificationConfig.model_validate_json(text) if text is not None else None
+            push = self._push.get(_task_key(scope, task_id), {}).get(config_id)
+        if push is None:
+            return None
+        return PushTarget(TaskPushNotificationConfig.model_validate_json(push.text), push.delivered_seq)
+
+    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        with self._lock:
+            configs = self._push.get(_task_key(scope, task_id), {})
+            push = configs.get(config_id)
+            if push is None or push.delivered_seq >= seq:
+                return False
+            configs[config_id] = _Push(push.text, seq)
+            return True
 
     def list_push_configs(
         self, scope: Scope, task_id: str, page_size: int = 100, page_token: str = ""
@@ -191,7 +217,7 @@ class MemoryTaskStore:
         after = decode_page_token(page_token, fingerprint) if page_token else ""
         with self._lock:
             configs = self._push.get(_task_key(scope, task_id), {})
-            picked = sorted((cid, text) for cid, text in configs.items() if cid > after)
+            picked = sorted((cid, push.text) for cid, push in configs.items() if cid > after)
         page = picked[:page_size]
         token = encode_page_token(page[-1][0], fingerprint) if len(picked) > page_size else ""
         return [TaskPushNotificationConfig.model_validate_json(text) for _, text in page], token

@@ -3,7 +3,8 @@
 All are gated by ``capabilities.pushNotifications`` and scoped to the caller: the task must be the
 caller's (else TaskNotFound), and configs are keyed under it. Create assigns an id when none is
 given and replaces a config with the same id. Get of a missing config is TaskNotFound. Delete is
-idempotent. Delivery is the dispatcher's job.
+idempotent. A created config receives the task's events from the next one on (an inline config on
+SendMessage gets every event). Delivery is :mod:`a2a_serverless.push`'s job.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..models import (
     ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 )
-from ..ports import InvalidPageToken, Scope
+from ..ports import InvalidPageToken, Scope, TaskRecord
 from ..runtime import Runtime
 from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
 from ._push import prepare_config, require_push_capability
@@ -31,12 +32,17 @@ __all__ = [
 DEFAULT_PAGE_SIZE = 100
 
 
-def _task_scope(ctx: CallContext, runtime: Runtime, task_id: str) -> Scope:
+def _task(ctx: CallContext, runtime: Runtime, task_id: str) -> TaskRecord:
     require_push_capability(runtime)
     scope = resolve_scope(ctx, runtime, task_id=task_id)
-    if runtime.store.get_task(scope, task_id) is None:
+    record = runtime.store.get_task(scope, task_id)
+    if record is None:
         raise TaskNotFoundError(metadata={"taskId": task_id})
-    return scope
+    return record
+
+
+def _task_scope(ctx: CallContext, runtime: Runtime, task_id: str) -> Scope:
+    return _task(ctx, runtime, task_id).scope
 
 
 def create_push_config(
@@ -44,11 +50,13 @@ def create_push_config(
 ) -> TaskPushNotificationConfig:
     if not request.task_id:
         raise InvalidParamsError(violations=[FieldViolation("taskId", "Field required")])
-    scope = _task_scope(ctx, runtime, request.task_id)
+    record = _task(ctx, runtime, request.task_id)
     if len(request.id) > MAX_ID_LENGTH:
         raise InvalidParamsError(violations=[FieldViolation("id", f"must be at most {MAX_ID_LENGTH} characters")])
-    config = prepare_config(request, scope, request.task_id, runtime)
-    return runtime.store.put_push_config(scope, config)
+    config = prepare_config(request, record.scope, request.task_id, runtime)
+    # Notifications start with the task's next event; the dispatcher, seeing the config appear,
+    # also delivers any event that was logged between this read and the write.
+    return runtime.store.put_push_config(record.scope, config, start_after_seq=record.last_seq)
 
 
 def get_push_config(

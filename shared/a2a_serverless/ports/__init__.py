@@ -4,6 +4,7 @@ from .queue import WorkItem, WorkQueue
 from .store import (
     DuplicateMessage,
     InvalidPageToken,
+    PushTarget,
     Scope,
     StoredEvent,
     StoreError,
@@ -17,6 +18,7 @@ from .store import (
 __all__ = [
     "DuplicateMessage",
     "InvalidPageToken",
+    "PushTarget",
     "Scope",
     "StoreError",
     "StoredEvent",

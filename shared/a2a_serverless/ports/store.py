@@ -24,6 +24,7 @@ from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, 
 __all__ = [
     "DuplicateMessage",
     "InvalidPageToken",
+    "PushTarget",
     "Scope",
     "StoreError",
     "StoredEvent",
@@ -83,6 +84,15 @@ class StoredEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class PushTarget:
+    """A push config with its delivery cursor: the events of the task up to ``delivered_seq`` were
+    delivered to it (or handed to the dead-letter queue); the next delivery starts after it."""
+
+    config: TaskPushNotificationConfig
+    delivered_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class TaskQuery:
     """ListTasks filters, already validated. ``page_token`` is opaque and store-defined."""
 
@@ -132,7 +142,8 @@ class TaskStore(Protocol):
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
         """Atomically write a new task head (version 1), its first events (seq 1..n), the idempotency
-        key (scope, ``message_id``) and optionally a push config for it.
+        key (scope, ``message_id``) and optionally a push config for it (its cursor at 0: it receives
+        every event, the first included).
 
         Raises :class:`DuplicateMessage` when the key exists (whatever task it names), and
         :class:`VersionConflict` when a task with this id exists. Returns the stored record.
@@ -166,8 +177,21 @@ class TaskStore(Protocol):
         Raises :class:`InvalidPageToken` for a token this store did not issue for the scope."""
         ...
 
-    def put_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
-        """Create or replace the config ``(config.task_id, config.id)``; both ids must be set."""
+    def put_push_config(
+        self, scope: Scope, config: TaskPushNotificationConfig, *, start_after_seq: int = 0
+    ) -> TaskPushNotificationConfig:
+        """Create or replace the config ``(config.task_id, config.id)``; both ids must be set. A new
+        config's delivery cursor starts at ``start_after_seq`` (it receives the events after it); a
+        replaced config keeps its cursor, so re-creating a config never replays what it got."""
+        ...
+
+    def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
+        """The config and its delivery cursor (strongly consistent), or None once deleted."""
+        ...
+
+    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        """Move the config's cursor up to ``seq``; never down, and never for a deleted config.
+        Returns whether it moved."""
         ...
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None: ...
