@@ -1,0 +1,367 @@
+"""Checking a push notification on the receiving end: signature, claims, body binding, replays.
+
+A receiver (a client's webhook) installs this package for this module alone, so it depends only on
+``joserfc`` and ``httpx`` and, from this package, only on the constants in :mod:`.signing`.
+
+Typical use in a webhook handler::
+
+    jwks = JwksCache("https://agent.example.com/.well-known/jwks.json")
+    replays = ReplayGuard()
+
+    def on_notification(request):
+        try:
+            note = jwks.verify(request.headers, request.body, issuer="https://agent.example.com",
+                               audience="https://me.example.com/a2a/hook", replay_guard=replays)
+        except NotificationVerificationError:
+            return 401
+        ...  # note.task_id, note.event_id
+
+What is checked (see :func:`verify_notification`): the token comes from ``X-A2A-Notification-Signature``
+or, failing that, ``Authorization: Bearer``; it must be ES256 (``none`` and HMAC tokens are refused
+before any key is consulted), signed by the key its ``kid`` names; ``iss`` and ``aud`` must be the
+expected ones; ``exp`` and ``iat`` must be current (within a clock-skew leeway); ``bodySha256`` must be
+the digest of the exact body received; ``taskId`` must be the task the body is about; and, with a
+:class:`ReplayGuard`, its ``jti`` must not have been seen before.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import heapq
+import hmac
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from joserfc import jws, jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, KeySet
+
+from .signing import SIGNATURE_HEADER, SIGNING_ALGORITHM
+
+__all__ = [
+    "JwksCache",
+    "NotificationVerificationError",
+    "ReplayGuard",
+    "VerifiedNotification",
+    "verify_notification",
+]
+
+# StreamResponse members (JSON names) and where each keeps its task id.
+_TASK_ID_PATHS = {
+    "task": "id",
+    "message": "taskId",
+    "statusUpdate": "taskId",
+    "artifactUpdate": "taskId",
+}
+
+
+class NotificationVerificationError(Exception):
+    """The notification must be rejected. The message says why and is safe to log or return: it never
+    quotes the token, the claims or the body."""
+
+
+@dataclass(frozen=True)
+class VerifiedNotification:
+    """What a verified token vouches for. ``claims`` holds every claim, for callers that want more."""
+
+    task_id: str
+    event_id: str
+    jti: str
+    issued_at: float
+    claims: dict[str, Any] = field(hash=False)
+
+
+class ReplayGuard:
+    """Remembers the ``jti`` of accepted notifications until they expire; thread-safe, in memory.
+
+    In memory means per process: a receiver running several instances needs a shared store for
+    complete replay protection (the short token lifetime bounds the window either way).
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seen: dict[str, float] = {}
+        self._expiry: list[tuple[float, str]] = []  # a heap, so pruning costs only what expired
+
+    def check_and_remember(self, jti: str, expires_at: float, *, now: float | None = None) -> bool:
+        """True (and remember ``jti`` until ``expires_at``) if it is new; False if it was seen."""
+        with self._lock:
+            self._prune(self._clock() if now is None else now)
+            if jti in self._seen:
+                return False
+            self._seen[jti] = expires_at
+            heapq.heappush(self._expiry, (expires_at, jti))
+            return True
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._seen)
+
+    def _prune(self, now: float) -> None:
+        while self._expiry and self._expiry[0][0] < now:
+            expires_at, jti = heapq.heappop(self._expiry)
+            if self._seen.get(jti) == expires_at:
+                del self._seen[jti]
+
+
+def verify_notification(
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    keys: Mapping[str, Any] | KeySet,
+    issuer: str,
+    audience: str,
+    max_age_seconds: int = 300,
+    leeway_seconds: int = 30,
+    now: float | None = None,
+    replay_guard: ReplayGuard | None = None,
+) -> VerifiedNotification:
+    """Check one notification; return what it vouches for or raise :class:`NotificationVerificationError`.
+
+    ``headers`` are the request headers (looked up case-insensitively); ``body`` the exact bytes
+    received. ``keys`` is the agent's JWKS (a dict as served at its ``/.well-known/jwks.json``, or a
+    joserfc ``KeySet``). ``audience`` is this webhook's URL as registered in the push config. A token
+    older than ``max_age_seconds`` is refused even if its ``exp`` is later; ``leeway_seconds`` absorbs
+    clock skew. The replay guard is consulted last, so a token failing any other check does not use up
+    its ``jti``.
+    """
+    token = _token_from(headers)
+    kid = _checked_kid(token)
+    key = _key_named(_as_key_set(keys), kid)
+    try:
+        claims = jwt.decode(token, key, algorithms=[SIGNING_ALGORITHM]).claims
+    except (JoseError, ValueError, TypeError):
+        raise NotificationVerificationError("the notification signature is invalid") from None
+
+    current = time.time() if now is None else now
+    if claims.get("iss") != issuer:
+        raise NotificationVerificationError("the notification was issued by someone else (iss)")
+    audiences = claims.get("aud")
+    if not (audiences == audience or (isinstance(audiences, list) and audience in audiences)):
+        raise NotificationVerificationError("the notification is meant for another receiver (aud)")
+    expires_at = _numeric(claims, "exp")
+    issued_at = _numeric(claims, "iat")
+    if current > expires_at + leeway_seconds:
+        raise NotificationVerificationError("the notification signature has expired (exp)")
+    if issued_at > current + leeway_seconds:
+        raise NotificationVerificationError("the notification signature is issued in the future (iat)")
+    if current - issued_at > max_age_seconds + leeway_seconds:
+        raise NotificationVerificationError("the notification signature is too old (iat)")
+
+    digest = claims.get("bodySha256")
+    if not isinstance(digest, str) or not hmac.compare_digest(digest, _body_sha256(body)):
+        raise NotificationVerificationError("the body is not the one that was signed (bodySha256)")
+    task_id = _string(claims, "taskId")
+    if _task_id_in(body) != task_id:
+        raise NotificationVerificationError("the body is about another task than the signature (taskId)")
+    event_id = _string(claims, "eventId")
+    jti = _string(claims, "jti")
+
+    # Remember it for as long as it could still be accepted (exp plus the skew we tolerate).
+    if replay_guard is not None and not replay_guard.check_and_remember(jti, expires_at + leeway_seconds, now=current):
+        raise NotificationVerificationError("the notification was already received (jti replayed)")
+    return VerifiedNotification(task_id=task_id, event_id=event_id, jti=jti, issued_at=issued_at, claims=dict(claims))
+
+
+class JwksCache:
+    """The agent's JWKS fetched over HTTPS, cached, and refetched when a token names an unknown key.
+
+    An unknown ``kid`` (the agent rotated) triggers a refetch at most once per ``min_refresh_seconds``,
+    so forged tokens with made-up kids cannot make this receiver hammer the agent. The cached set is
+    also refetched once it is older than ``max_cache_seconds``, so keys the agent has retired stop
+    being trusted. Pass ``client`` to control TLS, proxies or timeouts; otherwise one is created (and
+    closed by :meth:`close`). If the very first fetch fails, verification fails; if a later refetch
+    fails, the cached keys stay in use. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        client: httpx.Client | None = None,
+        timeout_seconds: float = 5.0,
+        min_refresh_seconds: float = 60.0,
+        max_cache_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._url = url
+        self._client = client
+        self._owns_client = client is None
+        self._timeout = timeout_seconds
+        self._min_refresh = min_refresh_seconds
+        self._max_cache = max_cache_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._keys: KeySet | None = None
+        self._fetched_at = 0.0
+
+    def key_set(self, *, kid: str | None = None) -> KeySet:
+        """The cached keys, fetched first if there are none, they are stale, or ``kid`` is unknown."""
+        with self._lock:
+            now = self._clock()
+            if self._keys is None:
+                self._keys = self._fetch()
+                self._fetched_at = now
+            elif now - self._fetched_at >= self._max_cache or (
+                kid is not None and not _has_kid(self._keys, kid) and now - self._fetched_at >= self._min_refresh
+            ):
+                # A failed refetch keeps the cached keys in use; the next try waits min_refresh_seconds.
+                with contextlib.suppress(NotificationVerificationError):
+                    self._keys = self._fetch()
+                self._fetched_at = now
+            return self._keys
+
+    def verify(
+        self,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        issuer: str,
+        audience: str,
+        max_age_seconds: int = 300,
+        leeway_seconds: int = 30,
+        now: float | None = None,
+        replay_guard: ReplayGuard | None = None,
+    ) -> VerifiedNotification:
+        """:func:`verify_notification` against this JWKS (refetched first if the token's kid is unknown)."""
+        kid = _checked_kid(_token_from(headers))
+        return verify_notification(
+            headers,
+            body,
+            keys=self.key_set(kid=kid),
+            issuer=issuer,
+            audience=audience,
+            max_age_seconds=max_age_seconds,
+            leeway_seconds=leeway_seconds,
+            now=now,
+            replay_guard=replay_guard,
+        )
+
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> JwksCache:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _fetch(self) -> KeySet:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
+        try:
+            response = self._client.get(self._url, headers={"Accept": "application/json"})
+            response.raise_for_status()
+            document = response.json()
+        except (httpx.HTTPError, ValueError):
+            raise NotificationVerificationError("the agent's key set could not be fetched") from None
+        if not isinstance(document, Mapping):
+            raise NotificationVerificationError("the agent's key set is not a JWKS")
+        return _as_key_set(document)
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _body_sha256(body: bytes) -> str:
+    # Same definition as the signer's (kept here so this module needs nothing else from the package).
+    return base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode("ascii")
+
+
+def _token_from(headers: Mapping[str, str]) -> str:
+    # Our own header wins: ``Authorization`` may carry the credentials the client configured for its
+    # webhook (push config authentication) rather than our token.
+    lowered = {name.lower(): value for name, value in headers.items()}
+    token = lowered.get(SIGNATURE_HEADER.lower(), "").strip()
+    if not token:
+        scheme, _, credentials = lowered.get("authorization", "").strip().partition(" ")
+        if scheme.lower() == "bearer":
+            token = credentials.strip()
+    if not token:
+        raise NotificationVerificationError(f"the notification carries no signature ({SIGNATURE_HEADER})")
+    return token
+
+
+def _checked_kid(token: str) -> str:
+    """The kid of a token whose header declares ES256; anything else is refused before any key is used."""
+    try:
+        header = jws.extract_compact(token.encode("ascii")).headers()
+    except (JoseError, ValueError, TypeError, UnicodeError):
+        raise NotificationVerificationError("the notification signature is not a well-formed JWT") from None
+    # Pinning the algorithm here, not trusting the header, is what stops "alg: none" and HS256 tokens
+    # forged with the public key as the HMAC secret.
+    if header.get("alg") != SIGNING_ALGORITHM:
+        raise NotificationVerificationError(f"the notification signature must use {SIGNING_ALGORITHM}")
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise NotificationVerificationError("the notification signature names no key (kid)")
+    return kid
+
+
+def _as_key_set(keys: Mapping[str, Any] | KeySet) -> KeySet:
+    if isinstance(keys, KeySet):
+        return keys
+    try:
+        return KeySet.import_key_set({"keys": list(keys["keys"])})
+    except (JoseError, KeyError, ValueError, TypeError):
+        raise NotificationVerificationError("the agent's key set is not a usable JWKS") from None
+
+
+def _usable(key: Any) -> bool:
+    return (
+        isinstance(key, ECKey)
+        and key.get("crv") == "P-256"
+        and key.get("alg") in (None, SIGNING_ALGORITHM)
+        and key.get("use") in (None, "sig")
+    )
+
+
+def _has_kid(keys: KeySet, kid: str) -> bool:
+    return any(key.kid == kid and _usable(key) for key in keys)
+
+
+def _key_named(keys: KeySet, kid: str) -> ECKey:
+    for key in keys:
+        if key.kid == kid and isinstance(key, ECKey) and _usable(key):
+            return key
+    raise NotificationVerificationError("the notification was signed by an unknown key (kid)")
+
+
+def _numeric(claims: Mapping[str, Any], name: str) -> float:
+    value = claims.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise NotificationVerificationError(f"the notification signature lacks a numeric {name}")
+    return float(value)
+
+
+def _string(claims: Mapping[str, Any], name: str) -> str:
+    value = claims.get(name)
+    if not isinstance(value, str) or not value:
+        raise NotificationVerificationError(f"the notification signature lacks {name}")
+    return value
+
+
+def _task_id_in(body: bytes) -> str | None:
+    """The task a StreamResponse body is about (None when the body is not one)."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(document, dict):
+        return None
+    present = [name for name in _TASK_ID_PATHS if document.get(name) is not None]
+    if len(present) != 1:
+        return None
+    payload = document[present[0]]
+    task_id = payload.get(_TASK_ID_PATHS[present[0]]) if isinstance(payload, dict) else None
+    return task_id if isinstance(task_id, str) else None
