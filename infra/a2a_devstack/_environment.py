@@ -21,8 +21,12 @@ LOCAL_DEFAULTS: Mapping[str, str] = {
     "A2A_AUTH_MODE": "none",
     # Webhook receivers in development listen on 127.0.0.1, which deployed stacks refuse (SSRF).
     "A2A_ALLOW_PRIVATE_WEBHOOKS": "true",
-    # Deployed stacks sign notifications with a configured key; locally, a key made at start-up.
-    "A2A_PUSH_SIGNING_DEV_KEY": "true",
+    # Deployed, the key set lives in an SSM parameter named after the stack; locally, in moto's SSM
+    # (created on first use, as on AWS).
+    "A2A_PUSH_SIGNING_KEY_PARAMETER": "/a2a-local/push-signing-keys",
+    # Local retries come quickly: 1 s, 2 s, 4 s ... capped at 10 s.
+    "A2A_PUSH_BACKOFF_BASE_SECONDS": "1",
+    "A2A_PUSH_BACKOFF_MAX_SECONDS": "10",
 }
 """Template values that cannot hold locally. Like the template's values, the shell's win over them."""
 

@@ -1,4 +1,9 @@
-"""``a2a-serverless dev``: the whole stack on this machine, no Docker, no AWS account."""
+"""The ``a2a-serverless`` command.
+
+* ``dev``: the whole stack on this machine, no Docker, no AWS account.
+* ``push-redrive``: move dead-lettered push deliveries back onto the delivery queue (deployed
+  stacks by name, or any SQS endpoint, such as the local stack's moto).
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ _PROG = "a2a-serverless"
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "push-redrive":
+        return _push_redrive(args)
     options = DevOptions(
         host=args.host,
         port=args.port,
@@ -68,7 +75,54 @@ def _parser() -> argparse.ArgumentParser:
         help="visibility timeout of the queues functions consume, i.e. the redelivery delay after a "
         "failure; the template's work queue has 5400 (default: %(default)s)",
     )
+    redrive = commands.add_parser(
+        "push-redrive",
+        help="move dead-lettered push deliveries back onto the delivery queue",
+        description="Move push deliveries that failed for good (the push dead-letter queue) back onto the "
+        "delivery queue, to be delivered again with the config as it is now. Name a deployed stack, or "
+        "give both queue URLs (and --endpoint-url for the local stack's moto).",
+    )
+    redrive.add_argument("--stack", help="a deployed stack: its outputs name the queues")
+    redrive.add_argument("--queue-url", help="the push delivery queue (output PushDeliveryQueueUrl)")
+    redrive.add_argument("--dead-letter-url", help="the push dead-letter queue (output PushDeadLetterQueueUrl)")
+    redrive.add_argument("--endpoint-url", help="an SQS endpoint other than AWS's (the local stack prints it)")
+    redrive.add_argument("--region", help="AWS region (default: your AWS configuration's)")
+    redrive.add_argument("--limit", type=_positive, help="move at most this many (default: all)")
+    redrive.add_argument("--dry-run", action="store_true", help="count what would move, by reason; move nothing")
     return parser
+
+
+def _push_redrive(args: argparse.Namespace) -> int:
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from a2a_serverless.push.redrive import redrive
+
+    session = boto3.session.Session(region_name=args.region)
+    try:
+        queue_url, dead_letter_url = args.queue_url, args.dead_letter_url
+        if args.stack:
+            outputs = _stack_outputs(session, args.stack)
+            queue_url = queue_url or outputs.get("PushDeliveryQueueUrl")
+            dead_letter_url = dead_letter_url or outputs.get("PushDeadLetterQueueUrl")
+        if not queue_url or not dead_letter_url:
+            return _fail("name a --stack, or give --queue-url and --dead-letter-url", code=2, command="push-redrive")
+        sqs = session.client("sqs", endpoint_url=args.endpoint_url)
+        report = redrive(sqs, dead_letter_url, queue_url, limit=args.limit, dry_run=args.dry_run)
+    except (BotoCoreError, ClientError) as exc:
+        return _fail(str(exc), code=1, command="push-redrive")
+    verb = "would move" if args.dry_run else "moved"
+    sys.stdout.write(f"{verb} {report.moved} dead-lettered deliveries\n")
+    for reason, count in sorted(report.reasons.items()):
+        sys.stdout.write(f"  {count:6d}  {reason}\n")
+    if report.unreadable:
+        sys.stdout.write(f"left {len(report.unreadable)} unreadable message(s) on the dead-letter queue\n")
+    return 0
+
+
+def _stack_outputs(session: Any, stack: str) -> dict[str, str]:
+    described = session.client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0]
+    return {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
 
 
 def _check_executor(flag: str | None, environ: Mapping[str, str], template: Mapping[str, Any]) -> None:
@@ -96,8 +150,8 @@ def _configure_logging() -> None:
     logging.getLogger("botocore").setLevel(logging.WARNING)
 
 
-def _fail(message: str, *, code: int) -> int:
-    sys.stderr.write(f"{_PROG} dev: error: {message}\n")
+def _fail(message: str, *, code: int, command: str = "dev") -> int:
+    sys.stderr.write(f"{_PROG} {command}: error: {message}\n")
     return code
 
 

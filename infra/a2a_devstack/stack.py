@@ -91,6 +91,14 @@ def run(
             endpoint,
             ", ".join([*resources.tables.values(), *(url.rsplit("/", 1)[-1] for url in resources.queue_urls.values())]),
         )
+        if {"PushDeliveryQueue", "PushDeadLetterQueue"} <= resources.queue_urls.keys():
+            _log.info(
+                "redrive dead-lettered push deliveries with: a2a-serverless push-redrive --endpoint-url %s "
+                "--queue-url %s --dead-letter-url %s",
+                endpoint,
+                resources.queue_urls["PushDeliveryQueue"],
+                resources.queue_urls["PushDeadLetterQueue"],
+            )
         apply_environment(
             LocalEnvironment(
                 endpoint_url=endpoint,

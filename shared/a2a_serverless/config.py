@@ -58,6 +58,24 @@ class Settings(BaseModel):
     tenants: tuple[str, ...] = ()
     """If set, the only tenants accepted (comma-separated); empty accepts any."""
 
+    push_queue_url: str = ""
+    """The FIFO queue of push deliveries: the dispatcher fills it, the delivery function drains it."""
+    push_dead_letter_queue_url: str = ""
+    """Where deliveries that failed for good are parked (``a2a-serverless push-redrive`` replays them)."""
+    push_signing: bool = False
+    """Sign every notification (ES256 JWT, keys published at ``/.well-known/jwks.json``)."""
+    push_signing_key_parameter: str = ""
+    """SSM SecureString parameter holding the signing key set (created on first use)."""
+    push_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    """Per-request timeout of a webhook POST (the spec recommends 10-30 s)."""
+    push_max_attempts: int = Field(default=10, ge=1, le=100)
+    """Attempts per delivery before it is dead-lettered (timeouts, connection errors, 408, 429, 5xx)."""
+    push_backoff_base_seconds: float = Field(default=2.0, ge=0, le=3600)
+    push_backoff_max_seconds: float = Field(default=900.0, ge=0, le=43200)
+    """Retry n waits about base * 2**(n-1), capped, with jitter (or the receiver's Retry-After)."""
+    push_token_ttl_seconds: int = Field(default=300, ge=30, le=3600)
+    """Lifetime (``exp - iat``) of a notification's signed JWT."""
+
     lenient_missing_version: bool = False
     """Serve requests without ``A2A-Version`` as 1.0 instead of rejecting them as 0.3."""
     blocking_wait_seconds: float = Field(default=25.0, gt=0, le=900)
@@ -115,6 +133,8 @@ class Settings(BaseModel):
             raise ConfigError(f"invalid configuration: {problems}") from exc
         if settings.store == "dynamodb" and not settings.table_name:
             raise ConfigError("A2A_TABLE_NAME is required when A2A_STORE=dynamodb")
+        if settings.push_signing and not settings.push_signing_key_parameter:
+            raise ConfigError("A2A_PUSH_SIGNING_KEY_PARAMETER is required when A2A_PUSH_SIGNING=true")
         if settings.auth_mode == "api-key" and not settings.api_keys:
             raise ConfigError("A2A_API_KEYS is required when A2A_AUTH_MODE=api-key")
         return settings

@@ -17,6 +17,7 @@ from .ports import TaskStore, WorkQueue
 
 if TYPE_CHECKING:
     from .execution.api import AgentExecutor
+    from .push.signing import NotificationSigner
 
 __all__ = ["Runtime", "build_runtime", "get_runtime", "load_executor", "reset_runtime"]
 
@@ -27,6 +28,7 @@ class Runtime:
     store: TaskStore
     queue: WorkQueue
     _executor: AgentExecutor | None = field(default=None, repr=False)
+    _push_signer: NotificationSigner | None = field(default=None, repr=False)
 
     @property
     def executor(self) -> AgentExecutor:
@@ -34,6 +36,22 @@ class Runtime:
         if self._executor is None:
             self._executor = load_executor(self.settings.executor)
         return self._executor
+
+
+    @property
+    def push_signer(self) -> NotificationSigner | None:
+        """The notification signer when ``push_signing`` is on (keys in SSM, loaded on first use)."""
+        if not self.settings.push_signing:
+            return None
+        if self._push_signer is None:
+            from .push.signing import NotificationSigner, SsmKeySource
+
+            self._push_signer = NotificationSigner(
+                SsmKeySource(self.settings.push_signing_key_parameter),
+                issuer=self.settings.public_url,
+                ttl_seconds=self.settings.push_token_ttl_seconds,
+            )
+        return self._push_signer
 
 
 def load_executor(path: str) -> AgentExecutor:
@@ -66,8 +84,15 @@ def _is_sdk_executor(obj: object) -> bool:
     )
 
 
-def build_runtime(settings: Settings, *, store: TaskStore | None = None, queue: WorkQueue | None = None) -> Runtime:
-    """Wire adapters for ``settings``; explicit ``store``/``queue`` win (tests, benchmarks)."""
+def build_runtime(
+    settings: Settings,
+    *,
+    store: TaskStore | None = None,
+    queue: WorkQueue | None = None,
+    push_signer: NotificationSigner | None = None,
+) -> Runtime:
+    """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
+    benchmarks)."""
     if store is None:
         if settings.store == "memory":
             from .adapters.memory_store import MemoryTaskStore
@@ -77,7 +102,7 @@ def build_runtime(settings: Settings, *, store: TaskStore | None = None, queue: 
             from .adapters.dynamodb_store import DynamoDBTaskStore
 
             store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days)
-    runtime = Runtime(settings=settings, store=store, queue=queue)  # type: ignore[arg-type]
+    runtime = Runtime(settings=settings, store=store, queue=queue, _push_signer=push_signer)  # type: ignore[arg-type]
     if queue is None:
         if settings.queue_url:
             from .adapters.sqs_queue import SqsWorkQueue

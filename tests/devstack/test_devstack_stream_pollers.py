@@ -37,37 +37,19 @@ def test_the_event_log_filter_keeps_only_event_log_inserts(rec: dict[str, Any], 
     assert matches_filters(rec, (EVT_FILTER,)) is expected
 
 
-def test_stream_event_sources_are_read_from_a_template() -> None:
-    template = load_template()
-    template["Resources"]["Dispatcher"] = {
-        "Type": "AWS::Serverless::Function",
-        "Properties": {
-            "CodeUri": "functions/",
-            "Handler": "dispatcher.handler",
-            "Events": {
-                "Log": {
-                    "Type": "DynamoDB",
-                    "Properties": {
-                        "Stream": {"Fn::GetAtt": ["TasksTable", "StreamArn"]},
-                        "StartingPosition": "TRIM_HORIZON",
-                        "BatchSize": 25,
-                        "FunctionResponseTypes": ["ReportBatchItemFailures"],
-                        "MaximumRetryAttempts": 4,
-                        "FilterCriteria": {"Filters": [{"Pattern": json.dumps(EVT_FILTER)}]},
-                        "DestinationConfig": {
-                            "OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["Q", "Arn"]}}
-                        },
-                    },
-                }
-            },
-        },
-    }
-    (source,) = dynamodb_event_sources(template)
-    assert source.handler == "functions.dispatcher:handler"
-    assert (source.table_id, source.batch_size, source.maximum_retry_attempts) == ("TasksTable", 25, 4)
-    assert source.filters == (EVT_FILTER,)
-    assert source.on_failure_queue_id == "Q"
+def test_stream_event_sources_are_read_from_the_template() -> None:
+    (source,) = dynamodb_event_sources(load_template())
+    assert source.handler == "functions.push_dispatcher:handler"
+    assert (source.table_id, source.starting_position) == ("TasksTable", "TRIM_HORIZON")
+    assert source.on_failure_queue_id == "PushStreamFailureQueue"
     assert source.report_batch_item_failures
+    assert 0 < source.maximum_retry_attempts <= 10
+    # The filter keeps event-log inserts and new push configs, nothing else
+    assert matches_filters(record("INSERT", "EVT#000000000001"), source.filters)
+    assert matches_filters(record("INSERT", "PUSH#c1"), source.filters)
+    assert not matches_filters(record("MODIFY", "PUSH#c1"), source.filters)
+    assert not matches_filters(record("INSERT", "META"), source.filters)
+    assert not matches_filters(record("MODIFY", "META"), source.filters)
 
 
 @pytest.fixture(scope="module")

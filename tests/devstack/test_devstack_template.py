@@ -34,6 +34,15 @@ def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) ->
             timeout_seconds=60,
             memory_mb=512,
         ),
+        SqsEventSource(
+            function_id="PushDeliveryFunction",
+            handler="functions.push_delivery:handler",
+            queue_id="PushDeliveryQueue",
+            batch_size=1,
+            report_batch_item_failures=True,
+            timeout_seconds=120,
+            memory_mb=512,
+        ),
     ]
 
 

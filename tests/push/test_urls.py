@@ -23,6 +23,8 @@ def resolver(table: dict[str, list[str]]):  # type: ignore[no-untyped-def]
         pytest.param("https://mapped.example/hook", ["::ffff:127.0.0.1"], id="name-to-mapped-loopback"),
         pytest.param("https://multi.example/hook", ["93.184.216.34", "10.0.0.1"], id="one-private-among-public"),
         pytest.param("https://mcast.example/hook", ["224.0.0.1"], id="name-to-multicast"),
+        pytest.param("https://cgnat.example/hook", ["100.64.0.1"], id="name-to-shared-address-space"),
+        pytest.param("https://sixtofour.example/hook", ["2002:a00:1::1"], id="name-to-6to4-wrapped-private"),
     ],
 )
 def test_names_resolving_to_non_public_addresses_are_refused(url: str, addresses: list[str]) -> None:

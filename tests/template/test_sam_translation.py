@@ -52,10 +52,35 @@ def test_streaming_integrations_are_exactly_the_gateway_routes(translated: dict[
     assert ("GET", "/{tenant}/tasks/{id}") in integrations
 
 
-def test_every_function_gets_a_role_and_the_worker_an_sqs_mapping(translated: dict[str, Any]) -> None:
+def test_every_event_source_mapping_reports_partial_failures(translated: dict[str, Any]) -> None:
     resources = translated["Resources"]
     functions = [k for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"]
-    assert {"GatewayFunction", "WorkerFunction", "DeadLetterFunction"} <= set(functions)
+    assert {"GatewayFunction", "WorkerFunction", "DeadLetterFunction", "PushDeliveryFunction"} <= set(functions)
     mappings = [v["Properties"] for v in resources.values() if v["Type"] == "AWS::Lambda::EventSourceMapping"]
-    assert {m["FunctionName"]["Ref"] for m in mappings} == {"WorkerFunction", "DeadLetterFunction"}
+    assert {m["FunctionName"]["Ref"] for m in mappings} == {
+        "WorkerFunction",
+        "DeadLetterFunction",
+        "PushDispatcherFunction",
+        "PushDeliveryFunction",
+    }
     assert all(m["FunctionResponseTypes"] == ["ReportBatchItemFailures"] for m in mappings)
+
+
+def test_the_dispatcher_reads_the_table_stream_with_a_filter_and_a_failure_destination(
+    translated: dict[str, Any],
+) -> None:
+    resources = translated["Resources"]
+    (mapping,) = [
+        v["Properties"]
+        for v in resources.values()
+        if v["Type"] == "AWS::Lambda::EventSourceMapping"
+        and v["Properties"]["FunctionName"]["Ref"] == "PushDispatcherFunction"
+    ]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["TasksTable", "StreamArn"]}
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert 0 < mapping["MaximumRetryAttempts"] <= 10
+    assert 0 < mapping["MaximumRecordAgeInSeconds"] <= 86400
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": ["PushStreamFailureQueue", "Arn"]}
+    (pattern,) = [f["Pattern"] for f in mapping["FilterCriteria"]["Filters"]]
+    assert "EVT#" in pattern
+    assert "PUSH#" in pattern

@@ -35,6 +35,9 @@ def is_public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
         or address.is_reserved
         or address.is_unspecified
         or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
+        # Shared address space (100.64/10, carrier-grade NAT, reachable inside VPCs), 6to4 and
+        # Teredo wrappings of private addresses, and whatever else IANA does not call global.
+        or not address.is_global
     )
 
 

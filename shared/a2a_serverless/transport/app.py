@@ -1,4 +1,5 @@
-"""The Starlette application: JSON-RPC at ``POST /``, the REST binding, and the agent card.
+"""The Starlette application: JSON-RPC at ``POST /``, the REST binding, the agent card, and the
+JWKS that verifies signed push notifications.
 
 The same app serves locally under uvicorn and on Lambda (buffered through mangum). Per-method
 Lambda functions build it with ``methods=`` so each serves only its own operation.
@@ -6,6 +7,7 @@ Lambda functions build it with ``methods=`` so each serves only its own operatio
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Collection
 
@@ -23,12 +25,14 @@ from ._render import rest_error
 from .jsonrpc import handle_jsonrpc
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
 
-__all__ = ["CARD_PATH", "create_app"]
+__all__ = ["CARD_PATH", "JWKS_PATH", "create_app"]
 
 logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_MAX_AGE = 300
+JWKS_PATH = "/.well-known/jwks.json"
+"""Public keys of the notification signer (``push.signing``); served with the card."""
 
 
 def create_app(
@@ -50,9 +54,13 @@ def create_app(
     async def card_endpoint(request: Request) -> Response:
         return serve_card(request, current())
 
+    async def jwks_endpoint(request: Request) -> Response:
+        return serve_jwks(request, current())
+
     routes: list[Route] = []
     if card:
         routes.append(Route(CARD_PATH, card_endpoint, methods=["GET"]))
+        routes.append(Route(JWKS_PATH, jwks_endpoint, methods=["GET"]))
     if jsonrpc:
         routes.append(Route("/", jsonrpc_endpoint, methods=["POST"]))
     routes.extend(rest_routes(current, methods))
@@ -70,6 +78,17 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
     if etag in {t.strip() for t in request.headers.get("if-none-match", "").split(",")}:
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
+
+
+def serve_jwks(request: Request, runtime: Runtime) -> Response:
+    """The signer's public keys (every key still valid, so rotation never breaks a receiver's
+    cache); 404 when notifications are not signed."""
+    signer = runtime.push_signer
+    if signer is None:
+        return error_response(MethodNotFoundError("Push notifications are not signed by this agent"))
+    body = json.dumps(signer.jwks(), separators=(",", ":"), sort_keys=True).encode()
+    headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": card_etag(body)}
+    return Response(body, media_type="application/jwk-set+json", headers=headers)
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:

@@ -1,0 +1,156 @@
+"""Push notification entry points: the stream dispatcher and the delivery function.
+
+``dispatcher_handler`` consumes the table's DynamoDB stream (filtered to event-log and push-config
+inserts) with Powertools batch processing: a record that could not be queued is reported by its
+sequence number, and Lambda retries the shard from there. ``delivery_handler`` consumes the FIFO
+delivery queue one message at a time; a delivery to retry extends its message's visibility timeout
+by the backoff delay and is reported as a batch item failure (not an invocation error: a receiver
+that is down is not our function failing).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from ..config import ConfigError
+from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
+from ..push.dispatch import dispatch_image
+from ..push.queue import DeliveryQueue, SqsDeliveryQueue
+from ..push.sender import WebhookSender
+from ..runtime import Runtime, get_runtime
+from ._observability import logger, metrics
+
+__all__ = ["DeliveryRetry", "PushServices", "delivery_handler", "dispatcher_handler", "push_services"]
+
+
+@dataclass
+class PushServices:
+    """What the push functions use, built once per cold start (tests build their own)."""
+
+    runtime: Runtime
+    queue: DeliveryQueue
+    sender: WebhookSender
+    signer: Signer | None
+
+    @classmethod
+    def from_runtime(cls, runtime: Runtime) -> PushServices:
+        settings = runtime.settings
+        if not settings.push_queue_url or not settings.push_dead_letter_queue_url:
+            raise ConfigError("A2A_PUSH_QUEUE_URL and A2A_PUSH_DEAD_LETTER_QUEUE_URL are required for push delivery")
+        sender = WebhookSender(
+            timeout=settings.push_timeout_seconds, allow_private=settings.allow_private_webhooks
+        )
+        return cls(
+            runtime=runtime,
+            queue=SqsDeliveryQueue(settings.push_queue_url, settings.push_dead_letter_queue_url),
+            sender=sender,
+            signer=runtime.push_signer,
+        )
+
+
+_services: PushServices | None = None
+
+
+def push_services() -> PushServices:
+    global _services
+    if _services is None:
+        _services = PushServices.from_runtime(get_runtime())
+    return _services
+
+
+class DeliveryRetry(Exception):
+    """A delivery stopped on a retryable failure; its message comes back after the backoff."""
+
+
+def dispatch_record(record: DynamoDBRecord, services: PushServices) -> None:
+    image = record.dynamodb.new_image if record.dynamodb else {}
+    queued = dispatch_image(image, services.runtime.store, services.queue)
+    if queued:
+        metrics.add_metric(name="PushDeliveriesQueued", unit=MetricUnit.Count, value=queued)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def dispatcher_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    services = push_services()
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+    return dict(
+        process_partial_response(
+            event=event,
+            record_handler=lambda record: dispatch_record(record, services),
+            processor=processor,
+            context=context,
+        )
+    )
+
+
+def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds: Any) -> None:
+    """Deliver one queued item; raise :class:`DeliveryRetry` to have it come back later."""
+    settings = services.runtime.settings
+    item = DeliveryItem.from_json(record.body)
+    attempt = int(record.attributes.approximate_receive_count or 1)
+    logger.append_keys(task_id=item.task_id, config_id=item.config_id)
+    result = deliver(
+        item,
+        store=services.runtime.store,
+        sender=services.sender,
+        signer=services.signer,
+        attempt=attempt,
+        max_attempts=settings.push_max_attempts,
+        timeout_seconds=settings.push_timeout_seconds,
+        remaining_seconds=remaining_seconds,
+    )
+    for dead in result.dead_letters:
+        services.queue.dead_letter(dead)
+    if result.delivered:
+        metrics.add_metric(name="PushNotificationsDelivered", unit=MetricUnit.Count, value=result.delivered)
+    if result.dead_letters:
+        metrics.add_metric(name="PushDeliveriesDeadLettered", unit=MetricUnit.Count, value=len(result.dead_letters))
+    if result.outcome is DeliveryOutcome.CONTINUE:
+        # Out of time: a fresh message carries on (ordinary items from the cursor, redriven ones
+        # from where this one stopped).
+        rest = replace(item, from_seq=result.next_seq if item.from_seq else 0, nonce=uuid.uuid4().hex)
+        services.queue.send([rest])
+    elif result.outcome is DeliveryOutcome.RETRY:
+        delay = backoff_seconds(
+            attempt,
+            base=settings.push_backoff_base_seconds,
+            cap=settings.push_backoff_max_seconds,
+            retry_after=result.retry_after,
+        )
+        services.queue.delay(record.receipt_handle, delay)
+        metrics.add_metric(name="PushDeliveryRetries", unit=MetricUnit.Count, value=1)
+        raise DeliveryRetry(f"attempt {attempt} failed ({result.reason}); next in {delay}s")
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def delivery_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    services = push_services()
+
+    def remaining() -> float:
+        return float(context.get_remaining_time_in_millis()) / 1000.0
+
+    processor = SqsFifoPartialProcessor()
+    # A retry is reported as a batch item failure, not raised as an invocation error.
+    processor.raise_on_entire_batch_failure = False
+    return dict(
+        process_partial_response(
+            event=event,
+            record_handler=lambda record: deliver_record(record, services, remaining),
+            processor=processor,
+            context=context,
+        )
+    )

@@ -1,0 +1,283 @@
+"""Delivering a task's events to one push config: in sequence order, from the config's cursor.
+
+A :class:`DeliveryItem` says "config C of task T must have received every event up to seq N". The
+delivery function handles one item at a time per (task, config): the delivery queue is SQS FIFO with
+that pair as the message group, so deliveries to one webhook never run concurrently and never
+overtake each other, while every other webhook's deliveries go on.
+
+:func:`deliver` reads the config and its cursor (``deliveredSeq``) from the store, POSTs each event
+after the cursor up to N, and moves the cursor after each 2xx. Hence:
+
+* a duplicate item (a stream record processed twice, a redelivered message) finds the cursor
+  already past N and sends nothing; events whose trigger came out of order are sent in order anyway;
+* a deleted config has no cursor: its pending items are dropped, and nothing more is sent to it;
+* a retryable failure (timeout, connection error, 408, 429, 5xx) stops the item at that event, to
+  be retried with backoff (:func:`backoff_seconds`) while later events of the same webhook wait;
+  once the attempts are spent, the undelivered range is dead-lettered and the cursor moves past
+  it, so one dead receiver cannot hold back the deliveries that come after it forever;
+* a final failure (another 4xx, a refused address, a redirect to another host) dead-letters that one
+  event and goes on with the next.
+
+Dead-lettered items name the range they did not deliver (``from_seq``..``up_to_seq``) and the last
+error; :mod:`.redrive` puts them back on the queue, and an item with ``from_seq`` is delivered
+whatever the cursor says. Every POST carries ``X-A2A-Event-Id`` (``<taskId>:<seq>``, the same on
+every retry and redrive) so receivers can drop the duplicates at-least-once delivery implies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from ..models import TaskPushNotificationConfig
+from ..ports import Scope, StoredEvent, TaskStore
+
+if TYPE_CHECKING:
+    from .sender import SendResult
+
+__all__ = [
+    "CONTENT_TYPE",
+    "EVENT_ID_HEADER",
+    "EVENT_SEQUENCE_HEADER",
+    "TOKEN_HEADER",
+    "DeliveryItem",
+    "DeliveryOutcome",
+    "DeliveryResult",
+    "Sender",
+    "Signer",
+    "backoff_seconds",
+    "deliver",
+    "notification_headers",
+]
+
+logger = logging.getLogger(__name__)
+
+CONTENT_TYPE = "application/a2a+json"
+TOKEN_HEADER = "X-A2A-Notification-Token"  # noqa: S105 - a header name, not a secret
+EVENT_ID_HEADER = "X-A2A-Event-Id"
+EVENT_SEQUENCE_HEADER = "X-A2A-Event-Sequence"
+USER_AGENT = "a2a-serverless"
+
+_READ_PAGE = 100
+_SAFETY_SECONDS = 5.0
+"""Stop starting POSTs when less than one timeout plus this is left of the invocation."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryItem:
+    """One unit of delivery work: events of a task up to ``up_to_seq``, to one config.
+
+    ``from_seq`` is 0 for ordinary items (start after the config's cursor) and set on redriven
+    dead letters (deliver exactly ``from_seq``..``up_to_seq``). ``last_error`` travels with a dead
+    letter so whoever looks at the queue knows why. ``nonce`` makes a redriven copy a new message
+    for SQS's five-minute deduplication.
+    """
+
+    tenant: str
+    owner: str
+    task_id: str
+    config_id: str
+    up_to_seq: int
+    from_seq: int = 0
+    last_error: str = ""
+    nonce: str = field(default="", compare=False)
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.tenant, self.owner)
+
+    @property
+    def group_id(self) -> str:
+        """The FIFO message group: one per (scope, task, config), SQS-safe (hex, 64 chars)."""
+        return _digest(self.tenant, self.owner, self.task_id, self.config_id)
+
+    @property
+    def deduplication_id(self) -> str:
+        return _digest(self.group_id, str(self.from_seq), str(self.up_to_seq), self.nonce)
+
+    def to_json(self) -> str:
+        data = {k: v for k, v in asdict(self).items() if v not in ("", 0) or k == "up_to_seq"}
+        return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, body: str) -> DeliveryItem:
+        data = json.loads(body)
+        return cls(
+            tenant=str(data.get("tenant", "")),
+            owner=str(data["owner"]),
+            task_id=str(data["task_id"]),
+            config_id=str(data["config_id"]),
+            up_to_seq=int(data["up_to_seq"]),
+            from_seq=int(data.get("from_seq", 0)),
+            last_error=str(data.get("last_error", "")),
+            nonce=str(data.get("nonce", "")),
+        )
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+class DeliveryOutcome(StrEnum):
+    DONE = "done"
+    """Everything the item asked for was delivered or dead-lettered (``dead_letters``)."""
+    RETRY = "retry"
+    """Stopped at ``next_seq`` on a retryable failure: try the item again later."""
+    CONTINUE = "continue"
+    """Out of invocation time at ``next_seq``: a fresh item should carry on from there."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    outcome: DeliveryOutcome
+    delivered: int = 0
+    next_seq: int = 0
+    reason: str = ""
+    retry_after: float | None = None
+    dead_letters: tuple[DeliveryItem, ...] = ()
+
+
+class Sender(Protocol):
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult: ...
+
+
+class Signer(Protocol):
+    def sign(self, *, audience: str, task_id: str, event_id: str, body: bytes) -> str: ...
+
+
+def notification_headers(
+    config: TaskPushNotificationConfig,
+    task_id: str,
+    seq: int,
+    body: bytes,
+    signer: Signer | None,
+) -> dict[str, str]:
+    """The headers of one notification (digest 5.2, C4): ``Authorization`` from the config's
+    authentication, the config's token, the stable event id, and the signed JWT when signing is on
+    (also as ``Authorization: Bearer`` when the config has no authentication of its own, as the
+    A2A push topic's JWT flow describes)."""
+    from .signing import SIGNATURE_HEADER
+
+    event_id = f"{task_id}:{seq}"
+    headers = {
+        "Content-Type": CONTENT_TYPE,
+        "User-Agent": USER_AGENT,
+        EVENT_ID_HEADER: event_id,
+        EVENT_SEQUENCE_HEADER: str(seq),
+    }
+    auth = config.authentication
+    if auth is not None and auth.scheme:
+        headers["Authorization"] = f"{auth.scheme} {auth.credentials}".rstrip()
+    if config.token:
+        headers[TOKEN_HEADER] = config.token
+    if signer is not None:
+        jwt = signer.sign(audience=config.url, task_id=task_id, event_id=event_id, body=body)
+        headers[SIGNATURE_HEADER] = jwt
+        headers.setdefault("Authorization", f"Bearer {jwt}")
+    return headers
+
+
+def backoff_seconds(
+    attempt: int,
+    *,
+    base: float,
+    cap: float,
+    retry_after: float | None = None,
+    rand: Callable[[], float] = random.random,
+) -> int:
+    """Seconds to wait before attempt ``attempt + 1``: exponential (``base * 2**(attempt-1)``,
+    capped) with "equal jitter" (half fixed, half random), so retries of many deliveries that failed
+    together spread out. A receiver's ``Retry-After`` is honoured when longer (within the cap).
+    Whole seconds: that is SQS's visibility-timeout granularity."""
+    exponential = min(cap, base * 2.0 ** max(0, attempt - 1))
+    delay = exponential / 2 + rand() * exponential / 2
+    if retry_after is not None:
+        delay = max(delay, min(cap, retry_after))
+    return max(0, min(int(cap), round(delay)))
+
+
+def deliver(
+    item: DeliveryItem,
+    *,
+    store: TaskStore,
+    sender: Sender,
+    signer: Signer | None,
+    attempt: int,
+    max_attempts: int,
+    timeout_seconds: float,
+    remaining_seconds: Callable[[], float] = lambda: float("inf"),
+) -> DeliveryResult:
+    """Deliver what ``item`` asks for (module docstring). ``attempt`` counts from 1 (SQS's
+    receive count); ``remaining_seconds`` is what is left of the invocation."""
+    scope = item.scope
+    target = store.get_push_target(scope, item.task_id, item.config_id)
+    if target is None:
+        logger.info("push config gone; dropping its delivery", extra=_log_keys(item))
+        return DeliveryResult(DeliveryOutcome.DONE)
+    start = item.from_seq or target.delivered_seq + 1
+    delivered = 0
+    dead: list[DeliveryItem] = []
+    for stored in _events(store, scope, item.task_id, start, item.up_to_seq):
+        if remaining_seconds() < timeout_seconds + _SAFETY_SECONDS:
+            return DeliveryResult(DeliveryOutcome.CONTINUE, delivered, stored.seq, dead_letters=tuple(dead))
+        body = stored.event.to_json().encode()
+        headers = notification_headers(target.config, item.task_id, stored.seq, body, signer)
+        result = sender.send(target.config.url, body, headers)
+        if result.outcome == "delivered":
+            store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
+            delivered += 1
+            continue
+        extra = {**_log_keys(item), "seq": stored.seq, "status": result.status, "reason": result.reason}
+        if result.outcome == "retry" and attempt < max_attempts:
+            logger.warning("webhook delivery failed; will retry", extra={**extra, "attempt": attempt})
+            return DeliveryResult(
+                DeliveryOutcome.RETRY, delivered, stored.seq, result.reason, result.retry_after, tuple(dead)
+            )
+        if result.outcome == "retry":
+            # The budget is spent: park everything this item still owed, and let later items through.
+            logger.error("webhook delivery gave up after %d attempts", attempt, extra=extra)
+            dead.append(
+                _dead_letter(item, stored.seq, item.up_to_seq, f"gave up after {attempt} attempts: {result.reason}")
+            )
+            store.advance_push_cursor(scope, item.task_id, item.config_id, item.up_to_seq)
+            return DeliveryResult(DeliveryOutcome.DONE, delivered, reason=result.reason, dead_letters=tuple(dead))
+        logger.error("webhook refused the notification; dead-lettered", extra=extra)
+        dead.append(_dead_letter(item, stored.seq, stored.seq, f"refused: {result.reason}"))
+        store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
+    return DeliveryResult(DeliveryOutcome.DONE, delivered, dead_letters=tuple(dead))
+
+
+def _events(store: TaskStore, scope: Scope, task_id: str, start: int, up_to: int) -> list[StoredEvent]:
+    """Events ``start``..``up_to`` that exist (expired ones are simply absent), in order."""
+    events: list[StoredEvent] = []
+    after = start - 1
+    while after < up_to:
+        page = store.read_events(scope, task_id, after_seq=after, limit=min(_READ_PAGE, up_to - after))
+        events.extend(e for e in page if e.seq <= up_to)
+        if len(page) < min(_READ_PAGE, up_to - after):
+            break
+        after = page[-1].seq
+    return events
+
+
+def _dead_letter(item: DeliveryItem, from_seq: int, up_to_seq: int, reason: str) -> DeliveryItem:
+    return DeliveryItem(
+        tenant=item.tenant,
+        owner=item.owner,
+        task_id=item.task_id,
+        config_id=item.config_id,
+        up_to_seq=up_to_seq,
+        from_seq=from_seq,
+        last_error=reason[:500],
+    )
+
+
+def _log_keys(item: DeliveryItem) -> dict[str, object]:
+    # Never the URL's query, the token or the credentials: ids only.
+    return {"task_id": item.task_id, "config_id": item.config_id, "up_to_seq": item.up_to_seq}

@@ -1,0 +1,122 @@
+"""Fixtures shared across suites: a real webhook receiver on 127.0.0.1.
+
+The receiver is an HTTP server in a thread of the test process. It records every request (headers
+and raw body) and answers by a script: ``fail_next(n, status)`` makes the next ``n`` requests fail,
+``set_down(status)`` fails all of them until ``set_up()``. Push delivery tests point configs at it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    path: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: bytes
+    status: int
+    """What the receiver answered."""
+    at: float
+    """``time.time()`` when it arrived."""
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class WebhookReceiver:
+    url: str
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _requests: list[ReceivedRequest] = field(default_factory=list)
+    _fail_next: list[int] = field(default_factory=list)
+    _down_status: int | None = None
+    _arrived: threading.Condition = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._arrived = threading.Condition(self._lock)
+
+    def fail_next(self, count: int, status: int = 503) -> None:
+        with self._lock:
+            self._fail_next.extend([status] * count)
+
+    def set_down(self, status: int = 503) -> None:
+        with self._lock:
+            self._down_status = status
+
+    def set_up(self) -> None:
+        with self._lock:
+            self._down_status = None
+
+    @property
+    def requests(self) -> list[ReceivedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def accepted(self, path: str | None = None) -> list[ReceivedRequest]:
+        return [r for r in self.requests if r.status < 300 and (path is None or r.path == path)]
+
+    def wait_for(self, condition: Callable[[list[ReceivedRequest]], bool], timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while not condition(list(self._requests)):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"webhook receiver: condition not met within {timeout}s; got {self._requests}")
+                self._arrived.wait(left)
+
+    def _answer(self, path: str, headers: dict[str, str], body: bytes) -> int:
+        with self._arrived:
+            if self._down_status is not None:
+                status = self._down_status
+            elif self._fail_next:
+                status = self._fail_next.pop(0)
+            else:
+                status = 204
+            self._requests.append(ReceivedRequest(path, headers, body, status, time.time()))
+            self._arrived.notify_all()
+            return status
+
+
+def _handler_for(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            status = receiver._answer(self.path, headers, body)
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def webhook_receiver() -> Iterator[WebhookReceiver]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    receiver = WebhookReceiver(url=f"http://127.0.0.1:{server.server_address[1]}")
+    server.RequestHandlerClass = _handler_for(receiver)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

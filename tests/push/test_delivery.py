@@ -1,0 +1,330 @@
+"""Delivering a task's events to one config (``push.delivery``): order, cursor, retries, dead
+letters. Real HTTP: the production sender POSTs to a receiver on 127.0.0.1 (private addresses are
+allowed here, as in local development); the store is the in-memory one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pytest
+
+from a2a_serverless.adapters import MemoryTaskStore
+from a2a_serverless.models import (
+    AuthenticationInfo,
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a_serverless.ports import Scope, TaskRecord
+from a2a_serverless.push.delivery import DeliveryItem, DeliveryOutcome, backoff_seconds, deliver
+from a2a_serverless.push.sender import WebhookSender
+from a2a_serverless.push.signing import MemoryKeySource, NotificationSigner
+from a2a_serverless.push.verify import verify_notification
+
+if TYPE_CHECKING:
+    from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
+
+SCOPE = Scope("acme", "alice")
+ISSUER = "https://agent.example/v1"
+
+
+@pytest.fixture
+def store() -> MemoryTaskStore:
+    return MemoryTaskStore()
+
+
+@pytest.fixture
+def sender() -> Iterator[WebhookSender]:
+    with WebhookSender(timeout=2.0, allow_private=True) as s:
+        yield s
+
+
+@pytest.fixture
+def signer() -> NotificationSigner:
+    return NotificationSigner(MemoryKeySource(), issuer=ISSUER)
+
+
+def a_task_with_events(store: MemoryTaskStore, count: int, task_id: str = "t1") -> None:
+    """A task whose log holds ``count`` events: the snapshot, then working updates."""
+    task = Task(id=task_id, context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
+    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)], message_id=task_id)
+    for n in range(2, count + 1):
+        update = TaskStatusUpdateEvent(
+            task_id=task_id,
+            context_id="c1",
+            status=TaskStatus(state=TaskState.TASK_STATE_WORKING),
+            metadata={"n": n},
+        )
+        record = store.commit(record, [StreamResponse(status_update=update)])
+
+
+def a_config(store: MemoryTaskStore, receiver: WebhookReceiver, config_id: str = "p1", **fields: object) -> None:
+    config = TaskPushNotificationConfig(id=config_id, task_id="t1", url=f"{receiver.url}/{config_id}", **fields)
+    store.put_push_config(SCOPE, config)
+
+
+def item(up_to: int, config_id: str = "p1", **fields: int) -> DeliveryItem:
+    return DeliveryItem(SCOPE.tenant, SCOPE.owner, "t1", config_id, up_to_seq=up_to, **fields)  # type: ignore[arg-type]
+
+
+def run(
+    store: MemoryTaskStore,
+    sender: WebhookSender,
+    work: DeliveryItem,
+    *,
+    attempt: int = 1,
+    max_attempts: int = 3,
+    signer: NotificationSigner | None = None,
+    remaining: float = float("inf"),
+) -> DeliveryOutcome:
+    result = deliver(
+        work,
+        store=store,
+        sender=sender,
+        signer=signer,
+        attempt=attempt,
+        max_attempts=max_attempts,
+        timeout_seconds=2.0,
+        remaining_seconds=lambda: remaining,
+    )
+    return result.outcome
+
+
+def seqs(receiver: WebhookReceiver, path: str = "/p1") -> list[int]:
+    return [int(r.headers["x-a2a-event-sequence"]) for r in receiver.accepted(path)]
+
+
+def cursor(store: MemoryTaskStore, config_id: str = "p1") -> int:
+    target = store.get_push_target(SCOPE, "t1", config_id)
+    assert target is not None
+    return target.delivered_seq
+
+
+def test_every_event_after_the_cursor_is_posted_in_order_with_the_spec_headers(
+    store: MemoryTaskStore, sender: WebhookSender, signer: NotificationSigner, webhook_receiver: WebhookReceiver
+) -> None:
+    # Given a task with 3 events and a config with a token and Bearer authentication
+    a_task_with_events(store, 3)
+    a_config(
+        store,
+        webhook_receiver,
+        token="tok-1",
+        authentication=AuthenticationInfo(scheme="Bearer", credentials="s3cr3t"),
+    )
+
+    # When its delivery runs, signed
+    outcome = run(store, sender, item(3), signer=signer)
+
+    # Then every event arrived once, in order, as StreamResponse JSON with the headers
+    assert outcome is DeliveryOutcome.DONE
+    assert seqs(webhook_receiver) == [1, 2, 3]
+    first, second, _ = webhook_receiver.accepted("/p1")
+    assert first.headers["content-type"] == "application/a2a+json"
+    assert first.headers["authorization"] == "Bearer s3cr3t"
+    assert first.headers["x-a2a-notification-token"] == "tok-1"
+    assert first.headers["x-a2a-event-id"] == "t1:1"
+    assert first.json()["task"]["id"] == "t1"
+    assert second.json()["statusUpdate"]["metadata"] == {"n": 2}
+    # and each carries a JWT a receiver can verify against the published keys
+    verified = verify_notification(
+        second.headers, second.body, keys=signer.jwks(), issuer=ISSUER, audience=f"{webhook_receiver.url}/p1"
+    )
+    assert (verified.task_id, verified.event_id) == ("t1", "t1:2")
+    assert cursor(store) == 3
+
+
+def test_without_authentication_the_signed_jwt_is_the_bearer_token(
+    store: MemoryTaskStore, sender: WebhookSender, signer: NotificationSigner, webhook_receiver: WebhookReceiver
+) -> None:
+    a_task_with_events(store, 1)
+    a_config(store, webhook_receiver)
+
+    run(store, sender, item(1), signer=signer)
+
+    (request,) = webhook_receiver.accepted()
+    assert request.headers["authorization"] == "Bearer " + request.headers["x-a2a-notification-signature"]
+    assert "x-a2a-notification-token" not in request.headers
+
+
+def test_a_duplicate_or_late_trigger_sends_nothing_twice(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    # Given the trigger for event 3 was handled before the one for event 2 (and then again)
+    a_task_with_events(store, 3)
+    a_config(store, webhook_receiver)
+    run(store, sender, item(3))
+
+    # When the late and the duplicate triggers run
+    run(store, sender, item(2))
+    run(store, sender, item(3))
+
+    # Then each event went out exactly once, in order
+    assert seqs(webhook_receiver) == [1, 2, 3]
+
+
+def test_a_config_created_mid_task_gets_only_what_follows(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    a_task_with_events(store, 4)
+    config = TaskPushNotificationConfig(id="p1", task_id="t1", url=f"{webhook_receiver.url}/p1")
+    store.put_push_config(SCOPE, config, start_after_seq=2)
+
+    run(store, sender, item(4))
+
+    assert seqs(webhook_receiver) == [3, 4]
+
+
+def test_a_deleted_config_receives_nothing_more(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    a_task_with_events(store, 2)
+    a_config(store, webhook_receiver)
+    store.delete_push_config(SCOPE, "t1", "p1")
+
+    assert run(store, sender, item(2)) is DeliveryOutcome.DONE
+    assert webhook_receiver.requests == []
+
+
+def test_a_retryable_failure_stops_at_that_event_and_the_retry_resumes_there(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    # Given event 2's first POST fails with 503
+    a_task_with_events(store, 3)
+    a_config(store, webhook_receiver)
+    assert run(store, sender, item(1)) is DeliveryOutcome.DONE
+    webhook_receiver.fail_next(1, status=503)
+
+    # When the item for event 3 runs, then runs again (attempt 2)
+    first = deliver(item(3), store=store, sender=sender, signer=None, attempt=1, max_attempts=3, timeout_seconds=2.0)
+    second = run(store, sender, item(3), attempt=2)
+
+    # Then the first attempt stopped at event 2 (nothing after it was sent), the second finished
+    assert (first.outcome, first.next_seq, first.reason) == (DeliveryOutcome.RETRY, 2, "HTTP 503")
+    assert second is DeliveryOutcome.DONE
+    assert seqs(webhook_receiver) == [1, 2, 3]
+    assert [r.status for r in webhook_receiver.requests] == [204, 503, 204, 204]
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429, 408])
+def test_retryable_statuses_are_retried(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver, status: int
+) -> None:
+    a_task_with_events(store, 1)
+    a_config(store, webhook_receiver)
+    webhook_receiver.fail_next(1, status=status)
+
+    assert run(store, sender, item(1)) is DeliveryOutcome.RETRY
+    assert cursor(store) == 0
+
+
+def test_when_the_attempts_are_spent_the_rest_is_dead_lettered_and_later_events_flow(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    # Given a receiver that is down
+    a_task_with_events(store, 3)
+    a_config(store, webhook_receiver)
+    webhook_receiver.set_down(503)
+
+    # When the last allowed attempt fails
+    result = deliver(item(3), store=store, sender=sender, signer=None, attempt=3, max_attempts=3, timeout_seconds=2.0)
+
+    # Then everything the item owed is parked as one range, with the reason, and the cursor moves on
+    assert result.outcome is DeliveryOutcome.DONE
+    (dead,) = result.dead_letters
+    assert (dead.from_seq, dead.up_to_seq) == (1, 3)
+    assert dead.last_error == "gave up after 3 attempts: HTTP 503"
+    assert cursor(store) == 3
+
+    # And once the receiver is back, the redriven range is delivered despite the cursor
+    webhook_receiver.set_up()
+    assert run(store, sender, replace(dead, last_error="", nonce="n1")) is DeliveryOutcome.DONE
+    assert seqs(webhook_receiver) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 422])
+def test_a_refused_event_is_dead_lettered_alone_and_the_next_ones_go_on(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver, status: int
+) -> None:
+    a_task_with_events(store, 3)
+    a_config(store, webhook_receiver)
+    run(store, sender, item(1))
+    webhook_receiver.fail_next(1, status=status)
+
+    result = deliver(item(3), store=store, sender=sender, signer=None, attempt=1, max_attempts=3, timeout_seconds=2.0)
+
+    assert result.outcome is DeliveryOutcome.DONE
+    (dead,) = result.dead_letters
+    assert (dead.from_seq, dead.up_to_seq, dead.last_error) == (2, 2, f"refused: HTTP {status}")
+    assert seqs(webhook_receiver) == [1, 3]
+    assert cursor(store) == 3
+
+
+def test_a_refused_address_is_final(store: MemoryTaskStore) -> None:
+    # A config stored while private targets were allowed (or a name that now resolves inside)
+    a_task_with_events(store, 1)
+    store.put_push_config(SCOPE, TaskPushNotificationConfig(id="p1", task_id="t1", url="https://127.0.0.1:9/hook"))
+
+    with WebhookSender(timeout=1.0) as guarded:
+        result = deliver(
+            item(1), store=store, sender=guarded, signer=None, attempt=1, max_attempts=3, timeout_seconds=1
+        )
+
+    (dead,) = result.dead_letters
+    assert dead.last_error.startswith("refused:")
+    assert cursor(store) == 1
+
+
+def test_out_of_time_it_stops_cleanly_for_a_continuation(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    a_task_with_events(store, 3)
+    a_config(store, webhook_receiver)
+
+    result = deliver(
+        item(3),
+        store=store,
+        sender=sender,
+        signer=None,
+        attempt=1,
+        max_attempts=3,
+        timeout_seconds=2.0,
+        remaining_seconds=lambda: 3.0,
+    )
+
+    assert (result.outcome, result.next_seq, result.delivered) == (DeliveryOutcome.CONTINUE, 1, 0)
+    assert webhook_receiver.requests == []
+
+
+def test_a_delivery_item_round_trips_and_names_its_group() -> None:
+    one = DeliveryItem("acme", "alice", "t1", "p1", up_to_seq=7, from_seq=3, last_error="x", nonce="n")
+
+    assert DeliveryItem.from_json(one.to_json()) == one
+    assert one.group_id == replace(one, up_to_seq=9).group_id
+    assert one.group_id != replace(one, config_id="p2").group_id
+    assert one.group_id != replace(one, tenant="other").group_id
+    assert one.deduplication_id != replace(one, up_to_seq=8).deduplication_id
+    assert one.deduplication_id != replace(one, nonce="m").deduplication_id
+    assert len(one.group_id) == 64
+
+
+@pytest.mark.parametrize(
+    ("attempt", "rand", "retry_after", "expected"),
+    [
+        pytest.param(1, 0.0, None, 1, id="first-retry-lower-bound"),
+        pytest.param(1, 1.0, None, 2, id="first-retry-upper-bound"),
+        pytest.param(4, 0.0, None, 8, id="doubles"),
+        pytest.param(4, 1.0, None, 16, id="doubles-upper"),
+        pytest.param(20, 1.0, None, 900, id="capped"),
+        pytest.param(1, 0.0, 60.0, 60, id="retry-after-wins-when-longer"),
+        pytest.param(1, 0.0, 5000.0, 900, id="retry-after-capped"),
+    ],
+)
+def test_backoff_is_exponential_with_equal_jitter(
+    attempt: int, rand: float, retry_after: float | None, expected: int
+) -> None:
+    assert backoff_seconds(attempt, base=2, cap=900, retry_after=retry_after, rand=lambda: rand) == expected
