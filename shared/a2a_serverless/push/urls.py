@@ -25,8 +25,14 @@ class WebhookURLError(ValueError):
 
 
 def is_public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        # An IPv4 address wrapped in IPv6 (mapped, 6to4, Teredo) is judged as the IPv4 address.
+        if address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        elif address.sixtofour is not None:
+            return is_public_address(address.sixtofour)
+        elif address.teredo is not None:
+            return all(is_public_address(a) for a in address.teredo)
     return not (
         address.is_private
         or address.is_loopback
@@ -35,8 +41,8 @@ def is_public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) ->
         or address.is_reserved
         or address.is_unspecified
         or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)
-        # Shared address space (100.64/10, carrier-grade NAT, reachable inside VPCs), 6to4 and
-        # Teredo wrappings of private addresses, and whatever else IANA does not call global.
+        # Shared address space (100.64/10, carrier-grade NAT, reachable inside VPCs) and whatever
+        # else IANA does not call global.
         or not address.is_global
     )
 
