@@ -1,0 +1,273 @@
+"""Push notifications end to end on the real local stack, delivered to a real receiver on 127.0.0.1.
+
+The path under test is the deployed one: the task's events land in the table (moto server), the
+table's stream feeds the dispatcher (the local stream event source), the dispatcher fills the FIFO
+delivery queue, and the delivery function POSTs, retries with backoff, and dead-letters. Configs
+are registered with the official a2a-sdk client. This stack gives up after 3 attempts with short
+backoff, so the dead-letter path runs in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import (
+    DeleteTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskPushNotificationConfig,
+)
+from e2e_stack import StackProcess, running_stack
+
+from a2a_serverless.push.verify import JwksCache
+
+if TYPE_CHECKING:
+    from conftest import ReceivedRequest, WebhookReceiver  # tests/conftest.py
+
+pytestmark = pytest.mark.e2e
+
+SETTINGS = {
+    "A2A_PUSH_MAX_ATTEMPTS": "3",
+    "A2A_PUSH_BACKOFF_BASE_SECONDS": "1",
+    "A2A_PUSH_BACKOFF_MAX_SECONDS": "1",
+}
+REDRIVE_HINT = re.compile(r"push-redrive --endpoint-url (\S+) --queue-url (\S+) --dead-letter-url (\S+)")
+BINDINGS = [pytest.param("JSONRPC", id="jsonrpc"), pytest.param("HTTP+JSON", id="http-json")]
+
+
+@pytest.fixture(scope="module")
+def push_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, StackProcess]]:
+    with running_stack(tmp_path_factory.mktemp("push-stack"), SETTINGS) as stack:
+        yield stack
+
+
+async def send_with_webhook(base_url: str, binding: str, text: str, hook: str, **send: Any) -> str:
+    """SendMessage through the a2a-sdk client with an inline push config; returns the task id."""
+    async with httpx.AsyncClient(timeout=60.0) as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card()
+        client = ClientFactory(
+            ClientConfig(supported_protocol_bindings=[binding], streaming=False, httpx_client=http)
+        ).create(card)
+        try:
+            request = SendMessageRequest(
+                message=Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)]),
+                configuration=SendMessageConfiguration(
+                    task_push_notification_config=TaskPushNotificationConfig(url=hook, token="tok-e2e"), **send
+                ),
+            )
+            events = [event async for event in client.send_message(request)]
+            return str(events[0].task.id)
+        finally:
+            await client.close()
+
+
+def events_of(receiver: WebhookReceiver, path: str) -> list[ReceivedRequest]:
+    return receiver.accepted(path)
+
+
+def is_complete(requests: list[ReceivedRequest], path: str) -> bool:
+    accepted = [r for r in requests if r.path == path and r.status < 300]
+    return any(
+        r.json().get("statusUpdate", {}).get("status", {}).get("state") == "TASK_STATE_COMPLETED" for r in accepted
+    )
+
+
+def assert_whole_log_in_order(received: list[ReceivedRequest], task_id: str) -> None:
+    """Seq 1..n, each once, in order: the task snapshot first and COMPLETED last."""
+    seqs = [int(r.headers["x-a2a-event-sequence"]) for r in received]
+    assert seqs == list(range(1, len(seqs) + 1)), seqs
+    assert [r.headers["x-a2a-event-id"] for r in received] == [f"{task_id}:{n}" for n in seqs]
+    assert received[0].json()["task"]["id"] == task_id
+    assert received[-1].json()["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    kinds = [next(iter(r.json())) for r in received]
+    assert "artifactUpdate" in kinds
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_every_event_arrives_in_order_with_headers_and_a_verifiable_signature(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver, binding: str
+) -> None:
+    base_url, _ = push_stack
+    hook = f"{webhook_receiver.url}/{binding}"
+
+    # When a task is sent with an inline webhook config
+    task_id = await send_with_webhook(base_url, binding, "hello push", hook)
+
+    # Then the receiver gets the task's whole event log, in order, once each
+    path = f"/{binding}"
+    webhook_receiver.wait_for(lambda requests: is_complete(requests, path))
+    received = events_of(webhook_receiver, path)
+    assert_whole_log_in_order(received, task_id)
+    echo = [r.json()["artifactUpdate"] for r in received if "artifactUpdate" in r.json()]
+    assert echo[0]["artifact"]["parts"] == [{"text": "Echo: hello push"}]
+    # with the spec's headers
+    for request in received:
+        assert request.headers["content-type"] == "application/a2a+json"
+        assert request.headers["x-a2a-notification-token"] == "tok-e2e"
+    # and a JWT that verifies against the agent's published JWKS, bound to each body
+    with JwksCache(f"{base_url}/.well-known/jwks.json") as keys:
+        for request in received:
+            verified = keys.verify(request.headers, request.body, issuer=base_url, audience=hook)
+            assert verified.task_id == task_id
+            assert verified.event_id == request.headers["x-a2a-event-id"]
+
+
+@pytest.mark.asyncio
+async def test_a_receiver_that_fails_its_first_attempts_still_gets_everything(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
+) -> None:
+    base_url, _ = push_stack
+    webhook_receiver.fail_next(2, status=503)
+
+    task_id = await send_with_webhook(base_url, "HTTP+JSON", "flaky receiver", f"{webhook_receiver.url}/flaky")
+
+    webhook_receiver.wait_for(lambda requests: is_complete(requests, "/flaky"), timeout=30)
+    assert_whole_log_in_order(events_of(webhook_receiver, "/flaky"), task_id)
+    statuses = [r.status for r in webhook_receiver.requests]
+    assert statuses[:2] == [503, 503]
+    # The retries were of the first event: nothing overtook it
+    assert {r.headers["x-a2a-event-sequence"] for r in webhook_receiver.requests[:3]} == {"1"}
+
+
+@pytest.mark.asyncio
+async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
+) -> None:
+    base_url, stack = push_stack
+    webhook_receiver.set_down(503)
+
+    # Given a task whose notifications were all refused until the attempts ran out
+    task_id = await send_with_webhook(base_url, "JSONRPC", "nobody home", f"{webhook_receiver.url}/down")
+    endpoint, queue_url, dead_letter_url = _redrive_urls(stack)
+    dead = _wait_for_dead_letters(endpoint, dead_letter_url)
+    attempts = [r for r in webhook_receiver.requests if r.path == "/down"]
+    assert attempts
+    assert all(r.status == 503 for r in attempts)
+
+    # When the receiver is back and the documented command redrives the dead letters
+    webhook_receiver.set_up()
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [
+            sys.executable,
+            "-m",
+            "a2a_devstack",
+            "push-redrive",
+            "--endpoint-url",
+            endpoint,
+            "--queue-url",
+            queue_url,
+            "--dead-letter-url",
+            dead_letter_url,
+            "--region",
+            "us-east-1",
+        ],
+        env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"moved {dead} dead-lettered deliveries" in result.stdout
+
+    # Then every event of the task arrives (redriven ones after what was still queued: a redrive
+    # cannot go back in time), each exactly once, with its stable event id
+    webhook_receiver.wait_for(lambda requests: _has_whole_log(requests, "/down"), timeout=30)
+    received = events_of(webhook_receiver, "/down")
+    ids = [r.headers["x-a2a-event-id"] for r in received]
+    assert len(ids) == len(set(ids)), ids
+    assert sorted(int(i.rsplit(":", 1)[1]) for i in ids) == list(range(1, len(ids) + 1))
+    assert {r.json().get("task", {}).get("id") for r in received} >= {task_id}
+    assert _dead_letter_count(endpoint, dead_letter_url) == 0
+
+
+@pytest.mark.asyncio
+async def test_deleting_a_config_stops_its_deliveries(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
+) -> None:
+    base_url, _ = push_stack
+    hook = f"{webhook_receiver.url}/deleted"
+    task_id = await send_with_webhook(base_url, "HTTP+JSON", "sleep 3", hook, return_immediately=True)
+    webhook_receiver.wait_for(lambda requests: any(r.path == "/deleted" for r in requests))
+
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        card = await A2ACardResolver(http, base_url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        configs = await client.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task_id)
+        )
+        (config,) = configs.configs
+        await client.delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config.id)
+        )
+        deleted_at = time.time()
+        await client.close()
+
+    await asyncio.sleep(4.5)  # the task finishes (3 s of work) and its later events are logged
+    late = [r for r in webhook_receiver.requests if r.path == "/deleted" and r.at > deleted_at + 0.5]
+    assert late == []
+    assert not is_complete(webhook_receiver.requests, "/deleted")
+
+
+def _has_whole_log(requests: list[ReceivedRequest], path: str) -> bool:
+    accepted = [r for r in requests if r.path == path and r.status < 300]
+    seqs = {int(r.headers["x-a2a-event-sequence"]) for r in accepted}
+    return is_complete(requests, path) and seqs == set(range(1, max(seqs) + 1))
+
+
+def _redrive_urls(stack: StackProcess) -> tuple[str, str, str]:
+    for line in stack.stderr + stack.stdout:
+        match = REDRIVE_HINT.search(line)
+        if match:
+            return match.group(1), match.group(2), match.group(3)
+    raise AssertionError(f"the stack did not print the redrive command\n{stack.output()}")
+
+
+def _sqs(endpoint: str) -> Any:
+    import boto3
+
+    return boto3.client(
+        "sqs",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def _dead_letter_count(endpoint: str, url: str) -> int:
+    attributes = _sqs(endpoint).get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+
+def _wait_for_dead_letters(endpoint: str, url: str, within: float = 60.0) -> int:
+    """Wait until the dead letters stop growing (every pending delivery gave up); return the count."""
+    deadline = time.monotonic() + within
+    last, stable_since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        count = _dead_letter_count(endpoint, url)
+        if count != last:
+            last, stable_since = count, time.monotonic()
+        elif count and time.monotonic() - stable_since > 4.0:  # longer than one item's 3 attempts
+            return count
+        time.sleep(0.25)
+    raise AssertionError(f"dead letters did not settle within {within}s (last count {last})")
