@@ -32,7 +32,14 @@ from ..push.sender import WebhookSender
 from ..runtime import Runtime, get_runtime
 from ._observability import logger, metrics
 
-__all__ = ["DeliveryRetry", "PushServices", "delivery_handler", "dispatcher_handler", "push_services"]
+__all__ = [
+    "DeliveryRetry",
+    "PushServices",
+    "delivery_handler",
+    "dispatcher_handler",
+    "push_services",
+    "reset_push_services",
+]
 
 
 @dataclass
@@ -154,3 +161,9 @@ def delivery_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             context=context,
         )
     )
+
+
+def reset_push_services() -> None:
+    """Forget the cached services (tests that change the environment between invocations)."""
+    global _services
+    _services = None
