@@ -577,6 +577,36 @@ async def test_push_config_inline_on_send(api: Api) -> None:
     assert config["id"]
 
 
+@pytest.mark.asyncio
+async def test_push_config_inline_on_a_continuation_is_registered(api: Api) -> None:
+    # Given a task waiting for input, with no webhook
+    asked = await api.send(message("ask me", "m-1"))
+    assert await api.push_list(asked["id"]) == []
+
+    # When the answer carries a webhook config
+    done = await api.send(message("Ann", "m-2", taskId=asked["id"]), taskPushNotificationConfig={"url": HOOK})
+
+    # Then the config is registered on the task (the turn's events will be pushed to it)
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    [config] = await api.push_list(asked["id"])
+    assert (config["url"], config["taskId"]) == (HOOK, asked["id"])
+
+
+@pytest.mark.asyncio
+async def test_a_bad_inline_config_on_a_continuation_changes_nothing(api: Api) -> None:
+    asked = await api.send(message("ask me", "m-1"))
+
+    with pytest.raises(ApiError) as info:
+        await api.send(
+            message("Ann", "m-2", taskId=asked["id"]), taskPushNotificationConfig={"url": "http://10.0.0.1/"}
+        )
+
+    assert info.value.reason == "INVALID_PARAMS"
+    task = await api.wait_for(asked["id"], {"TASK_STATE_INPUT_REQUIRED"})
+    assert all(m["messageId"] != "m-2" for m in task.get("history", []))
+    assert await api.push_list(asked["id"]) == []
+
+
 # --------------------------------------------------------------------------- agent card
 
 

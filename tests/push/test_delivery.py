@@ -4,6 +4,7 @@ allowed here, as in local development); the store is the in-memory one."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -177,6 +178,40 @@ def test_a_config_created_mid_task_gets_only_what_follows(
     run(store, sender, item(4))
 
     assert seqs(webhook_receiver) == [3, 4]
+
+
+def test_credentials_and_tokens_never_reach_the_logs(
+    store: MemoryTaskStore,
+    sender: WebhookSender,
+    signer: NotificationSigner,
+    webhook_receiver: WebhookReceiver,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a config with secrets, and a receiver that fails so that every log path runs
+    a_task_with_events(store, 2)
+    a_config(
+        store,
+        webhook_receiver,
+        token="sekrit-token",
+        authentication=AuthenticationInfo(scheme="Bearer", credentials="sekrit-credentials"),
+    )
+    webhook_receiver.fail_next(1, status=503)
+    caplog.set_level(logging.DEBUG)
+
+    # When it is retried, refused, given up on, and delivered
+    run(store, sender, item(2), signer=signer)
+    webhook_receiver.fail_next(1, status=401)
+    run(store, sender, item(2), attempt=2, signer=signer)
+    webhook_receiver.set_down(500)
+    run(store, sender, item(2), attempt=3, max_attempts=3, signer=signer)
+
+    # Then no log record, at any level from any library, carries a secret or a signed token
+    assert webhook_receiver.requests
+    assert "webhook delivery failed; will retry" in caplog.text
+    assert "webhook refused the notification" in caplog.text
+    jwts = {r.headers["x-a2a-notification-signature"] for r in webhook_receiver.requests}
+    for secret in ["sekrit-token", "sekrit-credentials", *jwts]:
+        assert secret not in caplog.text
 
 
 def test_a_deleted_config_receives_nothing_more(

@@ -10,6 +10,7 @@ that is down is not our function failing).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
@@ -68,6 +69,10 @@ class PushServices:
 
 
 _services: PushServices | None = None
+
+# httpx logs every request line, full URL included, at INFO (which Lambda's JSON log format turns
+# on): a webhook URL may carry a receiver's secret in its query. Our own log lines name ids only.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def push_services() -> PushServices:

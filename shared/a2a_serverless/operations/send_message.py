@@ -41,6 +41,7 @@ from ..models import (
     SendMessageResponse,
     StreamResponse,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     utc_now,
@@ -78,7 +79,11 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     # No read-before-write for idempotency: the create transaction's condition on the
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
     if message.task_id:
+        push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
         record, queued = _continue_task(runtime, scope, message)
+        if push is not None and queued:
+            # Registered on a task that already has a log: it gets the events of this turn on.
+            runtime.store.put_push_config(scope, push, start_after_seq=record.last_seq)
     else:
         record, queued = _create_task(runtime, scope, message, config, ctx)
     if queued:
@@ -118,15 +123,7 @@ def _create_task(
         status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED, timestamp=now),
         history=[user_message],
     )
-    push = None
-    if config.task_push_notification_config is not None:
-        push = prepare_config(
-            config.task_push_notification_config,
-            scope,
-            task_id,
-            runtime,
-            field="configuration.taskPushNotificationConfig.url",
-        )
+    push = _inline_config(runtime, scope, task_id, config)
     record = TaskRecord(
         scope=scope, task=task, pending_message_id=message.message_id, created_at=now, protocol_version=ctx.version
     )
@@ -142,6 +139,20 @@ def _create_task(
         existing = _existing(runtime, scope, dup.task_id, message)
         return existing, existing.pending_message_id == message.message_id
     return stored, True
+
+
+def _inline_config(
+    runtime: Runtime, scope: Scope, task_id: str, config: SendMessageConfiguration
+) -> TaskPushNotificationConfig | None:
+    if config.task_push_notification_config is None:
+        return None
+    return prepare_config(
+        config.task_push_notification_config,
+        scope,
+        task_id,
+        runtime,
+        field="configuration.taskPushNotificationConfig.url",
+    )
 
 
 def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[TaskRecord, bool]:
