@@ -6,17 +6,13 @@ from __future__ import annotations
 import copy
 import importlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
-from moto import mock_aws
 
-from a2a_devstack.resources import create_resources
 from a2a_serverless.methods import METHODS
 from a2a_serverless.runtime import reset_runtime
 
@@ -35,26 +31,9 @@ class LambdaContext:
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_METRICS_NAMESPACE": "A2ATest",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        res = create_resources(dynamodb, sqs, prefix="fn-test")
-        monkeypatch.setenv("A2A_STORE", "dynamodb")
-        monkeypatch.setenv("A2A_TABLE_NAME", res.tables["TasksTable"])
-        monkeypatch.setenv("A2A_QUEUE_URL", res.queue_urls["WorkQueue"])
-        monkeypatch.setenv("A2A_AUTH_MODE", "apigateway")
-        reset_runtime()
-        yield {"sqs": sqs, "queue_url": res.queue_urls["WorkQueue"]}
-        reset_runtime()
+def aws(lambda_aws: Any) -> dict[str, Any]:
+    lambda_aws.configure(A2A_AUTH_MODE="apigateway")
+    return {"sqs": lambda_aws.sqs, "queue_url": lambda_aws.resources.queue_urls["WorkQueue"]}
 
 
 def api_event(

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from a2a_devstack._lambda import sqs_event
-from a2a_devstack.resources import create_resources
 from a2a_serverless.adapters import DynamoDBTaskStore
-from a2a_serverless.lambda_.push import reset_push_services
 from a2a_serverless.models import StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.push.queue import SqsDeliveryQueue
-from a2a_serverless.runtime import reset_runtime
 from functions import push_delivery, push_dispatcher
 
 if TYPE_CHECKING:
@@ -45,48 +40,27 @@ class Context:
 
 
 @pytest.fixture
-def push_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_METRICS_NAMESPACE": "A2ATest",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        res = create_resources(dynamodb, sqs, prefix="push-test")
-        settings = {
-            "A2A_STORE": "dynamodb",
-            "A2A_TABLE_NAME": res.tables["TasksTable"],
-            "A2A_QUEUE_URL": res.queue_urls["WorkQueue"],
-            "A2A_PUSH_QUEUE_URL": res.queue_urls["PushDeliveryQueue"],
-            "A2A_PUSH_DEAD_LETTER_QUEUE_URL": res.queue_urls["PushDeadLetterQueue"],
-            "A2A_ALLOW_PRIVATE_WEBHOOKS": "true",
-            "A2A_PUSH_SIGNING": "true",
-            "A2A_PUSH_SIGNING_KEY_PARAMETER": "/push-test/signing-keys",
-            "A2A_PUBLIC_URL": "https://agent.example/v1",
-            "A2A_PUSH_MAX_ATTEMPTS": "2",
-            "A2A_PUSH_BACKOFF_BASE_SECONDS": "1",
-            "A2A_PUSH_BACKOFF_MAX_SECONDS": "1",
-        }
-        for key, value in settings.items():
-            monkeypatch.setenv(key, value)
-        reset_runtime()
-        reset_push_services()
-        store = DynamoDBTaskStore(res.tables["TasksTable"], dynamodb)
-        yield {
-            "sqs": sqs,
-            "ssm": boto3.client("ssm", region_name="us-east-1"),
-            "store": store,
-            "queue_url": res.queue_urls["PushDeliveryQueue"],
-            "queue_arn": res.queue_arns["PushDeliveryQueue"],
-            "dead_letter_url": res.queue_urls["PushDeadLetterQueue"],
-        }
-        reset_push_services()
-        reset_runtime()
+def push_aws(lambda_aws: Any) -> dict[str, Any]:
+    res = lambda_aws.resources
+    lambda_aws.configure(
+        A2A_PUSH_QUEUE_URL=res.queue_urls["PushDeliveryQueue"],
+        A2A_PUSH_DEAD_LETTER_QUEUE_URL=res.queue_urls["PushDeadLetterQueue"],
+        A2A_ALLOW_PRIVATE_WEBHOOKS="true",
+        A2A_PUSH_SIGNING="true",
+        A2A_PUSH_SIGNING_KEY_PARAMETER="/push-test/signing-keys",
+        A2A_PUBLIC_URL="https://agent.example/v1",
+        A2A_PUSH_MAX_ATTEMPTS="2",
+        A2A_PUSH_BACKOFF_BASE_SECONDS="1",
+        A2A_PUSH_BACKOFF_MAX_SECONDS="1",
+    )
+    return {
+        "sqs": lambda_aws.sqs,
+        "ssm": boto3.client("ssm", region_name="us-east-1"),
+        "store": DynamoDBTaskStore(res.tables["TasksTable"], lambda_aws.dynamodb),
+        "queue_url": res.queue_urls["PushDeliveryQueue"],
+        "queue_arn": res.queue_arns["PushDeliveryQueue"],
+        "dead_letter_url": res.queue_urls["PushDeadLetterQueue"],
+    }
 
 
 def a_task_with_a_config(store: DynamoDBTaskStore, url: str, task_id: str = "TASK_ID") -> None:

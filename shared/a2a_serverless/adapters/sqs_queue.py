@@ -6,7 +6,16 @@ from typing import Any
 
 from ..ports import WorkItem
 
-__all__ = ["SqsWorkQueue"]
+__all__ = ["SqsWorkQueue", "new_sqs_client"]
+
+
+def new_sqs_client() -> Any:
+    """An SQS client with the standard retry mode (throttling and transient errors retried with
+    backoff); built on first use by each queue adapter and kept for warm invocations."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 8}))
 
 
 class SqsWorkQueue:
@@ -17,10 +26,7 @@ class SqsWorkQueue:
     @property
     def client(self) -> Any:
         if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 8}))
+            self._client = new_sqs_client()
         return self._client
 
     def enqueue(self, item: WorkItem) -> None:

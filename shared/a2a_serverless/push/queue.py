@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..adapters.sqs_queue import new_sqs_client
 from .delivery import DeliveryItem
 
 __all__ = ["DeliveryQueue", "MemoryDeliveryQueue", "SqsDeliveryQueue"]
@@ -44,10 +45,7 @@ class SqsDeliveryQueue:
     @property
     def client(self) -> Any:
         if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 8}))
+            self._client = new_sqs_client()
         return self._client
 
     def send(self, items: Sequence[DeliveryItem]) -> None:
