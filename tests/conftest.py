@@ -120,3 +120,58 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+# ---------------------------------------------------------------------------------------------------
+# What each deployed function calls on AWS: the boto3 operations its code performs. The template's
+# IAM policies are checked against this list (tests/template/test_iam.py), and the list against the
+# calls the functions really make when driven under moto (tests/functions/test_aws_calls.py).
+
+_API_READ = {"dynamodb.GetItem", "dynamodb.Query"}
+_API_WRITE = {"dynamodb.TransactWriteItems", "dynamodb.UpdateItem"}
+
+AWS_CALLS: dict[str, set[str]] = {
+    # The whole app: every A2A method over JSON-RPC, streaming, /tasks/{id} (get, cancel, subscribe).
+    "GatewayFunction": _API_READ | _API_WRITE | {"dynamodb.DeleteItem", "sqs.SendMessage"},
+    "AgentCardFunction": {"ssm.GetParameter", "ssm.PutParameter"},
+    "SendMessageFunction": _API_READ | _API_WRITE | {"sqs.SendMessage"},
+    "ListTasksFunction": {"dynamodb.Query"},
+    "CreatePushConfigFunction": {"dynamodb.GetItem", "dynamodb.UpdateItem"},
+    "GetPushConfigFunction": {"dynamodb.GetItem"},
+    "ListPushConfigsFunction": {"dynamodb.GetItem", "dynamodb.Query"},
+    "DeletePushConfigFunction": {"dynamodb.GetItem", "dynamodb.DeleteItem"},
+    "GetExtendedCardFunction": set(),
+    "WorkerFunction": _API_READ | _API_WRITE,
+    "DeadLetterFunction": {"dynamodb.GetItem"} | _API_WRITE,
+    "PushDispatcherFunction": {"dynamodb.GetItem", "dynamodb.Query", "sqs.SendMessageBatch"},
+    "PushDeliveryFunction": {
+        "dynamodb.GetItem",
+        "dynamodb.Query",
+        "dynamodb.UpdateItem",
+        "sqs.SendMessage",
+        "sqs.SendMessageBatch",
+        "sqs.ChangeMessageVisibility",
+        "ssm.GetParameter",
+        "ssm.PutParameter",
+    },
+}
+
+# The IAM actions a boto3 operation needs. A transaction is authorised item by item: ours put and
+# update items (never delete or condition-check alone).
+IAM_ACTIONS: dict[str, set[str]] = {
+    "dynamodb.TransactWriteItems": {"dynamodb:PutItem", "dynamodb:UpdateItem"},
+    "sqs.SendMessageBatch": {"sqs:SendMessage"},
+}
+
+
+def iam_actions(operations: set[str]) -> set[str]:
+    actions: set[str] = set()
+    for operation in operations:
+        service, name = operation.split(".")
+        actions |= IAM_ACTIONS.get(operation, {f"{service}:{name}"})
+    return actions
+
+
+@pytest.fixture(scope="session")
+def aws_calls() -> dict[str, set[str]]:
+    return AWS_CALLS
