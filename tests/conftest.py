@@ -174,4 +174,11 @@ def iam_actions(operations: set[str]) -> set[str]:
 
 @pytest.fixture(scope="session")
 def aws_calls() -> dict[str, set[str]]:
+    """The declared AWS calls of each function (a fixture: tests never import conftest modules,
+    whose names collide across folders)."""
     return AWS_CALLS
+
+
+@pytest.fixture(scope="session")
+def needed_iam_actions() -> Callable[[set[str]], set[str]]:
+    return iam_actions

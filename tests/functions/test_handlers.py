@@ -6,67 +6,20 @@ from __future__ import annotations
 import copy
 import importlib
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+from lambda_events import EVENTS, api_event, body, invoke
 
 from a2a_serverless.methods import METHODS
 from a2a_serverless.runtime import reset_runtime
-
-EVENTS = Path(__file__).parent / "events"
-
-
-@dataclass
-class LambdaContext:
-    function_name: str = "a2a-test"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:a2a-test"
-    aws_request_id: str = "11111111-2222-3333-4444-555555555555"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
 
 
 @pytest.fixture
 def aws(lambda_aws: Any) -> dict[str, Any]:
     lambda_aws.configure(A2A_AUTH_MODE="apigateway")
     return {"sqs": lambda_aws.sqs, "queue_url": lambda_aws.resources.queue_urls["WorkQueue"]}
-
-
-def api_event(
-    method: str,
-    path: str,
-    *,
-    body: Any = None,
-    query: dict[str, str] | None = None,
-    principal: str = "user-alice",
-    resource: str | None = None,
-) -> dict[str, Any]:
-    """The recorded REST proxy event, re-aimed at another route (same shape API Gateway sends)."""
-    event = json.loads((EVENTS / "apigw_rest_post_message_send.json").read_text())
-    event = copy.deepcopy(event)
-    event["httpMethod"] = event["requestContext"]["httpMethod"] = method
-    event["path"] = path
-    event["resource"] = event["requestContext"]["resourcePath"] = resource or path
-    event["requestContext"]["path"] = "/v1" + path
-    event["requestContext"]["authorizer"]["principalId"] = principal
-    event["body"] = None if body is None else json.dumps(body)
-    event["queryStringParameters"] = query
-    event["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()} if query else None
-    return event
-
-
-def invoke(module: str, event: dict[str, Any]) -> dict[str, Any]:
-    handler = importlib.import_module(f"functions.{module}").handler
-    result: dict[str, Any] = handler(event, LambdaContext())
-    return result
-
-
-def body(response: dict[str, Any]) -> Any:
-    return json.loads(response["body"])
 
 
 def listed(task_id: str, principal: str = "user-alice") -> dict[str, Any]:

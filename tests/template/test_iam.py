@@ -5,10 +5,10 @@ resources they touch, and nothing else of write scope."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import iam_actions
 from samtranslator.translator.transform import transform
 
 from a2a_devstack.resources import load_template
@@ -104,11 +104,11 @@ def test_every_function_has_a_declared_list_of_aws_calls(
 
 
 def test_each_role_grants_what_its_calls_need_and_no_other_write(
-    translated: dict[str, Any], aws_calls: dict[str, set[str]]
+    translated: dict[str, Any], aws_calls: dict[str, set[str]], needed_iam_actions: Callable[[set[str]], set[str]]
 ) -> None:
     for function in _functions(translated):
         granted = _granted(_statements(translated, function))
-        needed = iam_actions(aws_calls[function])
+        needed = needed_iam_actions(aws_calls[function])
         assert needed <= granted, f"{function} lacks {sorted(needed - granted)}"
         consumption = _event_source_actions(translated, function)
         extra_writes = {a for a in granted - needed - consumption if not a.split(":", 1)[1].startswith(READ_VERBS)}

@@ -1,0 +1,169 @@
+"""Every function's AWS calls, observed: each entry point is driven under moto through its main
+paths while botocore reports every operation it makes, and what it made must be within the calls
+declared for it in tests/conftest.py (``AWS_CALLS``), which the template's IAM policies are checked
+against (tests/template/test_iam.py). A new call in the code without a permission fails here."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import httpx
+import pytest
+from lambda_events import EVENTS, api_event, body, invoke
+
+from a2a_devstack._lambda import sqs_event
+from a2a_serverless.transport.app import create_app
+
+if TYPE_CHECKING:
+    from conftest import WebhookReceiver
+
+V1 = {"A2A-Version": "1.0"}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.current = ""
+        self.calls: defaultdict[str, set[str]] = defaultdict(set)
+
+    def __call__(self, event_name: str, **_: Any) -> None:
+        if self.current:
+            _, service, operation = event_name.split(".")
+            self.calls[self.current].add(f"{service}.{operation}")
+
+    @contextmanager
+    def calls_of(self, function: str) -> Iterator[None]:
+        self.current = function
+        try:
+            yield
+        finally:
+            self.current = ""
+
+
+@pytest.fixture
+def recorder(lambda_aws: Any, webhook_receiver: WebhookReceiver) -> Iterator[Recorder]:
+    res = lambda_aws.resources
+    lambda_aws.configure(
+        A2A_AUTH_MODE="apigateway",
+        A2A_PUSH_QUEUE_URL=res.queue_urls["PushDeliveryQueue"],
+        A2A_PUSH_DEAD_LETTER_QUEUE_URL=res.queue_urls["PushDeadLetterQueue"],
+        A2A_ALLOW_PRIVATE_WEBHOOKS="true",
+        A2A_PUSH_SIGNING="true",
+        A2A_PUSH_SIGNING_KEY_PARAMETER="/calls-test/signing-keys",
+        A2A_PUBLIC_URL="https://agent.example/v1",
+        A2A_PUSH_MAX_ATTEMPTS="2",
+        A2A_PUSH_BACKOFF_BASE_SECONDS="0",
+    )
+    recorder = Recorder()
+    boto3.setup_default_session()
+    boto3.DEFAULT_SESSION.events.register("before-call.*.*", recorder)  # type: ignore[union-attr]
+    yield recorder
+    boto3.DEFAULT_SESSION = None
+
+
+def receive(aws: Any, queue: str) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = aws.sqs.receive_message(
+        QueueUrl=aws.resources.queue_urls[queue], MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"]
+    ).get("Messages", [])
+    return messages
+
+
+def sqs_invoke(aws: Any, module: str, queue: str, messages: list[dict[str, Any]]) -> Any:
+    event = sqs_event(messages, queue_arn=aws.resources.queue_arns[queue], region="us-east-1")
+    return invoke(module, json.loads(json.dumps(event)))
+
+
+def send(text: str, **configuration: Any) -> dict[str, Any]:
+    message = {"messageId": f"m-{text}", "role": "ROLE_USER", "parts": [{"text": text}]}
+    return api_event(
+        "POST",
+        "/message:send",
+        body={"message": message, "configuration": {"returnImmediately": True, **configuration}},
+    )
+
+
+def test_each_function_calls_only_what_it_declares(
+    lambda_aws: Any,
+    recorder: Recorder,
+    webhook_receiver: WebhookReceiver,
+    aws_calls: dict[str, set[str]],
+) -> None:
+    hook = {"taskPushNotificationConfig": {"url": f"{webhook_receiver.url}/hook"}}
+    with recorder.calls_of("SendMessageFunction"):
+        task = body(invoke("send_message", send("hello", **hook)))["task"]
+    with recorder.calls_of("WorkerFunction"):
+        assert sqs_invoke(lambda_aws, "worker", "WorkQueue", receive(lambda_aws, "WorkQueue")) == {
+            "batchItemFailures": []
+        }
+
+    # Push: the dispatcher on a recorded stream record of the task's first event, then delivery
+    stream = json.loads((EVENTS / "dynamodb_stream_event_insert.json").read_text())
+    image = stream["Records"][0]["dynamodb"]["NewImage"]
+    image["taskId"]["S"] = task["id"]
+    image["owner"]["S"], image["tenant"]["S"] = "user-alice", ""
+    with recorder.calls_of("PushDispatcherFunction"):
+        assert invoke("push_dispatcher", stream) == {"batchItemFailures": []}
+    webhook_receiver.fail_next(1, status=503)
+    for _ in range(2):  # a retry (visibility extended), then the delivery
+        with recorder.calls_of("PushDeliveryFunction"):
+            sqs_invoke(lambda_aws, "push_delivery", "PushDeliveryQueue", receive(lambda_aws, "PushDeliveryQueue"))
+    assert webhook_receiver.accepted()
+
+    path = f"/tasks/{task['id']}/pushNotificationConfigs"
+    with recorder.calls_of("ListTasksFunction"):
+        assert invoke("list_tasks", api_event("GET", "/tasks"))["statusCode"] == 200
+    with recorder.calls_of("CreatePushConfigFunction"):
+        created = invoke("create_push_config", api_event("POST", path, body={"url": "https://hooks.example/a"}))
+    config_id = body(created)["id"]
+    with recorder.calls_of("GetPushConfigFunction"):
+        assert invoke("get_push_config", api_event("GET", f"{path}/{config_id}"))["statusCode"] == 200
+    with recorder.calls_of("ListPushConfigsFunction"):
+        assert invoke("list_push_configs", api_event("GET", path))["statusCode"] == 200
+    with recorder.calls_of("DeletePushConfigFunction"):
+        assert invoke("delete_push_config", api_event("DELETE", f"{path}/{config_id}"))["statusCode"] == 200
+    lambda_aws.configure()  # a fresh cold start, as its own Lambda: no signer keys cached
+    with recorder.calls_of("AgentCardFunction"):
+        assert invoke("agent_card", api_event("GET", "/.well-known/jwks.json"))["statusCode"] == 200
+    with recorder.calls_of("GetExtendedCardFunction"):
+        invoke("get_extended_card", api_event("GET", "/extendedAgentCard"))
+
+    # A work item that SQS gave up on
+    body(invoke("send_message", send("doomed")))
+    with recorder.calls_of("DeadLetterFunction"):
+        dead = receive(lambda_aws, "WorkQueue")
+        assert sqs_invoke(lambda_aws, "dead_letter", "WorkDeadLetterQueue", dead) == {"batchItemFailures": []}
+
+    # The gateway: the whole app, every unary method over JSON-RPC and the /tasks/{id} routes
+    with recorder.calls_of("GatewayFunction"):
+        asyncio.run(_drive_gateway())
+
+    # Then every function stayed within its declared calls (and each made some, where it declares any)
+    for function, declared in aws_calls.items():
+        observed = recorder.calls[function]
+        assert observed <= declared, f"{function} called {sorted(observed - declared)}, not declared"
+        assert bool(observed) == bool(declared), f"{function} was not exercised ({sorted(observed)})"
+
+
+async def _drive_gateway() -> None:
+    transport = httpx.ASGITransport(app=create_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway", headers=V1) as client:
+
+        async def rpc(method: str, params: dict[str, Any]) -> Any:
+            request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            return (await client.post("/", json=request)).json()
+
+        message = {"messageId": "gw-1", "role": "ROLE_USER", "parts": [{"text": "sleep 5"}]}
+        sent = await rpc("SendMessage", {"message": message, "configuration": {"returnImmediately": True}})
+        task_id = sent["result"]["task"]["id"]
+        assert (await client.get(f"/tasks/{task_id}")).status_code == 200
+        await rpc("ListTasks", {})
+        await rpc("CreateTaskPushNotificationConfig", {"taskId": task_id, "url": "https://hooks.example/g", "id": "g1"})
+        await rpc("GetTaskPushNotificationConfig", {"taskId": task_id, "id": "g1"})
+        await rpc("ListTaskPushNotificationConfigs", {"taskId": task_id})
+        await rpc("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "g1"})
+        assert "result" in await rpc("CancelTask", {"id": task_id})
