@@ -30,6 +30,7 @@ from .models import (
 from .ports import Scope, TaskRecord, TaskStore, VersionConflict
 
 __all__ = [
+    "CANCELED_TEXT",
     "agent_message",
     "apply_event",
     "end_task",
@@ -119,6 +120,10 @@ def agent_message(task: Task, text: str, message_id: str) -> Message:
         task_id=task.id,
         context_id=task.context_id,
     )
+
+
+CANCELED_TEXT = "Canceled at the caller's request."
+"""The status message of a task canceled by CancelTask (by the operation or by its worker)."""
 
 
 def end_task(record: TaskRecord, state: TaskState, text: str = "", *, max_history: int = 200) -> Change:

@@ -22,7 +22,7 @@ import logging
 from dataclasses import replace
 
 from ..errors import A2AError, InvalidAgentResponseError
-from ..lifecycle import apply_event, end_task, mutate, status_event
+from ..lifecycle import CANCELED_TEXT, apply_event, end_task, mutate, status_event
 from ..models import Message, Role, StreamResponse, Task, TaskState, TaskStatus, utc_now
 from ..ports import Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
@@ -139,6 +139,10 @@ def _settle(runtime: Runtime, scope: Scope, item: WorkItem, state: TaskState | N
     def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
         task = record.task
         current = task.status.state
+        if current.is_interrupted and record.cancel_requested:
+            # CancelTask marked the run, which then stopped for input before the watcher saw the
+            # mark: the cancel was accepted, so it wins over the interruption.
+            return _settled(runtime, record, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT)
         if current.is_terminal or (state is None and current.is_interrupted):
             if record.running_message_id or record.cancel_requested:
                 return replace(record, running_message_id="", cancel_requested=False), []

@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 
 from ..errors import TaskNotCancelableError
-from ..lifecycle import end_task, mutate, with_history_length
+from ..lifecycle import CANCELED_TEXT, end_task, mutate, with_history_length
 from ..models import CancelTaskRequest, StreamResponse, Task, TaskState
 from ..ports import TaskRecord
 from ..runtime import Runtime
@@ -22,7 +22,6 @@ from ._context import CallContext, resolve_scope
 
 __all__ = ["cancel_task"]
 
-CANCELED_TEXT = "Canceled at the caller's request."
 
 
 def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) -> Task:
