@@ -3,13 +3,15 @@ task, catch-up items for configs that appear mid-task, nothing for anything else
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from a2a_serverless.adapters import MemoryTaskStore
 from a2a_serverless.models import StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.push.delivery import DeliveryItem
-from a2a_serverless.push.dispatch import dispatch_image
+from a2a_serverless.push.dispatch import dispatch_images
 from a2a_serverless.push.queue import MemoryDeliveryQueue
 
 SCOPE = Scope("acme", "alice")
@@ -49,7 +51,8 @@ def test_an_event_queues_one_item_per_config_even_past_a_page_of_configs() -> No
     ids = [f"c{n:03d}" for n in range(130)]
     add_configs(store, *ids)
 
-    assert dispatch_image(event_image(4), store, queue) == 130
+    assert dispatch_images([event_image(4)], store, queue) == []
+    assert len(queue.sent) == 130
 
     assert sorted(i.config_id for i in queue.sent) == ids
     assert {(i.task_id, i.up_to_seq, i.from_seq, i.scope) for i in queue.sent} == {("t1", 4, 0, SCOPE)}
@@ -59,7 +62,7 @@ def test_an_event_of_a_task_without_configs_queues_nothing() -> None:
     store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
     a_task(store)
 
-    assert dispatch_image(event_image(1), store, queue) == 0
+    assert dispatch_images([event_image(1)], store, queue) == []
     assert queue.sent == []
 
 
@@ -74,7 +77,7 @@ def test_a_new_config_is_caught_up_to_the_tasks_last_event(last_seq: int, delive
     store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
     a_task(store, events=last_seq)
 
-    dispatch_image(config_image("p1", delivered), store, queue)
+    dispatch_images([config_image("p1", delivered)], store, queue)
 
     assert [i.up_to_seq for i in queue.sent] == expected
     assert all(i == DeliveryItem("acme", "alice", "t1", "p1", up_to_seq=last_seq) for i in queue.sent)
@@ -83,6 +86,47 @@ def test_a_new_config_is_caught_up_to_the_tasks_last_event(last_seq: int, delive
 def test_other_items_and_vanished_tasks_queue_nothing() -> None:
     store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
 
-    assert dispatch_image({"sk": "META", "tenant": "acme", "owner": "alice", "taskId": "t1"}, store, queue) == 0
-    assert dispatch_image(config_image("p1", 0), store, queue) == 0
+    meta = {"sk": "META", "tenant": "acme", "owner": "alice", "taskId": "t1"}
+    assert dispatch_images([meta, config_image("p1", 0)], store, queue) == []
     assert queue.sent == []
+
+
+def test_a_batch_reads_each_tasks_configs_once_and_queues_one_item_per_config() -> None:
+    # Given two tasks with configs, and a batch interleaving their events (and a new config)
+    store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
+    a_task(store, events=6)
+    add_configs(store, "a", "b")
+    other = Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
+    store.create_task(TaskRecord(scope=SCOPE, task=other), [StreamResponse(task=other)], message_id="m2")
+    store.put_push_config(SCOPE, TaskPushNotificationConfig(id="c", task_id="t2", url="https://hooks.example/c"))
+    images = [event_image(4), {**event_image(1), "taskId": "t2"}, event_image(5), config_image("b", 0), event_image(6)]
+
+    # When the batch is dispatched
+    assert dispatch_images(images, store, queue) == []
+
+    # Then each config gets one item, up to its task's newest event in the batch
+    assert sorted((i.task_id, i.config_id, i.up_to_seq) for i in queue.sent) == [
+        ("t1", "a", 6),
+        ("t1", "b", 6),
+        ("t2", "c", 1),
+    ]
+
+
+class _RefusingQueue(MemoryDeliveryQueue):
+    def send(self, items: Sequence[DeliveryItem]) -> None:
+        if any(i.task_id == "t2" for i in items):
+            raise RuntimeError("queue unavailable")
+        super().send(items)
+
+
+def test_records_of_a_task_whose_items_could_not_be_queued_are_reported_failed() -> None:
+    store, queue = MemoryTaskStore(), _RefusingQueue()
+    a_task(store)
+    add_configs(store, "a")
+    store.put_push_config(SCOPE, TaskPushNotificationConfig(id="c", task_id="t2", url="https://hooks.example/c"))
+    other = Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
+    store.create_task(TaskRecord(scope=SCOPE, task=other), [StreamResponse(task=other)], message_id="m2")
+    images = [event_image(1), {**event_image(1), "taskId": "t2"}, {**event_image(2), "taskId": "t2"}]
+
+    assert dispatch_images(images, store, queue) == [1, 2]
+    assert [i.task_id for i in queue.sent] == ["t1"]

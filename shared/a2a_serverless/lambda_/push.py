@@ -1,7 +1,7 @@
 """Push notification entry points: the stream dispatcher and the delivery function.
 
 ``dispatcher_handler`` consumes the table's DynamoDB stream (filtered to event-log and push-config
-inserts) with Powertools batch processing: a record that could not be queued is reported by its
+inserts), a batch at a time, grouped per task: a record that could not be queued is reported by its
 sequence number, and Lambda retries the shard from there. ``delivery_handler`` consumes the FIFO
 delivery queue one message at a time; a delivery to retry extends its message's visibility timeout
 by the backoff delay and is reported as a batch item failure (not an invocation error: a receiver
@@ -16,18 +16,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    SqsFifoPartialProcessor,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBStreamEvent
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from ..config import ConfigError
 from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
-from ..push.dispatch import dispatch_image
+from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
 from ..push.sender import WebhookSender
 from ..runtime import Runtime, get_runtime
@@ -57,9 +52,7 @@ class PushServices:
         settings = runtime.settings
         if not settings.push_queue_url or not settings.push_dead_letter_queue_url:
             raise ConfigError("A2A_PUSH_QUEUE_URL and A2A_PUSH_DEAD_LETTER_QUEUE_URL are required for push delivery")
-        sender = WebhookSender(
-            timeout=settings.push_timeout_seconds, allow_private=settings.allow_private_webhooks
-        )
+        sender = WebhookSender(timeout=settings.push_timeout_seconds, allow_private=settings.allow_private_webhooks)
         return cls(
             runtime=runtime,
             queue=SqsDeliveryQueue(settings.push_queue_url, settings.push_dead_letter_queue_url),
@@ -86,26 +79,24 @@ class DeliveryRetry(Exception):
     """A delivery stopped on a retryable failure; its message comes back after the backoff."""
 
 
-def dispatch_record(record: DynamoDBRecord, services: PushServices) -> None:
-    image = record.dynamodb.new_image if record.dynamodb else {}
-    queued = dispatch_image(image, services.runtime.store, services.queue)
-    if queued:
-        metrics.add_metric(name="PushDeliveriesQueued", unit=MetricUnit.Count, value=queued)
-
-
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def dispatcher_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Handle the stream batch per task (see :mod:`..push.dispatch`): as a whole rather than with
+    Powertools' record-by-record batch processor, so a batch holding many events of one task reads
+    its configs once. Failures are reported in the same ``batchItemFailures`` shape: the earliest
+    failed record's sequence number, from which Lambda retries the shard (what was already queued
+    is deduplicated on the way)."""
     services = push_services()
-    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
-    return dict(
-        process_partial_response(
-            event=event,
-            record_handler=lambda record: dispatch_record(record, services),
-            processor=processor,
-            context=context,
-        )
-    )
+    records = list(DynamoDBStreamEvent(event).records)
+    images = [record.dynamodb.new_image if record.dynamodb else {} for record in records]
+    failed = dispatch_images(images, services.runtime.store, services.queue)
+    metrics.add_metric(name="PushStreamRecords", unit=MetricUnit.Count, value=len(records))
+    if not failed:
+        return {"batchItemFailures": []}
+    metrics.add_metric(name="PushStreamRecordsFailed", unit=MetricUnit.Count, value=len(failed))
+    first = records[failed[0]].dynamodb
+    return {"batchItemFailures": [{"itemIdentifier": first.sequence_number if first else ""}]}
 
 
 def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds: Any) -> None:

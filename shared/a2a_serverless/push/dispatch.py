@@ -8,22 +8,26 @@ The dispatcher is fed by DynamoDB Streams, filtered to two kinds of inserts:
   have missed the events written between the creating request's read and its write, so it is
   queued up to the task's current last event (a no-op when its cursor is already there).
 
-Scope and ids come from the item's own attributes, never from parsing keys. Everything here is
-idempotent: a record processed twice queues items that the FIFO queue deduplicates or that find
-the config's cursor already past them.
+A stream batch is handled per task: however many of its events a batch holds, the task's configs
+are read once and each config gets one item up to the highest of them (the delivery function sends
+everything after the config's cursor up to that point, in order). Scope and ids come from the
+items' own attributes, never from parsing keys. Everything here is idempotent: a record processed
+twice queues items that the FIFO queue deduplicates or that find the config's cursor already past
+them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..ports import Scope, TaskStore
 from .delivery import DeliveryItem
 from .queue import DeliveryQueue
 
-__all__ = ["dispatch_image", "items_for_event", "items_for_new_config"]
+__all__ = ["dispatch_images", "items_for_event", "items_for_new_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,19 +55,52 @@ def items_for_new_config(
     return [DeliveryItem(scope.tenant, scope.owner, task_id, config_id, up_to_seq=record.last_seq)]
 
 
-def dispatch_image(image: Mapping[str, Any], store: TaskStore, queue: DeliveryQueue) -> int:
-    """Queue the deliveries one inserted item calls for (``image``: the stream record's NewImage,
-    deserialized). Returns how many items were queued; raises if queueing failed."""
-    sk = str(image.get("sk", ""))
-    scope = Scope(str(image.get("tenant", "")), str(image["owner"]))
-    task_id = str(image["taskId"])
-    if sk.startswith(EVENT_PREFIX):
-        items = items_for_event(store, scope, task_id, int(image["seq"]))
-    elif sk.startswith(PUSH_PREFIX):
-        items = items_for_new_config(store, scope, task_id, str(image["configId"]), int(image.get("deliveredSeq", 0)))
-    else:
-        logger.warning("ignoring a stream record the filter should have dropped", extra={"sk_kind": sk[:5]})
-        return 0
-    if items:
-        queue.send(items)
-    return len(items)
+@dataclass
+class _TaskChanges:
+    """What one stream batch says about one task: its newest event, and configs that appeared."""
+
+    scope: Scope
+    task_id: str
+    records: list[int] = field(default_factory=list)
+    """Positions, in the batch, of the records about this task."""
+    last_seq: int = 0
+    new_configs: dict[str, int] = field(default_factory=dict)
+    """Config id -> its delivery cursor when it was written."""
+
+
+def dispatch_images(images: Sequence[Mapping[str, Any]], store: TaskStore, queue: DeliveryQueue) -> list[int]:
+    """Queue the deliveries a batch of inserted items (stream NewImages, deserialized, in stream
+    order) calls for. Returns the positions of the records that could not be handled (every record
+    of a task whose items could not be read or queued), in order; an empty list means all done."""
+    tasks: dict[tuple[str, str, str], _TaskChanges] = {}
+    for position, image in enumerate(images):
+        sk = str(image.get("sk", ""))
+        if not sk.startswith((EVENT_PREFIX, PUSH_PREFIX)):
+            logger.warning("ignoring a stream record the filter should have dropped", extra={"sk_kind": sk[:5]})
+            continue
+        scope = Scope(str(image.get("tenant", "")), str(image["owner"]))
+        task_id = str(image["taskId"])
+        changes = tasks.setdefault((scope.tenant, scope.owner, task_id), _TaskChanges(scope, task_id))
+        changes.records.append(position)
+        if sk.startswith(EVENT_PREFIX):
+            changes.last_seq = max(changes.last_seq, int(image["seq"]))
+        else:
+            changes.new_configs[str(image["configId"])] = int(image.get("deliveredSeq", 0))
+    failed: list[int] = []
+    for changes in tasks.values():
+        try:
+            queue.send(_items(store, changes))
+        except Exception:
+            logger.exception("could not queue push deliveries", extra={"task_id": changes.task_id})
+            failed.extend(changes.records)
+    return sorted(failed)
+
+
+def _items(store: TaskStore, changes: _TaskChanges) -> list[DeliveryItem]:
+    scope, task_id = changes.scope, changes.task_id
+    items = items_for_event(store, scope, task_id, changes.last_seq) if changes.last_seq else []
+    covered = {item.config_id for item in items}
+    for config_id, delivered in changes.new_configs.items():
+        if config_id not in covered:
+            items.extend(items_for_new_config(store, scope, task_id, config_id, delivered))
+    return items
