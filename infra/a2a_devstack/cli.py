@@ -139,6 +139,14 @@ def _check_executor(flag: str | None, environ: Mapping[str, str], template: Mapp
         raise ImportPathError(f"{source} {path!r}: {exc}") from exc
     if not callable(target) and not callable(getattr(target, "execute", None)):  # a class, or an executor instance
         raise ImportPathError(f"{source} {path!r} is not a class")
+    # What the worker does with it: instantiate it, and accept only an executor (ours or a2a-sdk's).
+    from a2a_serverless.config import ConfigError
+    from a2a_serverless.runtime import load_executor
+
+    try:
+        load_executor(path)
+    except ConfigError as exc:
+        raise ImportPathError(f"{source} {path!r}: {exc}") from exc
 
 
 def _configure_logging() -> None:

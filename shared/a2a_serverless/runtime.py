@@ -67,7 +67,10 @@ def load_executor(path: str) -> AgentExecutor:
     target: Any = getattr(module, attr, None)
     if target is None:
         raise ConfigError(f"executor {path!r}: module {module_name!r} has no attribute {attr!r}")
-    executor = target() if isinstance(target, type) else target
+    try:
+        executor = target() if isinstance(target, type) else target
+    except Exception as exc:
+        raise ConfigError(f"executor {path!r}: creating it failed ({type(exc).__name__}: {exc})") from exc
     if isinstance(executor, AgentExecutor):
         return executor
     if _is_sdk_executor(executor):

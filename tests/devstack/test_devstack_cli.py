@@ -47,6 +47,8 @@ def test_a_missing_executor_module_exits_2_with_one_line() -> None:
         pytest.param("a2a_devstack", "must look like 'package.module:Name'", id="no-colon"),
         pytest.param("a2a_devstack.cli:NoSuchAgent", "has no attribute 'NoSuchAgent'", id="missing-class"),
         pytest.param("a2a_devstack.stack:GATEWAY_APP", "is not a class", id="not-callable"),
+        pytest.param("json:dumps", "is not an AgentExecutor", id="a-function"),
+        pytest.param("datetime:date", "creating it failed (TypeError", id="a-class-that-needs-arguments"),
     ],
 )
 def test_a_bad_executor_flag_exits_2(executor: str, reason: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import sys
 from typing import Any
 
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from lambda_events import EVENTS, api_event, body, invoke
 
+from a2a_serverless.config import ConfigError
 from a2a_serverless.methods import METHODS
 from a2a_serverless.runtime import reset_runtime
 
@@ -190,3 +192,26 @@ def test_a_poison_work_item_reaches_the_dead_letter_queue_and_its_task_fails(aws
     assert invoke("dead_letter", sqs_event) == {"batchItemFailures": []}
     again = listed(task["id"])
     assert again["status"] == failed["status"]
+
+
+def test_a_bad_executor_path_fails_the_workers_cold_start_on_lambda(
+    monkeypatch: pytest.MonkeyPatch, lambda_aws: Any
+) -> None:
+    # Given the worker's environment on Lambda, with an executor path that does not import
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "a2a-WorkerFunction")
+    lambda_aws.configure(A2A_EXECUTOR="no_such_pkg.agent:Agent")
+
+    # When the runtime initialises the function (imports the handler module)
+    sys.modules.pop("functions.worker", None)
+    with pytest.raises(ConfigError, match=r"executor 'no_such_pkg.agent:Agent': cannot import module"):
+        importlib.import_module("functions.worker")
+
+    # Then with a good one it starts; and off Lambda nothing is loaded at import
+    lambda_aws.configure(A2A_EXECUTOR="a2a_serverless.execution.demo:DemoAgentExecutor")
+    sys.modules.pop("functions.worker", None)
+    assert callable(importlib.import_module("functions.worker").handler)
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME")
+    lambda_aws.configure(A2A_EXECUTOR="no_such_pkg.agent:Agent")
+    sys.modules.pop("functions.worker", None)
+    assert callable(importlib.import_module("functions.worker").handler)
+    sys.modules.pop("functions.worker", None)

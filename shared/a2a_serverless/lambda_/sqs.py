@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from ..config import ConfigError
 from ..execution.dead_letter import fail_dead_work_item
 from ..execution.worker import process_work_item
 from ..ports import WorkItem
 from ..runtime import get_runtime
 from ._observability import logger, metrics
 
-__all__ = ["dead_letter_handler", "worker_handler"]
+__all__ = ["dead_letter_handler", "preload_executor", "worker_handler"]
+
+
+def preload_executor(environ: Mapping[str, str] = os.environ) -> None:
+    """Import and create the executor now when running on Lambda (the init phase), so a bad import
+    path fails the cold start with a clear message. Elsewhere (tests, the local stack, which checks
+    it at start-up) nothing happens at import."""
+    if environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        try:
+            get_runtime().executor  # noqa: B018 - loading it is the point
+        except ConfigError as exc:
+            logger.error("cannot start the worker: %s", exc)
+            raise
 
 
 def _process(record: SQSRecord) -> None:
