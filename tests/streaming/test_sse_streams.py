@@ -58,8 +58,24 @@ class ReplyExecutor(AgentExecutor):
         return None
 
 
+class SlowReplyExecutor(AgentExecutor):
+    """Answers with a Message only, but only after the stream stopped holding its snapshot back."""
+
+    DELAY_SECONDS = 2.0
+    """Longer than the stream's hold (FIRST_EVENT_HOLD_SECONDS, 1 s), with room for a slow start."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await asyncio.sleep(self.DELAY_SECONDS)
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await event_queue.enqueue_event(updater.new_agent_message([Part(text=f"late hi, {context.get_user_input()}")]))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
 # The runtime imports the executor by path: name this module however pytest imported it.
 REPLY_EXECUTOR = f"{ReplyExecutor.__module__}:{ReplyExecutor.__qualname__}"
+SLOW_REPLY_EXECUTOR = f"{SlowReplyExecutor.__module__}:{SlowReplyExecutor.__qualname__}"
 
 
 # --------------------------------------------------------------------------- the server
@@ -282,10 +298,12 @@ class Stream:
         await self._iter.aclose()
 
 
-def _headers(last_event_id: str | int | None) -> dict[str, str]:
-    headers = dict(V1)
+def _headers(last_event_id: str | bytes | int | None) -> dict[str, str | bytes]:
+    """The request headers; a ``bytes`` Last-Event-ID goes on the wire as is (httpx only encodes
+    ``str`` values as ASCII)."""
+    headers: dict[str, str | bytes] = dict(V1)
     if last_event_id is not None:
-        headers["Last-Event-ID"] = str(last_event_id)
+        headers["Last-Event-ID"] = last_event_id if isinstance(last_event_id, bytes) else str(last_event_id)
     return headers
 
 
@@ -325,7 +343,7 @@ async def open_stream(
     *,
     tenant: str = "",
     rpc_id: str | int = "req-1",
-    last_event_id: str | int | None = None,
+    last_event_id: str | bytes | int | None = None,
 ) -> AsyncIterator[Stream]:
     verb, url, kwargs = _stream_request(binding, operation, payload, tenant=tenant, rpc_id=rpc_id)
     async with aconnect_sse(http, verb, url, headers=_headers(last_event_id), **kwargs) as source:
@@ -347,7 +365,7 @@ async def plain_error(
     payload: dict[str, Any],
     *,
     tenant: str = "",
-    last_event_id: str | int | None = None,
+    last_event_id: str | bytes | int | None = None,
 ) -> tuple[str, int]:
     """Call a streaming operation expecting an error answered as ordinary JSON, not SSE.
     Returns (ErrorInfo reason, JSON-RPC code or HTTP status)."""
@@ -484,6 +502,66 @@ async def test_send_streaming_closes_at_input_required_and_the_answer_opens_a_ne
         greeting = [e.body["artifactUpdate"]["artifact"] for e in answered if e.kind == "artifactUpdate"]
         assert [texts(a["parts"]) for a in greeting] == [["Nice to meet you, Ann!"]]
         assert [(e.id, e.body) for e in answered[1:]] == server.store.log(task_id, asked[-1].id)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", JSONRPC_AND_REST)
+@pytest.mark.parametrize(
+    ("history_length", "expected"),
+    [
+        pytest.param(None, ["m1", "question", "m2"], id="unset-all"),
+        pytest.param(0, None, id="zero-omitted"),
+        pytest.param(1, ["m2"], id="one-newest"),
+    ],
+)
+async def test_history_length_shapes_the_streamed_snapshot(
+    binding: str, history_length: int | None, expected: list[str] | None
+) -> None:
+    async with serve() as server:
+        # Given a task that asked a question: its history will be [m1, the question, m2]
+        asked = await send(server.http, message("ask me", "m1"))
+        assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        question_id = asked["status"]["message"]["messageId"]
+        # When the answer is streamed with that historyLength
+        payload: dict[str, Any] = {"message": message("Ann", "m2", taskId=asked["id"])}
+        if history_length is not None:
+            payload["configuration"] = {"historyLength": history_length}
+        async with open_stream(server.http, binding, "SendStreamingMessage", payload) as stream:
+            events = await stream.rest()
+        # Then the Task snapshot carries that much history (none at all: no "history" field)
+        assert_task_stream(events, "TASK_STATE_COMPLETED")
+        snapshot = events[0].body["task"]
+        if expected is None:
+            assert "history" not in snapshot, snapshot
+        else:
+            ids = [m["messageId"] for m in snapshot["history"]]
+            assert ids == [question_id if i == "question" else i for i in expected]
+        # And on a new task too: historyLength 0 leaves the history out of its snapshot
+        fresh = {"message": message("hello"), "configuration": {"historyLength": 0}}
+        async with open_stream(server.http, binding, "SendStreamingMessage", fresh) as stream:
+            created = await stream.rest()
+        assert_task_stream(created, "TASK_STATE_COMPLETED")
+        assert "history" not in created[0].body["task"], created[0].body
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", JSONRPC_AND_REST)
+@pytest.mark.parametrize("how", [pytest.param("create", id="new-task"), pytest.param("continue", id="continuation")])
+async def test_last_event_id_on_a_new_message_is_ignored(binding: str, how: str) -> None:
+    async with serve() as server:
+        # Given a message no stream has carried yet (a new task, or the answer to a question)
+        payload: dict[str, Any] = {"message": message("hello")}
+        if how == "continue":
+            asked = await send(server.http, message("ask me"))
+            assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            payload = {"message": message("Ann", taskId=asked["id"])}
+        # When it is streamed with a Last-Event-ID (from some other stream: it cannot be this one's)
+        async with open_stream(server.http, binding, "SendStreamingMessage", payload, last_event_id=3) as stream:
+            events = await stream.rest()
+        # Then the stream is the whole of it, Task snapshot first
+        task_id = assert_task_stream(events, "TASK_STATE_COMPLETED")
+        assert any(m["messageId"] == payload["message"]["messageId"] for m in events[0].body["task"]["history"])
+        assert [(e.id, e.body) for e in events[1:]] == server.store.log(task_id, events[0].id)
 
 
 # --------------------------------------------------------------------------- SubscribeToTask

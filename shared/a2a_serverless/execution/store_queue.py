@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..errors import InvalidAgentResponseError
-from ..lifecycle import apply_event, mutate
+from ..lifecycle import apply_event, mutate, status_event
 from ..models import (
     Message,
     StreamResponse,
@@ -44,8 +44,10 @@ class StoreEventQueue:
 
     A ``Message`` as the first event of a new task's first run is a message-only reply (spec
     3.1.1 "MAY return a direct Message"): it is stored as the record's ``reply``, the task is
-    completed with it and hidden from listings, and the blocking sender receives the message. Any
-    other Message is added to the task's history.
+    completed with it and hidden from listings, and the blocking sender receives the message. The
+    log gets the Message and then the COMPLETED status update, so that readers who already follow
+    the task (a stream that sent its snapshot, subscribers, push receivers) see it end. Any other
+    Message is added to the task's history.
     """
 
     def __init__(self, runtime: Runtime, scope: Scope, task_id: str, message_id: str) -> None:
@@ -95,8 +97,13 @@ def _is_fresh(task: Task) -> bool:
 
 
 def _message_only(record: TaskRecord, message: Message) -> tuple[TaskRecord, list[StreamResponse]]:
+    """The task completed by a message-only reply, and its events: the Message, then COMPLETED.
+
+    A stream still holding the snapshot answers with the Message alone (digest 4.2); every other
+    reader of the log needs the terminal status update to know the task ended."""
     task = record.task
     reply = message.model_copy(update={"context_id": task.context_id, "task_id": ""})
     status = TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=reply, timestamp=utc_now())
     completed = task.model_copy(update={"status": status})
-    return replace(record, task=completed, reply=reply, running_message_id=""), [StreamResponse(message=reply)]
+    events = [StreamResponse(message=reply), status_event(task, status)]
+    return replace(record, task=completed, reply=reply, running_message_id=""), events

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..errors import (
     FieldViolation,
@@ -51,16 +51,32 @@ from ..runtime import Runtime
 from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
 from ._push import prepare_config, require_push_capability
 
-__all__ = ["send_message", "submit_message"]
+__all__ = ["Submitted", "send_message", "submit_message"]
 
 logger = logging.getLogger(__name__)
 
 SCHEDULE_FAILED_TEXT = "The task could not be scheduled; please send the message again."
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """What :func:`submit_message` did with the message."""
+
+    record: TaskRecord
+    """The task's record right after the submission."""
+    accepted: bool
+    """True if this call accepted the message for the first time (the task was created, or the
+    message continued it); False for a re-send of a messageId the task already has."""
+
+    @property
+    def task(self) -> Task:
+        """Shorthand for ``record.task``."""
+        return self.record.task
+
+
 def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> SendMessageResponse:
     config = request.configuration or SendMessageConfiguration()
-    record = submit_message(request, ctx, runtime)
+    record = submit_message(request, ctx, runtime).record
     if not config.return_immediately:
         record = wait_until_settled(runtime, record, request.message.message_id)
         if record.reply is not None:
@@ -68,8 +84,9 @@ def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime
     return SendMessageResponse(task=with_history_length(record.task, config.history_length))
 
 
-def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> TaskRecord:
-    """Create or continue the task and queue its work; returns the record right after that."""
+def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> Submitted:
+    """Create or continue the task and queue its work; returns the record right after that, and
+    whether this call was the one that accepted the message."""
     scope = resolve_scope(ctx, runtime, creating=not request.message.task_id)
     config = request.configuration or SendMessageConfiguration()
     if config.task_push_notification_config is not None:
@@ -81,14 +98,15 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     if message.task_id:
         push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
         record, queued = _continue_task(runtime, scope, message)
+        accepted = queued  # a continuation is queued exactly when this call added the message
         if push is not None and queued:
             # Registered on a task that already has a log: it gets the events of this turn on.
             runtime.store.put_push_config(scope, push, start_after_seq=record.last_seq)
     else:
-        record, queued = _create_task(runtime, scope, message, config, ctx)
+        record, queued, accepted = _create_task(runtime, scope, message, config, ctx)
     if queued:
         _enqueue(runtime, scope, record, message.message_id)
-    return record
+    return Submitted(record, accepted)
 
 
 def _check_ids(message: Message) -> None:
@@ -112,7 +130,8 @@ def _existing(runtime: Runtime, scope: Scope, task_id: str, message: Message) ->
 
 def _create_task(
     runtime: Runtime, scope: Scope, message: Message, config: SendMessageConfiguration, ctx: CallContext
-) -> tuple[TaskRecord, bool]:
+) -> tuple[TaskRecord, bool, bool]:
+    """(record, queue its work?, created by this call?)"""
     task_id = str(uuid.uuid4())
     context_id = message.context_id or str(uuid.uuid4())
     user_message = message.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -137,8 +156,8 @@ def _create_task(
         # this message, queue it again (the first attempt may have failed to); SQS deduplication
         # and the worker's conditional claim keep the executor from running twice.
         existing = _existing(runtime, scope, dup.task_id, message)
-        return existing, existing.pending_message_id == message.message_id
-    return stored, True
+        return existing, existing.pending_message_id == message.message_id, False
+    return stored, True, True
 
 
 def _inline_config(

@@ -3,11 +3,14 @@
 Both are served from the task's event log in the store, never from process memory, so any number
 of subscribers on any instances see the same ordered sequence. Each event carries its sequence
 number (the SSE ``id``); a client that reconnects with ``Last-Event-ID: n`` gets exactly the events
-after ``n``: no gap, no duplicate.
+after ``n``: no gap, no duplicate. An ``n`` beyond the task's log is InvalidParams; an ``n`` after
+which the stream had already ended gives an empty stream. Last-Event-ID is ignored on a
+SendStreamingMessage that the call itself accepted (the client cannot have seen any of its events).
 
 * The stream starts with the Task snapshot (its id is the sequence number of the newest event it
   includes), or is exactly one Message when the agent answers a new task's first message with a
-  Message alone.
+  Message alone (its id is that of the COMPLETED status logged with the reply, so resuming after
+  it finds nothing).
 * It ends at a terminal state; SendStreamingMessage also ends at an interrupted state (the caller
   continues with a new message, on a new stream); SubscribeToTask stays through interrupted states.
 * Polling is strongly consistent and adaptive: every ``stream_poll_seconds`` while events flow,
@@ -26,7 +29,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from ..errors import TaskNotFoundError, UnsupportedOperationError
+from ..errors import FieldViolation, InvalidParamsError, TaskNotFoundError, UnsupportedOperationError
 from ..lifecycle import with_history_length
 from ..models import (
     SendMessageConfiguration,
@@ -59,7 +62,8 @@ class EventStream:
     scope: Scope
     record: TaskRecord
     after_seq: int | None
-    """Resume point (``Last-Event-ID``): start after it, with no snapshot. None: snapshot first."""
+    """Resume point (``Last-Event-ID``, at most ``record.last_seq``): start after it, with no
+    snapshot. None: snapshot first."""
     close_on_interrupted: bool
     message_id: str = ""
     """For SendStreamingMessage: the message whose run this stream follows."""
@@ -76,6 +80,8 @@ class EventStream:
         # that Message: hold the snapshot back until the first event after the claim tells, for
         # at most FIRST_EVENT_HOLD_SECONDS (then it is sent, and a late reply is an ordinary event).
         held = self.after_seq is None and bool(self.message_id) and _is_fresh_run(record)
+        if self.after_seq == record.last_seq and self._ends_at_snapshot(record):
+            return  # the client already has the event that ended this stream: nothing will follow
         if self.after_seq is None and not held:
             if record.reply is not None and is_settled(record, self.message_id):
                 yield record.last_seq, StreamResponse(message=record.reply)
@@ -98,7 +104,9 @@ class EventStream:
                 held = False
                 if decision == "message":
                     reply = next(e for e in pending if e.event.message is not None)
-                    yield reply.seq, reply.event
+                    # The Message stands for the whole reply (it and the COMPLETED status logged
+                    # with it): its id is the newest, so a resume after it is an empty stream.
+                    yield pending[-1].seq, reply.event
                     return
                 yield snapshot
                 batch, pending = pending, []
@@ -162,13 +170,17 @@ def open_message_stream(
 ) -> EventStream:
     """Validate, create or continue the task (as SendMessage does), and prepare its stream."""
     _require_streaming(runtime)
-    record = submit_message(request, ctx, runtime)
+    submitted = submit_message(request, ctx, runtime)
+    record = submitted.record
+    # Last-Event-ID resumes the stream of a message sent before (an idempotent re-send). A message
+    # this call just accepted has no stream to resume: the client gets it from the snapshot.
+    after_seq = None if submitted.accepted else _resume_point(record, last_event_id)
     config = request.configuration or SendMessageConfiguration()
     return EventStream(
         runtime=runtime,
         scope=record.scope,
         record=record,
-        after_seq=last_event_id,
+        after_seq=after_seq,
         close_on_interrupted=True,
         message_id=request.message.message_id,
         history_length=config.history_length,
@@ -185,9 +197,20 @@ def open_subscription(
     record = runtime.store.get_task(scope, request.id)
     if record is None:
         raise TaskNotFoundError(metadata={"taskId": request.id})
+    last_event_id = _resume_point(record, last_event_id)
     resuming_with_news = last_event_id is not None and last_event_id < record.last_seq
     if record.task.status.state.is_terminal and not resuming_with_news:
         raise UnsupportedOperationError(
             f"Task {request.id} is already {record.task.status.state.value}", metadata={"taskId": request.id}
         )
     return EventStream(runtime=runtime, scope=scope, record=record, after_seq=last_event_id, close_on_interrupted=False)
+
+
+def _resume_point(record: TaskRecord, last_event_id: int | None) -> int | None:
+    """``Last-Event-ID`` checked against the task's log. An id the task has not reached was never
+    sent by any stream of it: waiting for it would hang, and events before it would be skipped."""
+    if last_event_id is not None and last_event_id > record.last_seq:
+        raise InvalidParamsError(
+            violations=[FieldViolation("Last-Event-ID", f"is beyond the task's last event id ({record.last_seq})")]
+        )
+    return last_event_id

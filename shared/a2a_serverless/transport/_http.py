@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from starlette.requests import Request
 
 from ..auth import authenticate
-from ..errors import JSONParseError, PayloadTooLargeError, VersionNotSupportedError
+from ..errors import InvalidParamsError, JSONParseError, PayloadTooLargeError, VersionNotSupportedError
 from ..operations import CallContext
 from ..runtime import Runtime
 
-__all__ = ["base_url", "call_context", "negotiate_version", "parse_json", "read_body", "read_json", "request_id"]
+__all__ = [
+    "base_url",
+    "call_context",
+    "check_url_text",
+    "negotiate_version",
+    "parse_json",
+    "read_body",
+    "read_json",
+    "request_id",
+]
 
 SUPPORTED_MAJOR, SUPPORTED_MINOR = 1, 0
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
@@ -34,15 +45,68 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+# A ``\uD800``..``\uDFFF`` escape in the JSON text: the only way a lone surrogate gets into a
+# parsed value (raw surrogate bytes are not valid UTF-8 and fail the decode). A cheap pre-check,
+# so the full check below runs only on bodies that could hold one (or a legitimate pair).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN, Infinity, -Infinity: not JSON (RFC 8259), though Python's json accepts them.
+    raise JSONParseError(f"Invalid JSON payload: {name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses to inf, which no JSON encoder can write back
+        raise JSONParseError("Invalid JSON payload: number out of range")
+    return value
+
+
 def parse_json(body: bytes) -> Any:
+    """Parse a request body as strict JSON (RFC 8259), or raise ``JSONParseError``.
+
+    Stricter than ``json.loads``: no ``NaN``/``Infinity`` literals or out-of-range floats, and no
+    lone UTF-16 surrogates (``"\\ud800"``) in any string, keys included. Those parse in Python
+    but cannot be encoded as UTF-8, so they would fail later, when the value is stored or echoed
+    (an id, a method name, a part), as a 500 instead of a parse error.
+    """
     try:
-        return json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        text = body.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        if _SURROGATE_ESCAPE.search(text):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except JSONParseError:
+        raise
+    # ValueError covers JSONDecodeError, UnicodeDecodeError, UnicodeEncodeError (a lone
+    # surrogate) and integers over Python's digit limit.
+    except (ValueError, RecursionError):
         raise JSONParseError() from None
+    return value
 
 
 async def read_json(request: Request, limit: int) -> Any:
     return parse_json(await read_body(request, limit))
+
+
+def check_url_text(request: Request) -> None:
+    """Refuse a URL whose path or query, once percent-decoded, is not UTF-8 (``%ED%A0%80``, an
+    encoded surrogate, or any invalid sequence) or holds a lone surrogate.
+
+    Starlette (and the servers before it) decode such bytes to U+FFFD, so a task id, a tenant or a
+    ``contextId`` filter would silently become a different string; refuse it instead.
+    """
+    raw_path = request.scope.get("raw_path")
+    encoded = [request.scope.get("query_string") or b""]
+    if isinstance(raw_path, bytes):
+        encoded.append(raw_path.split(b"?", 1)[0])  # some clients put the query in raw_path too
+    try:
+        for raw in encoded:
+            unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+        for key, value in [*request.path_params.items(), *request.query_params.multi_items()]:
+            f"{key}={value}".encode()
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        raise InvalidParamsError("The request URL is not valid UTF-8 once percent-decoded") from None
 
 
 def negotiate_version(request: Request, lenient_missing: bool) -> str:

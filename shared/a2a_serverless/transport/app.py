@@ -15,13 +15,13 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card
 from ..errors import A2AError, InternalError, MethodNotFoundError
 from ..runtime import Runtime, get_runtime
 from ._http import base_url, request_id
-from ._render import rest_error
+from ._render import jsonrpc_error, rest_error
 from .jsonrpc import handle_jsonrpc
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
 
@@ -97,11 +97,43 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         error: A2AError = MethodNotFoundError(f"{request.method} is not allowed on {request.url.path[:128]}")
         body = rest_error(error)
         body["error"]["code"] = 405  # error.code is the HTTP status (spec 11.6)
-        return JSONResponse(body, status_code=405, media_type=REST_MEDIA_TYPE)
+        # The gRPC name must match the HTTP status, and NOT_FOUND (404) does not: the path exists.
+        # UNIMPLEMENTED ("not implemented or not supported/enabled in this service") is what
+        # google.api.http transcoding answers for a known path with another verb (grpc-gateway's
+        # routing error handler: 405 -> codes.Unimplemented), and the digest's table allows it for
+        # an unknown method (6.2: "NOT_FOUND (SDK) / UNIMPLEMENTED"). The reason stays
+        # METHOD_NOT_FOUND.
+        body["error"]["status"] = "UNIMPLEMENTED"
+        allow = _allowed_methods(request)
+        headers = {"Allow": allow} if allow else None
+        return JSONResponse(body, status_code=405, media_type=REST_MEDIA_TYPE, headers=headers)
     return error_response(MethodNotFoundError(f"No A2A route {request.method} {request.url.path[:128]}"))
 
 
+def _allowed_methods(request: Request) -> str:
+    """``Allow`` for a 405: the verbs of every route matching the path (Starlette names only the
+    first, and ``/tasks/{id}:subscribe`` has two routes)."""
+    verbs: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
+            verbs |= route.methods
+    return ", ".join(sorted(verbs))
+
+
+def _is_jsonrpc(request: Request) -> bool:
+    """``POST /`` (below any root path): the JSON-RPC endpoint."""
+    path, root = request.scope.get("path", ""), request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return request.method == "POST" and path in ("", "/")
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
+    """The last resort: a generic internal error, in the shape of the binding that was called
+    (a JSON-RPC caller never gets a REST error body)."""
     rid = request_id(request)
     logger.error("unhandled error", exc_info=exc, extra={"request_id": rid})
-    return error_response(InternalError(metadata={"requestId": rid} if rid else None))
+    error = InternalError(metadata={"requestId": rid} if rid else None)
+    if _is_jsonrpc(request):
+        return JSONResponse(jsonrpc_error(error, None))  # HTTP 200, like every JSON-RPC error here
+    return error_response(error)

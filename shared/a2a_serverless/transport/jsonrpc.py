@@ -31,7 +31,7 @@ from ._http import call_context, negotiate_version, read_json, request_id
 from ._render import jsonrpc_error
 from .sse import last_event_id, sse_response
 
-__all__ = ["handle_jsonrpc"]
+__all__ = ["error_response", "handle_jsonrpc"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,12 +85,30 @@ async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection
         result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": rpc_id, "result": None if result is None else result.to_wire()}
         return JSONResponse(body)
-    except UnauthenticatedError as exc:
-        return JSONResponse(jsonrpc_error(exc, rpc_id), status_code=exc.http_status, headers=exc.headers)
     except A2AError as exc:
-        return JSONResponse(jsonrpc_error(exc, rpc_id), headers=exc.headers or None)
+        return error_response(request, exc, rpc_id)
     except Exception:
         rid = request_id(request)
         logger.exception("unexpected error in JSON-RPC handler", extra={"request_id": rid})
-        error = InternalError(metadata={"requestId": rid} if rid else None)
-        return JSONResponse(jsonrpc_error(error, rpc_id))
+        return error_response(request, InternalError(metadata={"requestId": rid} if rid else None), rpc_id)
+
+
+def error_response(request: Request, error: A2AError, rpc_id: str | int | None) -> Response:
+    """A JSON-RPC error response: HTTP 200, except authentication failures (401 with
+    ``WWW-Authenticate``).
+
+    It never raises: if the error cannot be rendered (a message, metadata value or id that is not
+    encodable as UTF-8), the answer is a generic -32603, with the id when it can be echoed and null
+    otherwise. An exception escaping from here would reach the app's last-resort handler instead,
+    and a JSON-RPC caller must always get a JSON-RPC error.
+    """
+    status = error.http_status if isinstance(error, UnauthenticatedError) else 200
+    try:
+        return JSONResponse(jsonrpc_error(error, rpc_id), status_code=status, headers=error.headers or None)
+    except Exception:
+        rid = request_id(request)
+        logger.exception("could not render a JSON-RPC error", extra={"request_id": rid})
+        try:
+            return JSONResponse(jsonrpc_error(InternalError(metadata={"requestId": rid} if rid else None), rpc_id))
+        except Exception:  # the id itself is not encodable
+            return JSONResponse(jsonrpc_error(InternalError(), None))

@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..methods import METHODS, Method, RestRoute
 from ..runtime import Runtime
-from ._http import call_context, negotiate_version, parse_json, read_body, request_id
+from ._http import call_context, check_url_text, negotiate_version, parse_json, read_body, request_id
 from ._render import rest_error
 from .sse import last_event_id, sse_response
 
@@ -59,7 +59,13 @@ def rest_routes(get_runtime: RuntimeGetter, allowed: Collection[str] | None = No
     for prefix in ("", "/{tenant}"):
         for method, route in pairs:
             endpoint = _endpoint(method, route, get_runtime, allowed)
-            routes.append(Route(prefix + route.path, endpoint, methods=[route.verb], name=f"{method.name}{prefix}"))
+            served = Route(prefix + route.path, endpoint, methods=[route.verb], name=f"{method.name}{prefix}")
+            # Starlette answers HEAD on every GET route by running it: HEAD /tasks would run
+            # ListTasks. A2A defines no HEAD, so operation routes refuse it (405, Allow: GET);
+            # the agent card keeps HEAD for caches and CDNs.
+            if served.methods is not None:
+                served.methods.discard("HEAD")
+            routes.append(served)
     return routes
 
 
@@ -71,13 +77,12 @@ def _endpoint(
         try:
             if allowed is not None and method.name not in allowed:
                 raise UnsupportedOperationError(f"{method.name} is not served by this function")
+            check_url_text(request)
             version = negotiate_version(request, runtime.settings.lenient_missing_version)
             path_params = dict(request.path_params)
             tenant = str(path_params.pop("tenant", ""))
             ctx = call_context(request, runtime, tenant=tenant, version=version)
-            data = await _request_data(request, route, runtime)
-            data.update(path_params)
-            data["tenant"] = tenant
+            data = _with_path_fields(await _request_data(request, route, runtime), path_params, tenant)
             try:
                 parsed = method.request.model_validate(data)
             except ValidationError as exc:
@@ -96,7 +101,7 @@ def _endpoint(
             result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
             return JSONResponse({} if result is None else result.to_wire(), media_type=REST_MEDIA_TYPE)
         except A2AError as exc:
-            return error_response(exc)
+            return _safe_error_response(request, exc, method.name)
         except Exception:
             rid = request_id(request)
             logger.exception("unexpected error in REST handler", extra={"request_id": rid, "method": method.name})
@@ -104,6 +109,36 @@ def _endpoint(
 
     endpoint.__name__ = f"rest_{method.function}"
     return endpoint
+
+
+def _safe_error_response(request: Request, error: A2AError, method: str) -> Response:
+    """``error_response``, or a generic 500 if the error cannot be rendered (its metadata or
+    message carrying a string that is not encodable): never an exception out of the handler."""
+    try:
+        return error_response(error)
+    except Exception:
+        rid = request_id(request)
+        logger.exception("could not render an A2A error", extra={"request_id": rid, "method": method})
+        return error_response(InternalError(metadata={"requestId": rid} if rid else None))
+
+
+def _with_path_fields(data: dict[str, Any], path_params: dict[str, Any], tenant: str) -> dict[str, Any]:
+    """The request message: body (or query) fields, with the fields bound in the path winning.
+
+    A path field may also arrive in the body or the query under either ProtoJSON spelling
+    (``task_id`` or ``taskId``, digest 2.1), and the model would prefer the camelCase one, so both
+    are dropped before the path value is set: ``POST /tasks/A/pushNotificationConfigs
+    {"taskId": "B"}`` acts on task A (digest 1.1: "the path wins"). The tenant comes from the
+    ``/{tenant}`` prefix only (empty without one), as the call context does.
+    """
+    bound = {**{str(k): v for k, v in path_params.items()}, "tenant": tenant}
+    merged = {k: v for k, v in data.items() if k not in bound and _snake(k) not in bound}
+    merged.update(bound)
+    return merged
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 async def _request_data(request: Request, route: RestRoute, runtime: Runtime) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -29,14 +30,22 @@ logger = logging.getLogger(__name__)
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
 
+_EVENT_ID = re.compile(r"[0-9]{1,18}")
+"""A sequence number as this server sends it: ASCII digits only (``str.isdigit`` also accepts
+superscripts and other scripts' digits, which ``int`` refuses or reads differently), and short
+enough for an int64."""
+
+
 def last_event_id(request: Request) -> int | None:
-    """The ``Last-Event-ID`` a reconnecting client sends (the last sequence number it received)."""
+    """The ``Last-Event-ID`` a reconnecting client sends (the last sequence number it received).
+    Absent or blank: None. Anything but a sequence number: InvalidParams."""
     raw = request.headers.get("last-event-id")
     if raw is None or not raw.strip():
         return None
-    if not raw.strip().isdigit() or len(raw.strip()) > 18:
+    value = raw.strip()
+    if _EVENT_ID.fullmatch(value) is None:
         raise InvalidParamsError(violations=[FieldViolation("Last-Event-ID", "must be an event id from this stream")])
-    return int(raw.strip())
+    return int(value)
 
 
 def sse_response(
