@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 from moto.server import ThreadedMotoServer
 
+from ._moto_item_size import install_item_size_fix
 from ._moto_sqs import install_fifo_receive_lock
 from ._moto_transactions import install_fast_transactions
 
@@ -21,6 +22,7 @@ def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     install_fast_transactions()  # moto's own copies whole tables per transaction item
     install_fifo_receive_lock()  # moto's receive can hand one FIFO group to two pollers at once
+    install_item_size_fix()  # moto counts a replaced attribute twice against the item size limit
     server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
     server.start()
     try:

@@ -30,6 +30,7 @@ from a2a_serverless.models import (
 from a2a_serverless.ports import (
     DuplicateMessage,
     InvalidPageToken,
+    ItemTooLarge,
     PushTarget,
     Scope,
     TaskQuery,
@@ -428,6 +429,30 @@ def test_a_commit_must_fit_one_transaction(store: TaskStore) -> None:
 
 
 # ---------------------------------------------------------------------- events
+
+
+def test_a_task_or_event_too_large_for_one_item_is_refused_and_nothing_is_written(store: TaskStore) -> None:
+    # Given a task, and an artifact-sized event that fits neither the head nor one event item
+    record = create(store, ALICE, "t1")
+    huge = "x" * (400 * 1024)
+    big_task = record.task.model_copy(update={"metadata": {"blob": huge}})
+    big_event = an_event(record.task, huge)
+
+    # When a commit or a create would write them, then it is refused before anything is written
+    with pytest.raises(ItemTooLarge):
+        store.commit(replace(record, task=big_task))
+    with pytest.raises(ItemTooLarge):
+        store.commit(record, [big_event])
+    with pytest.raises(ItemTooLarge):
+        store.create_task(TaskRecord(scope=ALICE, task=a_task("t2", metadata={"blob": huge})), [], message_id="m2")
+
+    stored = store.get_task(ALICE, "t1")
+    assert stored is not None
+    assert (stored.version, stored.last_seq) == (record.version, record.last_seq)
+    assert store.get_task(ALICE, "t2") is None
+    assert store.find_task_by_message(ALICE, "m2") is None
+    # and a task just under the limit still fits
+    store.commit(replace(record, task=record.task.model_copy(update={"metadata": {"blob": "y" * (300 * 1024)}})))
 
 
 def test_read_events_after_a_seq_with_a_limit(store: TaskStore) -> None:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
 from ..ports.store import PushTarget, Scope, StoredEvent, TaskRecord
-from ._store_common import parse_timestamp
+from ._store_common import check_payload_size, parse_timestamp
 
 __all__ = [
     "EVENT_SK_LAST",
@@ -97,13 +97,22 @@ def _with_ttl(item: Item, ttl: int | None) -> Item:
     return item
 
 
+def _head_payloads(record: TaskRecord) -> tuple[str, str | None]:
+    """The head's task (and reply) JSON, checked to fit one item."""
+    task = record.task.to_json()
+    reply = record.reply.to_json() if record.reply is not None else None
+    check_payload_size(task, reply or "")
+    return task, reply
+
+
 def head_item(record: TaskRecord, created_at: datetime, listing_key: str, ttl: int | None) -> Item:
     keys = Keys(record.scope)
     created = format_timestamp(created_at)
+    task_json, reply_json = _head_payloads(record)
     item: Item = {
         "pk": _s(keys.task_pk(record.task_id)),
         "sk": _s(META_SK),
-        "task": _s(record.task.to_json()),
+        "task": _s(task_json),
         "version": _n(record.version),
         "lastSeq": _n(record.last_seq),
         "cancelRequested": {"BOOL": record.cancel_requested},
@@ -122,8 +131,8 @@ def head_item(record: TaskRecord, created_at: datetime, listing_key: str, ttl: i
         "gsi2pk": _s(keys.context_gsi_pk(record.task.context_id)),
         "gsi2sk": _s(listing_key),
     }
-    if record.reply is not None:
-        item["reply"] = _s(record.reply.to_json())
+    if reply_json is not None:
+        item["reply"] = _s(reply_json)
         for name in ("gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"):
             del item[name]
     return _with_ttl(item, ttl)
@@ -133,8 +142,9 @@ def head_update(record: TaskRecord, new_last_seq: int, listing_key: str, updated
     """UpdateItem arguments (minus table and key) writing ``record`` as the next version, only if
     the stored version and last_seq are still the ones it was read with. ``createdAt`` and ``ttl``
     stay as created; ``listing_key`` '' keeps the stored sort keys."""
+    task_json, reply_json = _head_payloads(record)
     sets: Item = {
-        "task": _s(record.task.to_json()),
+        "task": _s(task_json),
         "version": _n(record.version + 1),
         "lastSeq": _n(new_last_seq),
         "cancelRequested": {"BOOL": record.cancel_requested},
@@ -147,9 +157,9 @@ def head_update(record: TaskRecord, new_last_seq: int, listing_key: str, updated
         "gsi2pk": _s(Keys(record.scope).context_gsi_pk(record.task.context_id)),
     }
     removes: list[str] = []
-    if record.reply is not None:
+    if reply_json is not None:
         # A message-only reply: keep it for its sender, drop it from the listing indexes.
-        sets["reply"] = _s(record.reply.to_json())
+        sets["reply"] = _s(reply_json)
         del sets["gsi2pk"]
         removes = ["gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"]
     elif listing_key:
@@ -196,10 +206,12 @@ def message_item(scope: Scope, message_id: str, task_id: str, ttl: int | None) -
 
 
 def event_item(scope: Scope, task_id: str, seq: int, event: StreamResponse, now: datetime, ttl: int | None) -> Item:
+    payload = event.to_json()
+    check_payload_size(payload)
     item: Item = {
         "pk": _s(Keys(scope).task_pk(task_id)),
         "sk": _s(event_sk(seq)),
-        "event": _s(event.to_json()),
+        "event": _s(payload),
         "seq": _n(seq),
         "taskId": _s(task_id),
         "tenant": _s(scope.tenant),

@@ -14,14 +14,16 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
-from ..ports.store import InvalidPageToken, Scope, TaskQuery
+from ..ports.store import InvalidPageToken, ItemTooLarge, Scope, TaskQuery
 
 __all__ = [
+    "MAX_ITEM_PAYLOAD_BYTES",
     "MAX_TRANSACTION_ITEMS",
     "check_commit_size",
     "check_create",
     "check_listing_position",
     "check_page_size",
+    "check_payload_size",
     "commit_listing_key",
     "decode_page_token",
     "encode_page_token",
@@ -120,6 +122,18 @@ def check_create(events: Sequence[StreamResponse], message_id: str, with_push: b
     items = 2 + len(events) + (1 if with_push else 0)
     if items > MAX_TRANSACTION_ITEMS:
         raise ValueError(f"create_task writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction")
+
+
+MAX_ITEM_PAYLOAD_BYTES = 400 * 1024 - 8 * 1024
+"""DynamoDB's item limit (400 KB, names and values) less room for the keys and bookkeeping
+attributes next to the JSON payload(s) of a head or event item."""
+
+
+def check_payload_size(*payloads: str) -> None:
+    """Raise ItemTooLarge if the JSON payloads that share one item would not fit in it."""
+    size = sum(len(p.encode("utf-8")) for p in payloads)
+    if size > MAX_ITEM_PAYLOAD_BYTES:
+        raise ItemTooLarge(f"{size} bytes of task data do not fit one item (at most {MAX_ITEM_PAYLOAD_BYTES})")
 
 
 def check_commit_size(events: Sequence[StreamResponse]) -> None:

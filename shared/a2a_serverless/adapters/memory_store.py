@@ -32,6 +32,7 @@ from ._store_common import (
     check_create,
     check_listing_position,
     check_page_size,
+    check_payload_size,
     commit_listing_key,
     decode_page_token,
     encode_page_token,
@@ -91,7 +92,7 @@ class MemoryTaskStore:
         created_at = to_millis(record.created_at or self._clock())
         stored = replace(record, version=1, last_seq=len(events), created_at=created_at)
         head = self._head(stored, listing_key(record.task, created_at))
-        payloads = [event.to_json() for event in events]
+        payloads = _checked(events)
         key = _task_key(record.scope, record.task_id)
         message_key = (record.scope.tenant, record.scope.owner, message_id)
         with self._lock:
@@ -118,7 +119,7 @@ class MemoryTaskStore:
 
     def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = ()) -> TaskRecord:
         check_commit_size(events)
-        payloads = [event.to_json() for event in events]
+        payloads = _checked(events)
         key = _task_key(record.scope, record.task_id)
         new_key = commit_listing_key(record.task, record.created_at)
         with self._lock:
@@ -231,9 +232,17 @@ class MemoryTaskStore:
     @staticmethod
     def _head(record: TaskRecord, key: str) -> _Head:
         text = record.task.to_json()
+        check_payload_size(text, record.reply.to_json() if record.reply is not None else "")
         reply = record.reply.model_copy(deep=True) if record.reply is not None else None
         meta = replace(record, task=Task.model_validate_json(text), reply=reply)
         return _Head(meta=meta, task_json=text, listing_key=key)
+
+
+def _checked(events: Sequence[StreamResponse]) -> list[str]:
+    payloads = [event.to_json() for event in events]
+    for payload in payloads:
+        check_payload_size(payload)
+    return payloads
 
 
 def _task_key(scope: Scope, task_id: str) -> _Key:

@@ -4,6 +4,7 @@ from .queue import WorkItem, WorkQueue
 from .store import (
     DuplicateMessage,
     InvalidPageToken,
+    ItemTooLarge,
     PushTarget,
     Scope,
     StoredEvent,
@@ -18,6 +19,7 @@ from .store import (
 __all__ = [
     "DuplicateMessage",
     "InvalidPageToken",
+    "ItemTooLarge",
     "PushTarget",
     "Scope",
     "StoreError",

@@ -24,6 +24,7 @@ from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, 
 __all__ = [
     "DuplicateMessage",
     "InvalidPageToken",
+    "ItemTooLarge",
     "PushTarget",
     "Scope",
     "StoreError",
@@ -126,6 +127,11 @@ class DuplicateMessage(StoreError):
 
     def __str__(self) -> str:
         return f"message already accepted for task {self.task_id}"
+
+
+class ItemTooLarge(StoreError):
+    """The task (its head with history and artifacts) or one of its events would exceed what one
+    stored item may hold (DynamoDB: 400 KB). Nothing was written."""
 
 
 class InvalidPageToken(StoreError):

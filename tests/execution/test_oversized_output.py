@@ -1,0 +1,79 @@
+"""An executor whose output would not fit the task's stored item fails the task cleanly: nothing
+is left SUBMITTED or WORKING, and the stored task stays readable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from a2a_devstack._moto_item_size import item_size_fix
+from a2a_devstack.resources import create_resources
+from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.auth import Principal
+from a2a_serverless.config import Settings
+from a2a_serverless.execution.worker import process_work_item
+from a2a_serverless.models import (
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskState,
+)
+from a2a_serverless.operations import CallContext, get_task, send_message
+from a2a_serverless.ports import WorkItem
+from a2a_serverless.runtime import build_runtime
+
+CTX = CallContext(principal=Principal("alice", authenticated=True))
+
+
+class _Queue:
+    def __init__(self) -> None:
+        self.items: list[WorkItem] = []
+
+    def enqueue(self, item: WorkItem) -> None:
+        self.items.append(item)
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    if request.param == "memory":
+        yield MemoryTaskStore()
+        return
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    # (with moto's size check made DynamoDB's: it counts a replaced attribute twice)
+    with mock_aws(), item_size_fix():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        tables = create_resources(dynamodb, sqs, prefix="big").tables
+        yield DynamoDBTaskStore(tables["TasksTable"], dynamodb)
+
+
+def test_an_echo_of_a_large_message_fails_the_task_instead_of_leaving_it_stuck(store: object) -> None:
+    # Given the demo agent (it echoes the message as an artifact) and a message of 240 KB: under the
+    # body limit, but message and echo together exceed one item
+    queue = _Queue()
+    runtime = build_runtime(Settings(store="memory"), store=store, queue=queue)  # type: ignore[arg-type]
+    text = "z" * (240 * 1024)
+    request = SendMessageRequest(
+        message=Message(message_id="big", role=Role.ROLE_USER, parts=[Part(text=text)]),
+        configuration=SendMessageConfiguration(return_immediately=True),
+    )
+    task = send_message(request, CTX, runtime).task
+    assert task is not None
+
+    # When the worker runs it
+    process_work_item(runtime, queue.items[0])
+
+    # Then the task is FAILED with a safe message, and still readable
+    final = get_task(GetTaskRequest(id=task.id), CTX, runtime)
+    assert final.status.state is TaskState.TASK_STATE_FAILED
+    assert final.status.message is not None
+    assert "z" * 100 not in final.status.message.model_dump_json()
