@@ -273,6 +273,29 @@ def test_a_message_only_reply_is_returned_to_the_blocking_sender_and_creates_no_
     assert again.message == response.message
 
 
+def test_a_message_only_reply_logs_the_message_then_completed() -> None:
+    # Given an agent that answers with a message, and a task queued for it
+    runtime, queue = runtime_for("ReplyExecutor")
+    task_id = send(runtime, "Ann")
+    # When the work item runs
+    process_work_item(runtime, queue.items[0])
+    # Then the log ends with the Message and then COMPLETED, written together, which carries
+    # the reply: everyone following the log (streams, subscribers, webhooks) sees the task end
+    record = state_of(runtime, task_id)
+    events = [e.event for e in runtime.store.read_events(SCOPE, task_id)]
+    created, claim, reply, final = events
+    assert created.task is not None
+    assert claim.status_update is not None
+    assert claim.status_update.status.state is TaskState.TASK_STATE_WORKING
+    assert reply.message == record.reply
+    assert final.status_update is not None
+    assert final.status_update.task_id == task_id
+    assert final.status_update.status == record.task.status
+    assert final.status_update.status.state is TaskState.TASK_STATE_COMPLETED
+    assert final.status_update.status.message == record.reply
+    assert final.status_update.status.timestamp is not None
+
+
 def test_a_message_during_task_work_goes_to_the_history() -> None:
     settings = Settings(store="memory", executor=f"{__name__}:ChattyTaskExecutor")
     runtime = build_runtime(settings, store=MemoryTaskStore())

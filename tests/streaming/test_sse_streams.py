@@ -385,6 +385,17 @@ async def plain_error(
     return body["error"]["details"][0]["reason"], response.status_code
 
 
+async def violated_fields(
+    http: httpx.AsyncClient, binding: str, operation: str, payload: dict[str, Any], *, last_event_id: str | bytes | int
+) -> list[str]:
+    """The fields a streaming operation's plain-JSON InvalidParams error names (its BadRequest)."""
+    verb, url, kwargs = _stream_request(binding, operation, payload, rpc_id=7)
+    response = await http.request(verb, url, headers=_headers(last_event_id), **kwargs)
+    error = response.json()["error"]
+    details = error["data"] if binding == "jsonrpc" else error["details"]
+    return [v["field"] for detail in details for v in detail.get("fieldViolations", [])]
+
+
 def texts(parts: list[dict[str, Any]]) -> list[str]:
     return [p["text"] for p in parts]
 
@@ -789,6 +800,109 @@ async def test_stream_deadline_ends_cleanly_and_resume_continues() -> None:
         assert [(e.id, e.body) for e in collected[1:]] == server.store.log(task_id, collected[0].id)
 
 
+RESUME_CALLS = [
+    pytest.param("jsonrpc", "SubscribeToTask", id="jsonrpc-subscribe"),
+    pytest.param("rest", "SubscribeToTask", id="rest-post-subscribe"),
+    pytest.param("rest-get", "SubscribeToTask", id="rest-get-subscribe"),
+    pytest.param("jsonrpc", "SendStreamingMessage", id="jsonrpc-resend"),
+    pytest.param("rest", "SendStreamingMessage", id="rest-resend"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("binding", "operation"), RESUME_CALLS)
+async def test_a_last_event_id_beyond_the_log_is_invalid_params(binding: str, operation: str) -> None:
+    async with serve(stream_max_seconds=20.0) as server:
+        # Given a running task (for a re-send: the same message again, same messageId)
+        msg = message("sleep 2")
+        task = await send(server.http, msg, returnImmediately=True)
+        payload = {"id": task["id"]} if operation == "SubscribeToTask" else {"message": msg}
+        invalid = ("INVALID_PARAMS", -32602 if binding == "jsonrpc" else 400)
+        # When the client claims to have seen an event the task never had
+        # Then the call is refused before the first byte, naming the header
+        assert await plain_error(server.http, binding, operation, payload, last_event_id=999) == invalid
+        assert await violated_fields(server.http, binding, operation, payload, last_event_id=999) == ["Last-Event-ID"]
+        # And the same once the task is over, one past its last event
+        await wait_for(server.http, task["id"], TERMINAL)
+        last = server.store.log(task["id"])[-1][0]
+        assert await plain_error(server.http, binding, operation, payload, last_event_id=last + 1) == invalid
+        # While its last event itself is still a valid resume point for a subscriber with news
+        async with open_stream(
+            server.http, "jsonrpc", "SubscribeToTask", {"id": task["id"]}, last_event_id=last - 1
+        ) as stream:
+            tail = await stream.rest()
+        assert [e.id for e in tail] == [last]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", JSONRPC_AND_REST)
+@pytest.mark.parametrize(
+    ("executor", "text", "ended_by"),
+    [
+        pytest.param(None, "hello", "TASK_STATE_COMPLETED", id="completed"),
+        pytest.param(None, "ask me", "TASK_STATE_INPUT_REQUIRED", id="input-required"),
+        pytest.param(REPLY_EXECUTOR, "Ann", "message", id="message-only"),
+    ],
+)
+async def test_resending_a_finished_stream_from_its_last_event_id_is_an_empty_stream(
+    binding: str, executor: str | None, text: str, ended_by: str
+) -> None:
+    overrides = {"executor": executor} if executor else {}
+    async with serve(stream_max_seconds=20.0, **overrides) as server:
+        # Given a SendStreamingMessage stream that ran to its end
+        payload = {"message": message(text)}
+        async with open_stream(server.http, binding, "SendStreamingMessage", payload) as stream:
+            first = await stream.rest()
+        assert (first[-1].kind if ended_by == "message" else first[-1].state) == ended_by
+        # When the client re-sends it, resuming after the last event it got
+        start = time.monotonic()
+        async with open_stream(
+            server.http, binding, "SendStreamingMessage", payload, last_event_id=first[-1].id
+        ) as stream:
+            again = await stream.rest()
+        # Then the stream closes at once with nothing in it (not at the stream deadline)
+        assert again == []
+        assert time.monotonic() - start < CLOSE_WITHIN
+        if ended_by != "message":  # (a message-only task has no task id to look up)
+            assert first[-1].id == server.store.log(first[0].body["task"]["id"])[-1][0]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param("²".encode("latin-1"), id="superscript-two"),
+        pytest.param("³".encode("latin-1"), id="superscript-three"),
+        pytest.param("-1", id="negative"),
+        pytest.param("1.5", id="decimal"),
+        pytest.param("abc", id="letters"),
+        pytest.param("1" * 40, id="40-digits"),
+    ],
+)
+async def test_a_malformed_last_event_id_is_invalid_params_never_a_server_error(bad: str | bytes) -> None:
+    async with serve() as server:
+        # Given a task that waits for input (non-terminal: only the header can be wrong)
+        task = await send(server.http, message("ask me"))
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        calls = [
+            ("jsonrpc", "SubscribeToTask", {"id": task["id"]}),
+            ("rest", "SubscribeToTask", {"id": task["id"]}),
+            ("rest-get", "SubscribeToTask", {"id": task["id"]}),
+            ("jsonrpc", "SendStreamingMessage", {"message": message("hello")}),
+            ("rest", "SendStreamingMessage", {"message": message("hello")}),
+        ]
+        for binding, operation, payload in calls:
+            # When a streaming call carries that Last-Event-ID
+            error = await plain_error(server.http, binding, operation, payload, last_event_id=bad)
+            # Then it is a spec-shaped InvalidParams naming the header, as plain JSON
+            assert error == ("INVALID_PARAMS", -32602 if binding == "jsonrpc" else 400), (binding, operation)
+            fields = await violated_fields(server.http, binding, operation, payload, last_event_id=bad)
+            assert fields == ["Last-Event-ID"], (binding, operation)
+        # And no message was accepted
+        listed = (await server.http.post("/", json=rpc("ListTasks", {}), headers=V1)).json()["result"]
+        assert listed["totalSize"] == 1
+
+
 # --------------------------------------------------------------------------- fan-out and disconnects
 
 
@@ -889,3 +1003,42 @@ async def test_a_message_only_reply_is_a_stream_of_exactly_that_message(binding:
         assert [(e.kind, e.body) for e in again] == [("message", event.body)]
         listed = (await server.http.post("/", json=rpc("ListTasks", {}), headers=V1)).json()["result"]
         assert listed["totalSize"] == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", JSONRPC_AND_REST)
+async def test_a_late_message_only_reply_ends_the_task_stream_with_completed(binding: str) -> None:
+    async with serve(executor=SLOW_REPLY_EXECUTOR, stream_max_seconds=20.0) as server:
+        # Given an agent that answers with a Message only, but after the snapshot was sent
+        start = time.monotonic()
+        async with open_stream(server.http, binding, "SendStreamingMessage", {"message": message("Ann")}) as stream:
+            snapshot = await stream.next()
+            assert snapshot.kind == "task"
+            task_id = snapshot.body["task"]["id"]
+            # And a subscriber following the same task
+            async with open_stream(server.http, "rest-get", "SubscribeToTask", {"id": task_id}) as subscriber:
+                # When the reply arrives
+                events = [snapshot, *await stream.rest()]
+                elapsed = time.monotonic() - start
+                watched = await subscriber.rest()
+
+        # Then the stream is the snapshot, the claim, the Message and COMPLETED, and it closed
+        # with the task (not at the stream deadline)
+        assert elapsed < CLOSE_WITHIN
+        kinds = [e.kind for e in events]
+        assert kinds[0] == "task"
+        assert kinds[-2:] == ["message", "statusUpdate"]
+        assert [e.state for e in events[1:-2]] == ["TASK_STATE_WORKING"] * (len(events) - 3)
+        reply = events[-2].body["message"]
+        assert texts(reply["parts"]) == ["late hi, Ann"]
+        final = events[-1].body["statusUpdate"]
+        assert final["taskId"] == task_id
+        assert final["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert final["status"]["message"] == reply
+        assert final["status"]["timestamp"]
+        assert [(e.id, e.body) for e in events[1:]] == server.store.log(task_id, events[0].id)
+        # And the subscriber saw the same ending, and its stream closed too
+        assert watched[-1].body == events[-1].body
+        task = await get_task(server.http, task_id)
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert task["status"]["message"] == reply
