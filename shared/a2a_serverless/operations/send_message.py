@@ -97,9 +97,8 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
     if message.task_id:
         push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
-        record, queued = _continue_task(runtime, scope, message)
-        accepted = queued  # a continuation is queued exactly when this call added the message
-        if push is not None and queued:
+        record, queued, accepted = _continue_task(runtime, scope, message)
+        if push is not None and accepted:
             # Registered on a task that already has a log: it gets the events of this turn on.
             runtime.store.put_push_config(scope, push, start_after_seq=record.last_seq)
     else:
@@ -174,15 +173,17 @@ def _inline_config(
     )
 
 
-def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[TaskRecord, bool]:
+def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[TaskRecord, bool, bool]:
+    """Add ``message`` to an interrupted task. Returns the record, whether its work must be queued,
+    and whether this call accepted the message (False for a re-send)."""
     task_id = message.task_id
-    outcome = {"queued": False}
+    outcome = {"accepted": False}
 
     def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
         task = record.task
-        outcome["queued"] = False
+        outcome["accepted"] = False
         if any(m.message_id == message.message_id for m in task.history):
-            return None  # already accepted (a retry): idempotent
+            return None  # already accepted (a re-send): idempotent
         if message.context_id and task.context_id and message.context_id != task.context_id:
             raise InvalidParamsError(
                 violations=[FieldViolation("message.contextId", "does not match the task's contextId")]
@@ -203,11 +204,15 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
         history = [*task.history, *asked, user_message][-runtime.settings.max_history :]
         status = task.status.model_copy(update={"message": None})
         new_task = task.model_copy(update={"history": history, "status": status})
-        outcome["queued"] = True
+        outcome["accepted"] = True
         return replace(record, task=new_task, pending_message_id=message.message_id), []
 
     record = mutate(runtime.store, scope, task_id, change)
-    return record, outcome["queued"]
+    # A re-send whose message still waits for a worker is queued again: the first attempt may have
+    # stored it and then failed to queue it (SQS deduplication and the worker's conditional claim
+    # keep the executor from running twice), as for a re-sent create.
+    queued = outcome["accepted"] or record.pending_message_id == message.message_id
+    return record, queued, outcome["accepted"]
 
 
 def _enqueue(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:

@@ -1,0 +1,67 @@
+"""A re-sent answer whose first attempt stored it but never queued it (the process died in
+between) is queued by the re-send: the task does not wait forever for a worker."""
+
+from __future__ import annotations
+
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.auth import Principal
+from a2a_serverless.config import Settings
+from a2a_serverless.execution.worker import process_work_item
+from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from a2a_serverless.operations import CallContext
+from a2a_serverless.operations.send_message import _continue_task, submit_message
+from a2a_serverless.ports import Scope, WorkItem
+from a2a_serverless.runtime import build_runtime
+
+CTX = CallContext(principal=Principal("alice", authenticated=True))
+SCOPE = Scope("", "alice")
+
+
+class _Queue:
+    def __init__(self) -> None:
+        self.items: list[WorkItem] = []
+
+    def enqueue(self, item: WorkItem) -> None:
+        self.items.append(item)
+
+
+def _request(text: str, message_id: str, task_id: str = "") -> SendMessageRequest:
+    message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)], task_id=task_id)
+    return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
+
+
+def test_a_resent_answer_that_was_stored_but_never_queued_is_queued() -> None:
+    # Given the demo agent waiting for a name
+    queue = _Queue()
+    runtime = build_runtime(Settings(store="memory"), store=MemoryTaskStore(), queue=queue)
+    task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
+    process_work_item(runtime, queue.items[-1])
+    # and the answer's first attempt, which stored the message and died before queueing it
+    answer = _request("Ann", "m-2", task_id).message
+    _continue_task(runtime, SCOPE, answer)
+    queued_before = len(queue.items)
+
+    # When the client re-sends the same answer
+    again = submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
+
+    # Then it is not a new acceptance, but its work is queued, and the task completes
+    assert not again.accepted
+    assert [i.message_id for i in queue.items[queued_before:]] == ["m-2"]
+    process_work_item(runtime, queue.items[-1])
+    record = runtime.store.get_task(SCOPE, task_id)
+    assert record is not None
+    assert record.state is TaskState.TASK_STATE_COMPLETED
+
+
+def test_a_resent_answer_already_run_is_not_queued_again() -> None:
+    queue = _Queue()
+    runtime = build_runtime(Settings(store="memory"), store=MemoryTaskStore(), queue=queue)
+    task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
+    process_work_item(runtime, queue.items[-1])
+    submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
+    process_work_item(runtime, queue.items[-1])
+    queued_before = len(queue.items)
+
+    submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
+
+    assert len(queue.items) == queued_before
