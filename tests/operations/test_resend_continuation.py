@@ -3,9 +3,12 @@ between) is queued by the re-send: the task does not wait forever for a worker."
 
 from __future__ import annotations
 
+import pytest
+
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
+from a2a_serverless.errors import InvalidParamsError
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations import CallContext
@@ -65,3 +68,23 @@ def test_a_resent_answer_already_run_is_not_queued_again() -> None:
     submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
 
     assert len(queue.items) == queued_before
+
+
+def test_an_answer_that_would_overflow_the_task_is_invalid_params_and_changes_nothing() -> None:
+    # Given a task waiting for input (bodies up to 1 MiB allowed)
+    queue = _Queue()
+    runtime = build_runtime(Settings(store="memory", max_body_bytes=1024 * 1024), store=MemoryTaskStore(), queue=queue)
+    task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
+    process_work_item(runtime, queue.items[-1])
+    before = runtime.store.get_task(SCOPE, task_id)
+    assert before is not None
+
+    # When the answer would take the stored task past one item's size
+    with pytest.raises(InvalidParamsError) as info:
+        submit_message(_request("y" * (395 * 1024), "m-2", task_id), CTX, runtime)
+
+    # Then it is a client error naming the message, and the task is as it was
+    assert [v.field for v in info.value.violations] == ["message"]
+    after = runtime.store.get_task(SCOPE, task_id)
+    assert after is not None
+    assert after.version == before.version

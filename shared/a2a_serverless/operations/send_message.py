@@ -46,7 +46,7 @@ from ..models import (
     TaskStatus,
     utc_now,
 )
-from ..ports import DuplicateMessage, Scope, TaskRecord, WorkItem
+from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
 from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
 from ._push import prepare_config, require_push_capability
@@ -95,14 +95,19 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     _check_ids(message)
     # No read-before-write for idempotency: the create transaction's condition on the
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
-    if message.task_id:
-        push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
-        record, queued, accepted = _continue_task(runtime, scope, message)
-        if push is not None and accepted:
-            # Registered on a task that already has a log: it gets the events of this turn on.
-            runtime.store.put_push_config(scope, push, start_after_seq=record.last_seq)
-    else:
-        record, queued, accepted = _create_task(runtime, scope, message, config, ctx)
+    try:
+        if message.task_id:
+            push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
+            record, queued, accepted = _continue_task(runtime, scope, message)
+            if push is not None and accepted:
+                # Registered on a task that already has a log: it gets the events of this turn on.
+                runtime.store.put_push_config(scope, push, start_after_seq=record.last_seq)
+        else:
+            record, queued, accepted = _create_task(runtime, scope, message, config, ctx)
+    except ItemTooLarge:
+        raise InvalidParamsError(
+            violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
+        ) from None
     if queued:
         _enqueue(runtime, scope, record, message.message_id)
     return Submitted(record, accepted)
