@@ -2,7 +2,7 @@
 # into .venv by `bootstrap`, which every target below depends on.
 #
 #   make dev [ARGS="--port 9000 --executor my_pkg.agent:MyAgent"]   the local stack
-#   make test                                                       ruff + mypy + pytest (CI)
+#   make test                                                       ruff + mypy + pytest + template (CI)
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -13,11 +13,22 @@ BIN := $(VENV)/bin
 ARGS ?=
 PYTEST_ARGS ?=
 
+# The template checks use the AWS SAM CLI, in a virtualenv of its own (its pins clash with moto's).
+SAM_CLI_VERSION ?= 1.170.0
+SAM_VENV ?= .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+SAM_STAMP := $(SAM_VENV)/.installed-$(SAM_CLI_VERSION)
+# `sam build` builds the Python 3.13 layer without a container: it needs a python3.13 interpreter
+# (pyenv's own install, not its shim, which would resolve to the selected version); the build
+# goes to .aws-sam/build.
+PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 \
+	|| true)$(if $(wildcard $(HOME)/.pyenv/versions/3.13*),,$(shell command -v python3.13 2>/dev/null | grep -v /shims/))
+
 # The stamp's name carries pyproject.toml's checksum: editing the dependencies reinstalls, and
 # nothing else does.
 STAMP := $(VENV)/.installed-$(firstword $(shell cksum < pyproject.toml))
 
-.PHONY: help bootstrap dev test lint typecheck pytest clean distclean
+.PHONY: help bootstrap dev test lint typecheck pytest template clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -37,8 +48,8 @@ $(STAMP):
 dev: bootstrap ## run the local stack (moto + uvicorn + worker pollers); flags via ARGS="..."
 	$(BIN)/a2a-serverless dev $(ARGS)
 
-test: bootstrap ## what CI runs: lint, type check, the whole suite (all three run; any failure fails)
-	@$(MAKE) --no-print-directory --keep-going lint typecheck pytest
+test: bootstrap ## what CI runs: lint, type check, the whole suite, the template checks (all run; any failure fails)
+	@$(MAKE) --no-print-directory --keep-going lint typecheck pytest template
 
 lint: bootstrap ## ruff
 	@echo "==> ruff check"
@@ -52,9 +63,25 @@ pytest: bootstrap ## the test suite; extra options via PYTEST_ARGS="..."
 	@echo "==> pytest"
 	@$(BIN)/pytest -q $(PYTEST_ARGS)
 
+$(SAM_STAMP):
+	@test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	@echo "==> installing aws-sam-cli $(SAM_CLI_VERSION) into $(SAM_VENV)"
+	@$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'aws-sam-cli==$(SAM_CLI_VERSION)'
+	@rm -f $(SAM_VENV)/.installed-*
+	@touch $@
+
+template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no container) and a check of the built tree
+	@echo "==> sam validate --lint"
+	@SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --region us-east-1
+	@if [ -z "$(PY313)" ]; then echo "make: no python3.13 for sam build (set PY313=...)" >&2; exit 1; fi
+	@echo "==> sam build (python3.13 arm64, no container)"
+	@PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(SAM) build --region us-east-1 --build-dir .aws-sam/build \
+		> .aws-sam-build.log 2>&1 || { cat .aws-sam-build.log; exit 1; }
+	@$(BIN)/python -m a2a_devstack.build_check .aws-sam/build --json .aws-sam/package-sizes.json
+
 clean: ## remove caches and build output (keeps .venv)
-	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam .aws-sam-build.log
 	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
 
-distclean: clean ## clean, and remove .venv too
-	rm -rf $(VENV)
+distclean: clean ## clean, and remove .venv and .venv-sam too
+	rm -rf $(VENV) $(SAM_VENV)
