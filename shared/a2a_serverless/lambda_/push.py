@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
@@ -24,9 +24,11 @@ from ..config import ConfigError
 from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
-from ..push.sender import WebhookSender
 from ..runtime import Runtime, get_runtime
 from ._observability import logger, metrics
+
+if TYPE_CHECKING:
+    from ..push.sender import WebhookSender
 
 __all__ = [
     "DeliveryRetry",
@@ -40,25 +42,37 @@ __all__ = [
 
 @dataclass
 class PushServices:
-    """What the push functions use, built once per cold start (tests build their own)."""
+    """What the push functions use, built once per cold start (tests build their own). The HTTP
+    sender (httpx) and the signer (joserfc, SSM) are built on first use: the dispatcher needs
+    neither, and its cold start does not pay for them."""
 
     runtime: Runtime
     queue: DeliveryQueue
-    sender: WebhookSender
-    signer: Signer | None
+    _sender: WebhookSender | None = None
 
     @classmethod
     def from_runtime(cls, runtime: Runtime) -> PushServices:
         settings = runtime.settings
         if not settings.push_queue_url or not settings.push_dead_letter_queue_url:
             raise ConfigError("A2A_PUSH_QUEUE_URL and A2A_PUSH_DEAD_LETTER_QUEUE_URL are required for push delivery")
-        sender = WebhookSender(timeout=settings.push_timeout_seconds, allow_private=settings.allow_private_webhooks)
         return cls(
-            runtime=runtime,
-            queue=SqsDeliveryQueue(settings.push_queue_url, settings.push_dead_letter_queue_url),
-            sender=sender,
-            signer=runtime.push_signer,
+            runtime=runtime, queue=SqsDeliveryQueue(settings.push_queue_url, settings.push_dead_letter_queue_url)
         )
+
+    @property
+    def sender(self) -> WebhookSender:
+        if self._sender is None:
+            from ..push import sender  # httpx: only the delivery function pays for it
+
+            settings = self.runtime.settings
+            self._sender = sender.WebhookSender(
+                timeout=settings.push_timeout_seconds, allow_private=settings.allow_private_webhooks
+            )
+        return self._sender
+
+    @property
+    def signer(self) -> Signer | None:
+        return self.runtime.push_signer
 
 
 _services: PushServices | None = None
