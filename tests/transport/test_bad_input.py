@@ -28,10 +28,15 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
+from starlette.requests import Request
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
+from a2a_serverless.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
 from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.transport import app as app_module
+from a2a_serverless.transport import jsonrpc as jsonrpc_module
+from a2a_serverless.transport import rest as rest_module
 from a2a_serverless.transport.app import create_app
 
 V1 = {"A2A-Version": "1.0"}
@@ -770,6 +775,66 @@ RPC_ENVELOPES = [
         id="singular-configs",
     ),
     pytest.param(b'{"jsonrpc": "2.0", "id": 12, "method": ""}', METHOD_NOT_FOUND, 12, id="empty-method"),
+    # Lone UTF-16 surrogates: json.loads accepts the escape, but the string cannot be encoded, so
+    # it is a parse error wherever it is (it used to be a 500, in the REST shape).
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "GetTask", "params": {"id": "x"}}',
+        PARSE_ERROR,
+        None,
+        id="surrogate-in-id",
+    ),
+    pytest.param(b'{"jsonrpc": "2.0", "id": 13, "method": "\\ud800"}', PARSE_ERROR, None, id="surrogate-in-method"),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 14, "method": "GetTask", "params": {"id": "x", "\\udfff": 1}}',
+        PARSE_ERROR,
+        None,
+        id="surrogate-in-key",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 15, "method": "SendMessage", "params": {"message": {"messageId": "m",'
+        b' "role": "ROLE_USER", "parts": [{"text": "a\\udc00b"}]}}}',
+        PARSE_ERROR,
+        None,
+        id="surrogate-in-part-text",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 16, "method": "ListTasks", "params": {"tenant": "\\uDBFF"}}',
+        PARSE_ERROR,
+        None,
+        id="surrogate-in-tenant",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 17, "method": "ListTasks", "params": {"contextId": "\\ude00\\ud83d"}}',
+        PARSE_ERROR,
+        None,
+        id="surrogates-reversed",
+    ),
+    # Not JSON numbers (RFC 8259), though Python parses them.
+    pytest.param(b'{"jsonrpc": "2.0", "id": NaN, "method": "GetTask"}', PARSE_ERROR, None, id="nan-id"),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 18, "method": "ListTasks", "params": {"pageSize": Infinity}}',
+        PARSE_ERROR,
+        None,
+        id="infinity",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 19, "method": "ListTasks", "params": {"pageSize": -Infinity}}',
+        PARSE_ERROR,
+        None,
+        id="minus-infinity",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 20, "method": "ListTasks", "params": {"pageSize": 1e400}}',
+        PARSE_ERROR,
+        None,
+        id="float-overflow",
+    ),
+    pytest.param(
+        b'{"jsonrpc": "2.0", "id": 21, "method": "ListTasks", "params": {"pageSize": ' + b"1" * 5000 + b"}}",
+        PARSE_ERROR,
+        None,
+        id="integer-over-digit-limit",
+    ),
 ]
 
 
@@ -789,6 +854,62 @@ REST_BODIES = [
     pytest.param("/message:send", b'"hello"', INVALID_REQUEST, id="send-string-body"),
     pytest.param("/tasks/{waiting}:cancel", b"{oops", PARSE_ERROR, id="cancel-invalid-json"),
     pytest.param("/tasks/{done}/pushNotificationConfigs", b"[1, 2]", INVALID_REQUEST, id="push-create-array-body"),
+    # Lone surrogates and non-finite numbers, as on JSON-RPC (RPC_ENVELOPES).
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "\\ud800"}]}}',
+        PARSE_ERROR,
+        id="send-surrogate-in-part-text",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "contextId": "\\udc00", "parts": [{"text": "a"}]}}',
+        PARSE_ERROR,
+        id="send-surrogate-in-contextId",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"tenant": "\\ud800", "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a"}]}}',
+        PARSE_ERROR,
+        id="send-surrogate-in-tenant",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": {"\\ud800": 1}}]}}',
+        PARSE_ERROR,
+        id="send-surrogate-in-data-key",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": NaN}]}}',
+        PARSE_ERROR,
+        id="send-nan",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": [Infinity, -Infinity]}]}}',
+        PARSE_ERROR,
+        id="send-infinity",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": 1e400}]}}',
+        PARSE_ERROR,
+        id="send-float-overflow",
+    ),
+    pytest.param(
+        "/message:send",
+        b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": ' + b"9" * 5000 + b"}]}}",
+        PARSE_ERROR,
+        id="send-integer-over-digit-limit",
+    ),
+    pytest.param("/tasks/{waiting}:cancel", b'{"metadata": {"k": "\\ud800"}}', PARSE_ERROR, id="cancel-surrogate"),
+    pytest.param(
+        "/tasks/{done}/pushNotificationConfigs",
+        b'{"url": "https://example.com/hook", "token": "\\udfff"}',
+        PARSE_ERROR,
+        id="push-create-surrogate-in-token",
+    ),
 ]
 
 
@@ -798,6 +919,224 @@ async def test_malformed_rest_body(h: Harness, path: str, raw: bytes, expect: Ex
     before = await h.state()
     response = await h.http.post(h.fill(path), content=raw, headers={**V1, "Content-Type": "application/json"})
     assert_rest_error(response, expect)
+    assert await h.state() == before
+
+
+@pytest.mark.asyncio
+async def test_surrogate_pairs_are_accepted(h: Harness) -> None:
+    """Only lone surrogates are refused: an escaped pair is one character (U+1F600) on both bindings."""
+    text = b'"\\ud83d\\ude00 caf\\u00e9"'
+    msg = b'{"messageId": "m-pair-%s", "role": "ROLE_USER", "parts": [{"text": ' + text + b"}]}"
+    rest = await h.http.post("/message:send", content=b'{"message": ' + msg % b"rest" + b"}", headers=V1)
+    assert rest.status_code == 200, rest.text
+    assert rest.json()["task"]["history"][0]["parts"][0]["text"] == "\U0001f600 caf\u00e9"
+    rpc_body = b'{"jsonrpc": "2.0", "id": "p", "method": "SendMessage", "params": {"message": ' + msg % b"rpc" + b"}}"
+    rpc = await h.http.post("/", content=rpc_body, headers=V1)
+    assert rpc.status_code == 200, rpc.text
+    assert rpc.json()["result"]["task"]["history"][0]["parts"][0]["text"] == "\U0001f600 caf\u00e9"
+
+
+URLS_NOT_UTF8 = [
+    # %ED%A0%80 is U+D800 encoded as UTF-8: invalid, which Starlette silently turns into U+FFFD.
+    pytest.param("GET", "/tasks?contextId=%ED%A0%80", id="query-value-surrogate"),
+    pytest.param("GET", "/tasks?%ED%A0%80=1", id="query-key-surrogate"),
+    pytest.param("GET", "/tasks?contextId=%FF", id="query-value-invalid-byte"),
+    pytest.param("GET", "/tasks/{done}?unknown=%C3", id="query-truncated-sequence"),
+    pytest.param("GET", "/tasks/%ED%A0%80", id="path-task-id"),
+    pytest.param("GET", "/%ED%A0%80/tasks", id="path-tenant"),
+    pytest.param("DELETE", "/tasks/{done}/pushNotificationConfigs/%ED%B0%80", id="path-config-id"),
+    pytest.param("POST", "/tasks/%ED%A0%80:cancel", id="path-cancel"),
+    pytest.param("POST", "/%ED%A0%80/message:send", id="path-tenant-send"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("verb", "path"), URLS_NOT_UTF8)
+async def test_rest_url_not_utf8(h: Harness, verb: str, path: str) -> None:
+    before = await h.state()
+    body = send(message()) if verb == "POST" else None
+    response = await h.http.request(verb, h.fill(path), json=body, headers=V1)
+    assert_rest_error(response, INVALID_PARAMS)
+    assert await h.state() == before
+
+
+@pytest.mark.asyncio
+async def test_jsonrpc_query_not_utf8(h: Harness) -> None:
+    """JSON-RPC reads only ``A2A-Version`` from its query: a bad one is a version error, JSON-RPC
+    shaped; elsewhere in the query it is ignored."""
+    body = {"jsonrpc": "2.0", "id": "q", "method": "GetTask", "params": {"id": h.tasks["done"]["id"]}}
+    response = await h.http.post("/?A2A-Version=%ED%A0%80", json=body)
+    assert_rpc_error(response, VERSION_NOT_SUPPORTED, "q")
+    ok = await h.http.post("/?x=%ED%A0%80", json=body, headers=V1)
+    assert ok.json()["result"]["id"] == h.tasks["done"]["id"]
+
+
+def _raise(error: Exception) -> Any:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    return fail
+
+
+UNRENDERABLE_ERRORS = [
+    pytest.param(TaskNotFoundError(metadata={"taskId": "\ud800"}), id="metadata"),
+    pytest.param(InvalidParamsError("bad \udfff"), id="message"),
+    pytest.param(InvalidParamsError(violations=[FieldViolation("id", "\ud800")]), id="violation"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("error", UNRENDERABLE_ERRORS)
+async def test_unrenderable_error_keeps_the_binding_shape(
+    h: Harness, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    """An A2A error that cannot be encoded (a lone surrogate from somewhere) becomes a generic
+    internal error in the binding's own shape: never an escape to the app-level handler, which
+    answered a JSON-RPC call with a REST body."""
+    monkeypatch.setattr(jsonrpc_module, "call_context", _raise(error))
+    monkeypatch.setattr(rest_module, "call_context", _raise(error))
+    rpc = await h.rpc("GetTask", {"id": "{done}"}, rpc_id="keep-me")
+    assert rpc.status_code == 200, rpc.text
+    assert rpc.headers["content-type"].startswith("application/json")
+    body = rpc.json()
+    assert set(body) == {"jsonrpc", "id", "error"}
+    assert body["id"] == "keep-me"
+    assert body["error"]["code"] == -32603
+    assert body["error"]["data"][0]["reason"] == "INTERNAL_ERROR"
+    rest = await h.rest("GET", "/tasks/{done}")
+    assert rest.status_code == 500, rest.text
+    assert rest.headers["content-type"].startswith("application/a2a+json")
+    assert rest.json()["error"]["status"] == "INTERNAL"
+    assert rest.json()["error"]["details"][0]["reason"] == "INTERNAL_ERROR"
+
+
+def test_jsonrpc_error_response_with_unencodable_id() -> None:
+    request = Request({"type": "http", "method": "POST", "path": "/", "headers": [], "query_string": b""})
+    response = jsonrpc_module.error_response(request, TaskNotFoundError(), "\ud800")
+    body = json.loads(bytes(response.body))
+    assert body["id"] is None
+    assert body["error"]["code"] == -32603
+
+
+@asynccontextmanager
+async def unguarded_client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    """A client that lets the app's last-resort handler answer (and does not re-raise)."""
+    transport = httpx.ASGITransport(app=create_app(runtime), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
+
+
+@pytest.mark.asyncio
+async def test_unexpected_on_jsonrpc_endpoint_is_jsonrpc_shaped(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "handle_jsonrpc", _raise(RuntimeError("secret detail")))
+    async with unguarded_client(h.runtime) as http:
+        response = await http.post("/", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask"}, headers=V1)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    assert "secret detail" not in response.text
+    body = response.json()
+    assert set(body) == {"jsonrpc", "id", "error"}
+    assert body["id"] is None
+    assert body["error"]["code"] == -32603
+    assert_details(body["error"]["data"], Expect(-32603, 500, "INTERNAL", "INTERNAL_ERROR"))
+
+
+@pytest.mark.asyncio
+async def test_unexpected_elsewhere_is_rest_shaped(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "serve_card", _raise(RuntimeError("secret detail")))
+    async with unguarded_client(h.runtime) as http:
+        response = await http.get("/.well-known/agent-card.json")
+    assert response.status_code == 500
+    assert "secret detail" not in response.text
+    error = response.json()["error"]
+    assert (error["code"], error["status"]) == (500, "INTERNAL")
+    assert_details(error["details"], Expect(-32603, 500, "INTERNAL", "INTERNAL_ERROR"))
+
+
+# --------------------------------------------------------------------------- the path wins (REST)
+
+
+async def _config(h: Harness, task: str, config_id: str, url: str) -> None:
+    response = await h.rest("POST", f"/tasks/{{{task}}}/pushNotificationConfigs", {"id": config_id, "url": url})
+    assert response.status_code == 200, response.text
+
+
+async def _configs(h: Harness, task: str) -> dict[str, str]:
+    response = await h.rest("GET", f"/tasks/{{{task}}}/pushNotificationConfigs")
+    assert response.status_code == 200, response.text
+    return {c["id"]: c["url"] for c in response.json().get("configs", [])}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("spelling", ["taskId", "task_id"])
+async def test_body_task_id_cannot_override_path_on_create(h: Harness, spelling: str) -> None:
+    response = await h.rest(
+        "POST", "/tasks/{done}/pushNotificationConfigs", {spelling: "{waiting}", "id": "c1", "url": HOOK}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["taskId"] == h.tasks["done"]["id"]
+    assert await _configs(h, "done") == {"c1": HOOK}
+    assert await _configs(h, "waiting") == {}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("spelling", ["taskId", "task_id"])
+async def test_query_task_id_cannot_override_path_on_get(h: Harness, spelling: str) -> None:
+    await _config(h, "done", "c1", "https://example.com/done")
+    await _config(h, "waiting", "c1", "https://example.com/waiting")
+    response = await h.rest("GET", "/tasks/{done}/pushNotificationConfigs/c1", {spelling: "{waiting}", "id": "c2"})
+    assert response.status_code == 200, response.text
+    assert response.json()["taskId"] == h.tasks["done"]["id"]
+    assert response.json()["id"] == "c1"
+    assert response.json()["url"] == "https://example.com/done"
+    listing = await h.rest("GET", "/tasks/{done}/pushNotificationConfigs", {spelling: "{waiting}"})
+    assert [c["url"] for c in listing.json()["configs"]] == ["https://example.com/done"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("spelling", ["taskId", "task_id"])
+async def test_query_task_id_cannot_override_path_on_delete(h: Harness, spelling: str) -> None:
+    await _config(h, "done", "c1", "https://example.com/done")
+    await _config(h, "waiting", "c1", "https://example.com/waiting")
+    response = await h.rest("DELETE", "/tasks/{done}/pushNotificationConfigs/c1", {spelling: "{waiting}", "id": "c9"})
+    assert response.status_code == 200, response.text
+    assert await _configs(h, "done") == {}
+    assert await _configs(h, "waiting") == {"c1": "https://example.com/waiting"}
+
+
+@pytest.mark.asyncio
+async def test_body_and_query_id_cannot_override_path(h: Harness) -> None:
+    got = await h.rest("GET", "/tasks/{done}", {"id": "{waiting}"})
+    assert got.json()["id"] == h.tasks["done"]["id"]
+    canceled = await h.rest("POST", "/tasks/{waiting}:cancel", {"id": "{done}"})
+    assert canceled.status_code == 200, canceled.text
+    assert canceled.json()["id"] == h.tasks["waiting"]["id"]
+    assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+@pytest.mark.asyncio
+async def test_body_and_query_tenant_cannot_override_path(h: Harness) -> None:
+    created = await h.http.post("/acme/message:send", json=send(message("hi", "m-acme"), tenant="globex"), headers=V1)
+    assert created.status_code == 200, created.text
+    acme = created.json()["task"]
+    # Stored under the path's tenant, not the body's.
+    assert (await h.http.get(f"/acme/tasks/{acme['id']}", headers=V1)).status_code == 200
+    assert_rest_error(await h.http.get(f"/globex/tasks/{acme['id']}", headers=V1), TASK_NOT_FOUND)
+    # A query or body tenant does not reach another tenant, with or without a path tenant.
+    for path in (f"/tasks/{acme['id']}", f"/globex/tasks/{acme['id']}"):
+        assert_rest_error(await h.http.get(path, params={"tenant": "acme"}, headers=V1), TASK_NOT_FOUND)
+    listing = (await h.http.get("/globex/tasks", params={"tenant": "acme"}, headers=V1)).json()
+    assert listing["tasks"] == []
+    root = (await h.http.get("/tasks", params={"tenant": "acme"}, headers=V1)).json()
+    assert acme["id"] not in {t["id"] for t in root["tasks"]}
+    before = await h.state()
+    for path in ("/globex/message:send", "/message:send"):
+        response = await h.http.post(
+            path, json=send(message("x", "m-cross", taskId=acme["id"]), tenant="acme"), headers=V1
+        )
+        assert_rest_error(response, TASK_NOT_FOUND)
+    cancel = await h.http.post(f"/globex/tasks/{acme['id']}:cancel", json={"tenant": "acme"}, headers=V1)
+    assert_rest_error(cancel, TASK_NOT_FOUND)
     assert await h.state() == before
 
 
@@ -819,27 +1158,73 @@ async def test_rest_unknown_route(h: Harness, verb: str, path: str) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
-    ("verb", "path"),
+    ("verb", "path", "allow"),
     [
-        pytest.param("PUT", "/message:send", id="put-send"),
-        pytest.param("GET", "/message:send", id="get-send"),
-        pytest.param("DELETE", "/tasks", id="delete-tasks"),
-        pytest.param("POST", "/tasks/{done}", id="post-task"),
+        pytest.param("PUT", "/message:send", "POST", id="put-send"),
+        pytest.param("GET", "/message:send", "POST", id="get-send"),
+        pytest.param("DELETE", "/tasks", "GET", id="delete-tasks"),
+        pytest.param("POST", "/tasks/{done}", "GET", id="post-task"),
+        pytest.param("PUT", "/tasks/{done}:subscribe", "GET, POST", id="put-subscribe-two-routes"),
+        pytest.param("PATCH", "/acme/tasks/{done}/pushNotificationConfigs", "GET, POST", id="tenant-patch-configs"),
+        # A2A defines no HEAD: on operation routes it is refused, not run (HEAD /tasks ran ListTasks).
+        pytest.param("HEAD", "/tasks", "GET", id="head-list-tasks"),
+        pytest.param("HEAD", "/tasks/{done}", "GET", id="head-get-task"),
+        pytest.param("HEAD", "/tasks/{done}:subscribe", "GET, POST", id="head-subscribe"),
+        pytest.param("HEAD", "/tasks/{done}/pushNotificationConfigs", "GET, POST", id="head-list-configs"),
+        pytest.param("HEAD", "/extendedAgentCard", "GET", id="head-extended-card"),
+        pytest.param("HEAD", "/acme/tasks", "GET", id="head-tenant-list-tasks"),
+        pytest.param("GET", "/", "POST", id="get-jsonrpc"),
     ],
 )
-async def test_rest_wrong_verb(h: Harness, verb: str, path: str) -> None:
-    """A known path with the wrong verb: 405, still the REST error shape, with ``error.code``
-    equal to the HTTP status."""
+async def test_rest_wrong_verb(h: Harness, verb: str, path: str, allow: str) -> None:
+    """A known path with the wrong verb: 405 with ``Allow``, still the REST error shape, with
+    ``error.code`` equal to the HTTP status and a gRPC status that agrees with it (UNIMPLEMENTED,
+    as google.api.http transcoding answers; NOT_FOUND would claim the path does not exist)."""
     before = await h.state()
     response = await h.http.request(verb, h.fill(path), headers=V1)
-    assert_no_leak(response)
     assert response.status_code == 405, response.text
+    assert response.headers["allow"] == allow
+    if verb == "HEAD":
+        assert response.content == b""
+        assert await h.state() == before
+        return
+    assert_no_leak(response)
+    assert response.headers["content-type"].startswith("application/a2a+json")
     error = response.json()["error"]
     assert set(error) == {"code", "status", "message", "details"}
     assert error["code"] == 405
+    assert error["status"] == "UNIMPLEMENTED"
     assert error["details"][0]["@type"] == ERROR_INFO
     assert error["details"][0]["reason"] == "METHOD_NOT_FOUND"
     assert await h.state() == before
+
+
+@pytest.mark.asyncio
+async def test_head_does_not_run_list_tasks(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    original = h.store.list_tasks
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append("list_tasks")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(h.store, "list_tasks", spy)
+    assert (await h.http.head("/tasks", headers=V1)).status_code == 405
+    assert calls == []
+    assert (await h.http.get("/tasks", headers=V1)).status_code == 200
+    assert calls == ["list_tasks"]
+
+
+@pytest.mark.asyncio
+async def test_head_on_agent_card_is_served(h: Harness) -> None:
+    """Caches and CDNs probe the card with HEAD: it stays (same headers as GET, no body)."""
+    got = await h.http.get("/.well-known/agent-card.json")
+    head = await h.http.head("/.well-known/agent-card.json")
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["etag"] == got.headers["etag"]
+    assert head.headers["cache-control"] == got.headers["cache-control"]
+    assert head.headers["content-type"] == got.headers["content-type"]
 
 
 @pytest.mark.asyncio

@@ -1,13 +1,17 @@
 """An in-process work queue: runs each item on a worker thread right away.
 
 Used when no SQS queue is configured (``A2A_STORE=memory``: unit tests of the protocol layer and the
-in-memory benchmark). It keeps the same contract as SQS from the caller's side: ``enqueue`` returns
-at once and the item is processed exactly as the SQS worker would process it.
+in-memory benchmark). It keeps the same contract as the SQS FIFO queue: ``enqueue`` returns at once;
+an item whose deduplication id was queued in the last five minutes is dropped; and one task's items
+(its message group) are processed one at a time, in order, exactly as the SQS worker would.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -21,18 +25,36 @@ __all__ = ["InlineWorkQueue"]
 logger = logging.getLogger(__name__)
 
 
+DEDUPLICATION_SECONDS = 300.0
+"""SQS FIFO's deduplication interval."""
+
+
 class InlineWorkQueue:
     def __init__(self, runtime: Runtime, max_workers: int = 16) -> None:
         self._runtime = runtime
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="a2a-inline-worker")
+        self._lock = threading.Lock()
+        self._seen: dict[str, float] = {}
+        self._groups: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self.futures: list[Future[None]] = []
 
     def enqueue(self, item: WorkItem) -> None:
-        from .worker import process_work_item
-
-        future = self._pool.submit(process_work_item, self._runtime, item)
+        now = time.monotonic()
+        with self._lock:
+            self._seen = {k: t for k, t in self._seen.items() if now - t < DEDUPLICATION_SECONDS}
+            if item.deduplication_id in self._seen:
+                return
+            self._seen[item.deduplication_id] = now
+            group = self._groups[item.task_id]
+        future = self._pool.submit(self._process, group, item)
         future.add_done_callback(_log_crash)
         self.futures = [f for f in self.futures if not f.done()] + [future]
+
+    def _process(self, group: threading.Lock, item: WorkItem) -> None:
+        from .worker import process_work_item
+
+        with group:  # one task's items one at a time, as a FIFO message group
+            process_work_item(self._runtime, item)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)
