@@ -45,6 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     modules = sorted(p.stem for p in (ROOT / "functions").glob("*.py") if not p.stem.startswith("_"))
     targets = [f"functions.{m}" for m in modules]
+    # The gateway function runs uvicorn serving the whole app (functions/run.sh): its cold start.
+    targets.append("uvicorn, a2a_serverless.transport.app")
     targets.append("a2a.server.routes")  # the reference SDK's server stack, for comparison
     results: dict[str, float] = {}
     for target in targets:
