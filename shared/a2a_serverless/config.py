@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -20,6 +21,18 @@ from .models import AgentCard
 __all__ = ["ConfigError", "Settings"]
 
 DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
+
+
+_CARD_DEFAULTS: dict[str, Any] = {
+    "name": "agent",
+    "description": "agent",
+    "version": "0",
+    "supportedInterfaces": [],
+    "capabilities": {},
+    "defaultInputModes": ["text/plain"],
+    "defaultOutputModes": ["text/plain"],
+    "skills": [],
+}
 
 
 class ConfigError(RuntimeError):
@@ -53,6 +66,17 @@ class Settings(BaseModel):
     looked up in ``api_keys``. ``apigateway``: the principal set by an API Gateway authorizer."""
     api_keys: dict[str, str] = {}
     """Key -> principal name, for ``auth_mode=api-key`` (A2A_API_KEYS as a JSON object)."""
+    authorizer_mode: Literal["none", "jwt"] = "none"
+    """The API's Lambda REQUEST authorizer (``functions/authorizer.py``). ``none``: every request is allowed as
+    ``anonymous``. ``jwt``: ``Authorization: Bearer <JWT>`` must be signed (RS256/ES256) by ``jwt_issuer``."""
+    jwt_issuer: str = ""
+    """The OIDC issuer, an https URL equal to the tokens' ``iss`` (Cognito:
+    ``https://cognito-idp.<region>.amazonaws.com/<poolId>``). Its keys are found through
+    ``<issuer>/.well-known/openid-configuration`` unless ``jwt_jwks_url`` is set."""
+    jwt_audience: str = ""
+    """If set, a token's ``aud`` must contain it or (Cognito access tokens carry no aud) its ``client_id`` equal it."""
+    jwt_jwks_url: str = ""
+    """The issuer's JWKS (an https URL), skipping discovery."""
     allow_private_webhooks: bool = False
     """Development only: accept http and loopback/private webhook URLs."""
     tenants: tuple[str, ...] = ()
@@ -133,10 +157,17 @@ class Settings(BaseModel):
             raise ConfigError(f"invalid configuration: {problems}") from exc
         if settings.store == "dynamodb" and not settings.table_name:
             raise ConfigError("A2A_TABLE_NAME is required when A2A_STORE=dynamodb")
+        for card_file in (settings.card_file, settings.extended_card_file):
+            if card_file:
+                settings.load_card_file(card_file)  # a bad card file fails the cold start, not a request
         if settings.push_signing and not settings.push_signing_key_parameter:
             raise ConfigError("A2A_PUSH_SIGNING_KEY_PARAMETER is required when A2A_PUSH_SIGNING=true")
         if settings.auth_mode == "api-key" and not settings.api_keys:
             raise ConfigError("A2A_API_KEYS is required when A2A_AUTH_MODE=api-key")
+        if settings.authorizer_mode == "jwt" and not _is_https_url(settings.jwt_issuer):
+            raise ConfigError("A2A_JWT_ISSUER (an https URL) is required when A2A_AUTHORIZER_MODE=jwt")
+        if settings.jwt_jwks_url and not _is_https_url(settings.jwt_jwks_url):
+            raise ConfigError("A2A_JWT_JWKS_URL must be an https URL")
         return settings
 
     def load_card_file(self, path: str) -> dict[str, Any]:
@@ -147,7 +178,16 @@ class Settings(BaseModel):
         if not isinstance(data, dict):
             raise ConfigError(f"agent card file {path!r} must hold a JSON object")
         try:
-            AgentCard.model_validate({"supportedInterfaces": [], "capabilities": {}, "version": "0", **data})
+            # The file overlays the card built from settings: check it with the rest filled in.
+            AgentCard.model_validate({**_CARD_DEFAULTS, **data})
         except ValidationError as exc:
             raise ConfigError(f"agent card file {path!r} is not a valid AgentCard: {exc}") from exc
         return data
+
+
+def _is_https_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+        return parts.scheme == "https" and bool(parts.hostname)
+    except ValueError:
+        return False
