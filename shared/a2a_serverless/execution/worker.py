@@ -18,12 +18,13 @@ rather than leaving it WORKING forever.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import replace
 
 from ..errors import A2AError, InvalidAgentResponseError
 from ..lifecycle import CANCELED_TEXT, apply_event, end_task, mutate, status_event
-from ..models import Message, Role, StreamResponse, Task, TaskState, TaskStatus, utc_now
+from ..models import Message, Role, SendMessageConfiguration, StreamResponse, Task, TaskState, TaskStatus, utc_now
 from ..ports import Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
 from .api import RequestContext
@@ -59,9 +60,12 @@ async def run_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int 
         context_id=before.task.context_id,
         message=user_message,
         current_task=before.task,
+        configuration=SendMessageConfiguration.model_validate_json(item.configuration) if item.configuration else None,
+        metadata=json.loads(item.metadata) if item.metadata else {},
         tenant=scope.tenant,
         caller=scope.owner,
-        metadata=dict(user_message.metadata or {}) if user_message else {},
+        requested_extensions=item.extensions,
+        related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, user_message),
     )
     queue = StoreEventQueue(runtime, scope, before.task.id, item.message_id)
     execution = asyncio.create_task(executor.execute(context, queue))
@@ -163,6 +167,17 @@ def _settle(runtime: Runtime, scope: Scope, item: WorkItem, state: TaskState | N
         mutate(runtime.store, scope, item.task_id, change)
     except A2AError:
         logger.exception("could not settle task", extra={"task_id": item.task_id})
+
+
+MAX_RELATED_TASKS = 20
+
+
+def _related_tasks(runtime: Runtime, scope: Scope, message: Message | None) -> list[Task]:
+    """The caller's tasks the message refers to (``referenceTaskIds``); unknown ones are skipped."""
+    if message is None:
+        return []
+    records = (runtime.store.get_task(scope, task_id) for task_id in message.reference_task_ids[:MAX_RELATED_TASKS])
+    return [record.task for record in records if record is not None]
 
 
 def _last_agent_message(task: Task) -> Message | None:

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -109,7 +110,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
             violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
         ) from None
     if queued:
-        _enqueue(runtime, scope, record, message.message_id)
+        _enqueue(runtime, _work_item(scope, record, request, ctx))
     return Submitted(record, accepted)
 
 
@@ -220,8 +221,25 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
     return record, queued, outcome["accepted"]
 
 
-def _enqueue(runtime: Runtime, scope: Scope, record: TaskRecord, message_id: str) -> None:
-    item = WorkItem(tenant=scope.tenant, owner=scope.owner, task_id=record.task.id, message_id=message_id)
+def _work_item(scope: Scope, record: TaskRecord, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
+    """The work item for this request's message; the configuration travels without the push
+    config (its credentials have no business on the queue, and the executor does not need them)."""
+    configuration = ""
+    if request.configuration is not None:
+        configuration = request.configuration.model_copy(update={"task_push_notification_config": None}).to_json()
+    return WorkItem(
+        tenant=scope.tenant,
+        owner=scope.owner,
+        task_id=record.task.id,
+        message_id=request.message.message_id,
+        configuration=configuration,
+        metadata=json.dumps(request.metadata, separators=(",", ":")) if request.metadata else "",
+        extensions=tuple(sorted(ctx.extensions)),
+    )
+
+
+def _enqueue(runtime: Runtime, item: WorkItem) -> None:
+    scope = Scope(item.tenant, item.owner)
     try:
         runtime.queue.enqueue(item)
     except Exception:

@@ -17,13 +17,22 @@ __all__ = ["WorkItem", "WorkQueue"]
 
 @dataclass(frozen=True, slots=True)
 class WorkItem:
+    """One message for the worker to run. Besides naming it, the item carries what the executor's
+    ``RequestContext`` needs of the request that sent it and that the task does not keep: the
+    request's ``configuration`` (ProtoJSON, without push-config credentials) and ``metadata``
+    (JSON), and the extensions the caller requested."""
+
     tenant: str
     owner: str
     task_id: str
     message_id: str
+    configuration: str = ""
+    metadata: str = ""
+    extensions: tuple[str, ...] = ()
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
+        data = {k: v for k, v in asdict(self).items() if v or k in _NAMING}
+        return json.dumps(data, separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def from_json(cls, body: str) -> WorkItem:
@@ -33,12 +42,18 @@ class WorkItem:
             owner=str(data["owner"]),
             task_id=str(data["task_id"]),
             message_id=str(data["message_id"]),
+            configuration=str(data.get("configuration", "")),
+            metadata=str(data.get("metadata", "")),
+            extensions=tuple(str(e) for e in data.get("extensions", ())),
         )
 
     @property
     def deduplication_id(self) -> str:
         """Stable, SQS-safe (hex, 64 chars) id for this unit of work."""
         return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+
+_NAMING = frozenset({"tenant", "owner", "task_id", "message_id"})
 
 
 class WorkQueue(Protocol):
