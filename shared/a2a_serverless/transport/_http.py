@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -128,8 +129,27 @@ def negotiate_version(request: Request, lenient_missing: bool) -> str:
     )
 
 
+def aws_event(request: Request) -> dict[str, Any] | None:
+    """The API Gateway event behind ``request``: mangum's (the buffered functions), or, in the
+    gateway function, the request context that the AWS Lambda Web Adapter forwards as the
+    ``x-amzn-request-context`` header. That header is trusted only under the adapter
+    (``AWS_LWA_INVOKE_MODE`` set), which writes it from the event over anything a client sent;
+    anywhere else it is a client's header like any other and is ignored."""
+    event = request.scope.get("aws.event")
+    if isinstance(event, dict):
+        return event
+    if os.environ.get("AWS_LWA_INVOKE_MODE"):
+        try:
+            context = json.loads(request.headers.get("x-amzn-request-context") or "null")
+        except ValueError:
+            return None
+        if isinstance(context, dict):
+            return {"requestContext": context}
+    return None
+
+
 def request_id(request: Request) -> str:
-    event = request.scope.get("aws.event") or {}
+    event = aws_event(request) or {}
     rid = (event.get("requestContext") or {}).get("requestId") if isinstance(event, dict) else None
     return str(rid or request.headers.get("x-request-id") or request.scope.get("a2a.request_id") or "")
 
@@ -140,8 +160,8 @@ def base_url(request: Request, runtime: Runtime) -> str:
     if runtime.settings.public_url:
         return runtime.settings.public_url.rstrip("/")
     base = str(request.base_url).rstrip("/")
-    event = request.scope.get("aws.event")
-    if isinstance(event, dict):
+    event = aws_event(request)
+    if event is not None:
         stage = (event.get("requestContext") or {}).get("stage")
         if stage and ".execute-api." in request.headers.get("host", ""):
             base += "/" + str(stage)
@@ -150,7 +170,7 @@ def base_url(request: Request, runtime: Runtime) -> str:
 
 def call_context(request: Request, runtime: Runtime, *, tenant: str, version: str) -> CallContext:
     settings = runtime.settings
-    principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, request.scope.get("aws.event"))
+    principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, aws_event(request))
     extensions = tuple(
         e.strip() for value in request.headers.getlist("a2a-extensions") for e in value.split(",") if e.strip()
     )
