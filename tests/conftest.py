@@ -141,6 +141,7 @@ AWS_CALLS: dict[str, set[str]] = {
     "ListPushConfigsFunction": {"dynamodb.GetItem", "dynamodb.Query"},
     "DeletePushConfigFunction": {"dynamodb.GetItem", "dynamodb.DeleteItem"},
     "GetExtendedCardFunction": set(),
+    "AuthorizerFunction": set(),  # HTTPS to the token issuer only
     "WorkerFunction": _API_READ | _API_WRITE,
     "DeadLetterFunction": {"dynamodb.GetItem"} | _API_WRITE,
     "PushDispatcherFunction": {"dynamodb.GetItem", "dynamodb.Query", "sqs.SendMessageBatch"},

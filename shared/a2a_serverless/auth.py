@@ -46,7 +46,8 @@ def authenticate(
         raise UnauthenticatedError(headers={"WWW-Authenticate": 'Bearer realm="a2a"'})
     if mode == "apigateway":
         name = _apigateway_principal(aws_event or {})
-        if name:
+        # The template's authorizer in AuthMode none lets everyone in as "anonymous": not a login.
+        if name and name != ANONYMOUS:
             return Principal(name, authenticated=True)
         return Principal(ANONYMOUS, authenticated=False)
     raise ValueError(f"unknown auth mode {mode!r}")

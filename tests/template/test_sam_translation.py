@@ -84,3 +84,18 @@ def test_the_dispatcher_reads_the_table_stream_with_a_filter_and_a_failure_desti
     (pattern,) = [f["Pattern"] for f in mapping["FilterCriteria"]["Filters"]]
     assert "EVT#" in pattern
     assert "PUSH#" in pattern
+
+
+def test_every_route_but_the_public_card_and_keys_goes_through_the_authorizer(translated: dict[str, Any]) -> None:
+    (api,) = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    body = api["Properties"]["Body"]
+    public = {"/.well-known/agent-card.json", "/.well-known/jwks.json"}
+    for path, ops in body["paths"].items():
+        for verb, op in ops.items():
+            expected = [{"NONE": []}] if path in public else [{"A2AAuthorizer": []}]
+            assert op.get("security") == expected, (verb, path)
+    authorizer = body["securityDefinitions"]["A2AAuthorizer"]["x-amazon-apigateway-authorizer"]
+    assert authorizer["type"] == "request"
+    # Not cached, and no identity source: requests without credentials reach it (AuthMode none)
+    assert authorizer.get("authorizerResultTtlInSeconds") == 0
+    assert "identitySource" not in authorizer

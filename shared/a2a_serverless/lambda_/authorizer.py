@@ -1,0 +1,387 @@
+"""The API's Lambda REQUEST authorizer: who may call, and as which principal.
+
+API Gateway (REST API) calls this function before every method it guards and caches nothing by default
+(``ReauthorizeEvery: 0``). The app then reads the principal from ``requestContext.authorizer.principalId``
+(``A2A_AUTH_MODE=apigateway``, see :mod:`a2a_serverless.auth`). Two modes (``A2A_AUTHORIZER_MODE``):
+
+* ``none`` (default, development): every request is allowed as the principal ``anonymous``;
+* ``jwt``: ``Authorization: Bearer <JWT>`` is required, signed with RS256 or ES256 by a key of the OIDC
+  issuer ``A2A_JWT_ISSUER`` (found through its discovery document, or ``A2A_JWT_JWKS_URL``), with ``iss``
+  equal to the issuer, ``exp``/``nbf``/``iat`` current within :data:`LEEWAY_SECONDS`, and, when
+  ``A2A_JWT_AUDIENCE`` is set, ``aud`` containing it or (Cognito access tokens carry no ``aud``)
+  ``client_id`` equal to it. The principal is the token's ``sub``.
+
+An allowed request gets an ``execute-api:Invoke`` Allow on the whole stage (so a cached policy, should
+caching be turned on, covers every route) and a ``context`` of ``sub`` and ``scope`` (strings). A denied
+one raises :class:`Unauthorized`, an exception whose message is exactly ``Unauthorized``: that message is
+what makes API Gateway answer 401. Any other exception (the issuer's keys cannot be fetched, a broken
+event) makes it answer 500. The token is never logged, nor quoted in any exception.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from aws_lambda_powertools.metrics import MetricUnit
+from joserfc import jws, jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, KeySet, RSAKey
+
+from ..auth import ANONYMOUS
+from ..config import ConfigError, Settings
+from ._observability import logger, metrics
+
+__all__ = [
+    "ALGORITHMS",
+    "LEEWAY_SECONDS",
+    "AuthorizerServices",
+    "KeysUnavailable",
+    "OidcKeys",
+    "Unauthorized",
+    "authorize",
+    "authorizer_handler",
+    "authorizer_services",
+    "reset_authorizer_services",
+    "stage_arn",
+    "verify_token",
+]
+
+ALGORITHMS = ("RS256", "ES256")
+"""The only signature algorithms accepted; ``none`` and HMAC (``HS*``) tokens are refused before any key
+is looked up (an HS256 token "signed" with the issuer's public key is the classic forgery)."""
+LEEWAY_SECONDS = 60
+"""Clock skew tolerated on ``exp``, ``nbf`` and ``iat``."""
+
+
+class Unauthorized(Exception):
+    """The request is denied: API Gateway answers 401.
+
+    ``str()`` is always ``Unauthorized`` (API Gateway matches the Lambda error message exactly); why is in
+    ``reason``, safe to log: it never quotes the token or its claims.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("Unauthorized")
+        self.reason = reason
+
+
+class KeysUnavailable(RuntimeError):
+    """The issuer's keys could not be fetched and none are cached: API Gateway answers 500 (the caller's
+    token is not at fault, and a retry may succeed)."""
+
+
+# ------------------------------------------------------------------------------------------- core
+
+
+def authorize(
+    event: Mapping[str, Any], settings: Settings, keys: OidcKeys | None, *, now: float | None = None
+) -> dict[str, Any]:
+    """The authorizer's answer to one REQUEST event: an Allow policy for the stage, or :class:`Unauthorized`.
+
+    ``keys`` is required in ``jwt`` mode (ignored in ``none`` mode); ``now`` (epoch seconds) is for tests.
+    """
+    resource = stage_arn(str(event.get("methodArn") or ""))
+    if settings.authorizer_mode == "none":
+        return _allow(ANONYMOUS, resource, {"sub": ANONYMOUS, "scope": ""})
+    if keys is None:
+        raise ConfigError("A2A_AUTHORIZER_MODE=jwt needs the issuer's keys")
+    token = _bearer_token(event)
+    claims = verify_token(token, keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience, now=now)
+    subject: str = claims["sub"]
+    return _allow(subject, resource, {"sub": subject, "scope": _scope(claims)})
+
+
+def verify_token(
+    token: str, keys: OidcKeys, *, issuer: str, audience: str = "", now: float | None = None
+) -> dict[str, Any]:
+    """The claims of a valid token, or :class:`Unauthorized`. See the module docstring for what is checked.
+    An empty ``audience`` skips the audience check. Claims ``sub`` is guaranteed a non-empty string."""
+    alg, kid = _checked_header(token)
+    key = keys.key_for(kid, alg)
+    if key is None:
+        raise Unauthorized("the token was signed by an unknown key (kid)")
+    try:
+        claims = dict(jwt.decode(token, key, algorithms=[alg]).claims)
+    except (JoseError, ValueError, TypeError, UnicodeError):
+        raise Unauthorized("the token signature is invalid") from None
+
+    current = time.time() if now is None else now
+    if claims.get("iss") != issuer:
+        raise Unauthorized("the token was issued by someone else (iss)")
+    expires_at = _numeric(claims, "exp")
+    if expires_at is None:
+        raise Unauthorized("the token has no expiry (exp)")
+    if current >= expires_at + LEEWAY_SECONDS:
+        raise Unauthorized("the token has expired (exp)")
+    not_before = _numeric(claims, "nbf")
+    if not_before is not None and not_before > current + LEEWAY_SECONDS:
+        raise Unauthorized("the token is not valid yet (nbf)")
+    issued_at = _numeric(claims, "iat")
+    if issued_at is not None and issued_at > current + LEEWAY_SECONDS:
+        raise Unauthorized("the token is issued in the future (iat)")
+    if audience and not _meant_for(claims, audience):
+        raise Unauthorized("the token is meant for another audience (aud/client_id)")
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise Unauthorized("the token names no subject (sub)")
+    return claims
+
+
+def stage_arn(method_arn: str) -> str:
+    """``arn:aws:execute-api:region:account:apiId/stage/VERB/path...`` generalised to the whole stage:
+    ``arn:aws:execute-api:region:account:apiId/stage/*/*``."""
+    api, sep, rest = method_arn.partition("/")
+    stage = rest.partition("/")[0]
+    if not sep or not stage or api.count(":") != 5 or not api.startswith("arn:") or ":execute-api:" not in api:
+        raise ValueError("the event's methodArn is not an execute-api method ARN")
+    return f"{api}/{stage}/*/*"
+
+
+def _allow(principal: str, resource: str, context: dict[str, str]) -> dict[str, Any]:
+    return {
+        "principalId": principal,
+        "policyDocument": {
+            "Version": "2012-10-17",
+            "Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": resource}],
+        },
+        "context": context,
+    }
+
+
+def _bearer_token(event: Mapping[str, Any]) -> str:
+    headers = event.get("headers") or {}
+    values = [value for name, value in headers.items() if name.lower() == "authorization"]
+    multi = event.get("multiValueHeaders") or {}
+    for name, listed in multi.items():
+        if name.lower() == "authorization" and isinstance(listed, list) and len(listed) > 1:
+            values.extend(listed)
+    if not values:
+        raise Unauthorized("the request has no Authorization header")
+    if len({str(value) for value in values}) > 1:
+        raise Unauthorized("the request has several Authorization headers")
+    scheme, _, credentials = str(values[0]).strip().partition(" ")
+    token = credentials.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise Unauthorized("the Authorization header is not 'Bearer <token>'")
+    return token
+
+
+def _checked_header(token: str) -> tuple[str, str]:
+    """The (alg, kid) of a compact JWS whose header declares an accepted algorithm and names a key."""
+    try:
+        header = jws.extract_compact(token.encode("ascii")).headers()
+    except (JoseError, ValueError, TypeError, UnicodeError):
+        raise Unauthorized("the token is not a well-formed JWT") from None
+    # The algorithm is pinned here, never taken on trust from the header.
+    alg = header.get("alg")
+    if alg not in ALGORITHMS:
+        raise Unauthorized("the token must be signed with RS256 or ES256")
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise Unauthorized("the token names no key (kid)")
+    return str(alg), kid
+
+
+def _numeric(claims: Mapping[str, Any], name: str) -> float | None:
+    if name not in claims:
+        return None
+    value = claims[name]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise Unauthorized(f"the token's {name} is not a number")
+    return float(value)
+
+
+def _meant_for(claims: Mapping[str, Any], audience: str) -> bool:
+    aud = claims.get("aud")
+    if aud == audience or (isinstance(aud, list) and audience in aud):
+        return True
+    return claims.get("client_id") == audience
+
+
+def _scope(claims: Mapping[str, Any]) -> str:
+    """Space-separated scopes: ``scope`` (RFC 8693, Cognito), or ``scp`` as some issuers spell it."""
+    for name in ("scope", "scp"):
+        value = claims.get(name)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return " ".join(item for item in value if isinstance(item, str))
+    return ""
+
+
+# ---------------------------------------------------------------------------------------- keys
+
+
+class OidcKeys:
+    """The issuer's signing keys: found through OIDC discovery (or a configured JWKS URL), fetched on first
+    use, cached for the warm container, and refetched when a token names an unknown ``kid``.
+
+    An unknown ``kid`` (the issuer rotated) triggers a refetch at most once per ``min_refresh_seconds``,
+    so forged tokens with made-up kids cannot make every request hit the issuer. The cached set is also
+    refetched once older than ``max_cache_seconds``, so retired keys stop being trusted. A failed refetch
+    keeps the cached keys in use; with none cached, :meth:`key_for` raises :class:`KeysUnavailable`.
+    Pass ``client`` to control TLS or proxies; otherwise one is created with ``timeout_seconds``.
+    Thread-safe.
+    """
+
+    def __init__(
+        self,
+        issuer: str,
+        *,
+        jwks_url: str = "",
+        client: httpx.Client | None = None,
+        timeout_seconds: float = 5.0,
+        min_refresh_seconds: float = 60.0,
+        max_cache_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.issuer = issuer
+        self._jwks_url = jwks_url
+        self._client = client
+        self._owns_client = client is None
+        self._timeout = timeout_seconds
+        self._min_refresh = min_refresh_seconds
+        self._max_cache = max_cache_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._keys: KeySet | None = None
+        self._fetched_at = 0.0
+
+    def key_for(self, kid: str, alg: str) -> RSAKey | ECKey | None:
+        """The key named ``kid`` that can verify ``alg`` (refetching first if need be), or None."""
+        with self._lock:
+            now = self._clock()
+            if self._keys is None:
+                self._keys = self._fetch()
+                self._fetched_at = now
+            elif now - self._fetched_at >= self._max_cache or (
+                _key_in(self._keys, kid, alg) is None and now - self._fetched_at >= self._min_refresh
+            ):
+                try:
+                    self._keys = self._fetch()
+                except KeysUnavailable:
+                    logger.warning("refetching the issuer's keys failed; the cached keys stay in use")
+                self._fetched_at = now
+            return _key_in(self._keys, kid, alg)
+
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _fetch(self) -> KeySet:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
+        if not self._jwks_url:
+            discovery = self._get_json(self.issuer.rstrip("/") + "/.well-known/openid-configuration")
+            jwks_uri = discovery.get("jwks_uri")
+            # OIDC Discovery 1.0, section 4.3: the document must name the issuer it was fetched for.
+            if discovery.get("issuer") != self.issuer or not isinstance(jwks_uri, str) or not self._fits(jwks_uri):
+                raise KeysUnavailable("the issuer's discovery document does not match it (issuer, jwks_uri)")
+            self._jwks_url = jwks_uri
+        document = self._get_json(self._jwks_url)
+        try:
+            return KeySet.import_key_set({"keys": list(document["keys"])})
+        except (JoseError, KeyError, ValueError, TypeError):
+            raise KeysUnavailable("the issuer's key set is not a usable JWKS") from None
+
+    def _fits(self, url: str) -> bool:
+        """A discovered URL must be https, unless the configured issuer itself is not (local tests)."""
+        try:
+            scheme = urlsplit(url).scheme
+        except ValueError:
+            return False
+        return scheme == "https" or scheme == urlsplit(self.issuer).scheme
+
+    def _get_json(self, url: str) -> dict[str, Any]:
+        assert self._client is not None
+        try:
+            response = self._client.get(url, headers={"Accept": "application/json"})
+            response.raise_for_status()
+            document = response.json()
+        except (httpx.HTTPError, ValueError):
+            raise KeysUnavailable(f"fetching {url} failed") from None
+        if not isinstance(document, dict):
+            raise KeysUnavailable(f"{url} is not a JSON object")
+        return document
+
+
+def _key_in(keys: KeySet, kid: str, alg: str) -> RSAKey | ECKey | None:
+    for key in keys:
+        if key.kid != kid or key.get("use") not in (None, "sig") or key.get("alg") not in (None, alg):
+            continue
+        if alg == "RS256" and isinstance(key, RSAKey):
+            return key
+        if alg == "ES256" and isinstance(key, ECKey) and key.get("crv") == "P-256":
+            return key
+    return None
+
+
+# ------------------------------------------------------------------------------------- handler
+
+
+@dataclass(frozen=True)
+class AuthorizerServices:
+    """What the authorizer function uses, built once per cold start (tests build their own)."""
+
+    settings: Settings
+    keys: OidcKeys | None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AuthorizerServices:
+        if settings.authorizer_mode != "jwt":
+            return cls(settings, None)
+        return cls(settings, OidcKeys(settings.jwt_issuer, jwks_url=settings.jwt_jwks_url))
+
+
+_services: AuthorizerServices | None = None
+_services_lock = threading.Lock()
+
+
+def authorizer_services() -> AuthorizerServices:
+    """The process's services, from ``Settings.from_env()`` on first use (no store or queue is built)."""
+    global _services
+    with _services_lock:
+        if _services is None:
+            _services = AuthorizerServices.from_settings(Settings.from_env())
+        return _services
+
+
+def reset_authorizer_services(services: AuthorizerServices | None = None) -> None:
+    """Forget the cached services (closing their HTTP client), or install ``services`` (tests)."""
+    global _services
+    with _services_lock:
+        if _services is not None and _services is not services and _services.keys is not None:
+            _services.keys.close()
+        _services = services
+
+
+@logger.inject_lambda_context(clear_state=True, log_event=False)  # never log the event: it holds the token
+@metrics.log_metrics
+def authorizer_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Lambda entry point (REQUEST authorizer of a REST API). Returns the policy or raises
+    :class:`Unauthorized`; logs the outcome and, on denial, the reason (never the token)."""
+    logger.append_keys(method_arn=event.get("methodArn"))
+    try:
+        services = authorizer_services()
+        logger.append_keys(authorizer_mode=services.settings.authorizer_mode)
+        response = authorize(event, services.settings, services.keys)
+    except Unauthorized as denied:
+        metrics.add_metric(name="AuthorizerDenied", unit=MetricUnit.Count, value=1)
+        logger.info("request denied", extra={"reason": denied.reason})
+        raise
+    except Exception as exc:
+        # Not the caller's fault (configuration, the issuer's keys, a broken event): API Gateway answers 500.
+        # Our own messages never quote the token; library errors on it were replaced on the way.
+        metrics.add_metric(name="AuthorizerErrors", unit=MetricUnit.Count, value=1)
+        logger.error("the authorizer failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    metrics.add_metric(name="AuthorizerAllowed", unit=MetricUnit.Count, value=1)
+    logger.info("request allowed", extra={"principal": response["principalId"]})
+    return response
