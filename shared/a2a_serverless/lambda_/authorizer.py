@@ -33,6 +33,7 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet, RSAKey
 
+from .._keycache import CachedKeySet, KeyFetchError
 from ..auth import ANONYMOUS
 from ..config import ConfigError, Settings
 from ._observability import logger, metrics
@@ -218,7 +219,7 @@ def _scope(claims: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------- keys
 
 
-class OidcKeys:
+class OidcKeys(CachedKeySet):
     """The issuer's signing keys: found through OIDC discovery (or a configured JWKS URL), fetched on first
     use, cached for the warm container, and refetched when a token names an unknown ``kid``.
 
@@ -241,55 +242,37 @@ class OidcKeys:
         max_cache_seconds: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(
+            client=client,
+            timeout_seconds=timeout_seconds,
+            min_refresh_seconds=min_refresh_seconds,
+            max_cache_seconds=max_cache_seconds,
+            clock=clock,
+        )
         self.issuer = issuer
         self._jwks_url = jwks_url
-        self._client = client
-        self._owns_client = client is None
-        self._timeout = timeout_seconds
-        self._min_refresh = min_refresh_seconds
-        self._max_cache = max_cache_seconds
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._keys: KeySet | None = None
-        self._fetched_at = 0.0
 
     def key_for(self, kid: str, alg: str) -> RSAKey | ECKey | None:
         """The key named ``kid`` that can verify ``alg`` (refetching first if need be), or None."""
-        with self._lock:
-            now = self._clock()
-            if self._keys is None:
-                self._keys = self._fetch()
-                self._fetched_at = now
-            elif now - self._fetched_at >= self._max_cache or (
-                _key_in(self._keys, kid, alg) is None and now - self._fetched_at >= self._min_refresh
-            ):
-                try:
-                    self._keys = self._fetch()
-                except KeysUnavailable:
-                    logger.warning("refetching the issuer's keys failed; the cached keys stay in use")
-                self._fetched_at = now
-            return _key_in(self._keys, kid, alg)
-
-    def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        try:
+            keys = self.key_set(lacks=lambda keys: _key_in(keys, kid, alg) is None)
+        except KeyFetchError as exc:
+            raise KeysUnavailable(str(exc)) from None
+        return _key_in(keys, kid, alg)
 
     def _fetch(self) -> KeySet:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
         if not self._jwks_url:
             discovery = self._get_json(self.issuer.rstrip("/") + "/.well-known/openid-configuration")
             jwks_uri = discovery.get("jwks_uri")
             # OIDC Discovery 1.0, section 4.3: the document must name the issuer it was fetched for.
             if discovery.get("issuer") != self.issuer or not isinstance(jwks_uri, str) or not self._fits(jwks_uri):
-                raise KeysUnavailable("the issuer's discovery document does not match it (issuer, jwks_uri)")
+                raise KeyFetchError("the issuer's discovery document does not match it (issuer, jwks_uri)")
             self._jwks_url = jwks_uri
         document = self._get_json(self._jwks_url)
         try:
             return KeySet.import_key_set({"keys": list(document["keys"])})
         except (JoseError, KeyError, ValueError, TypeError):
-            raise KeysUnavailable("the issuer's key set is not a usable JWKS") from None
+            raise KeyFetchError("the issuer's key set is not a usable JWKS") from None
 
     def _fits(self, url: str) -> bool:
         """A discovered URL must be https, unless the configured issuer itself is not (local tests)."""
@@ -298,18 +281,6 @@ class OidcKeys:
         except ValueError:
             return False
         return scheme == "https" or scheme == urlsplit(self.issuer).scheme
-
-    def _get_json(self, url: str) -> dict[str, Any]:
-        assert self._client is not None
-        try:
-            response = self._client.get(url, headers={"Accept": "application/json"})
-            response.raise_for_status()
-            document = response.json()
-        except (httpx.HTTPError, ValueError):
-            raise KeysUnavailable(f"fetching {url} failed") from None
-        if not isinstance(document, dict):
-            raise KeysUnavailable(f"{url} is not a JSON object")
-        return document
 
 
 def _key_in(keys: KeySet, kid: str, alg: str) -> RSAKey | ECKey | None:

@@ -27,7 +27,6 @@ the digest of the exact body received; ``taskId`` must be the task the body is a
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import heapq
 import hmac
@@ -43,6 +42,7 @@ from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet
 
+from .._keycache import CachedKeySet, KeyFetchError, NotAJsonObject
 from .signing import SIGNATURE_HEADER, SIGNING_ALGORITHM
 
 __all__ = [
@@ -171,15 +171,12 @@ def verify_notification(
     return VerifiedNotification(task_id=task_id, event_id=event_id, jti=jti, issued_at=issued_at, claims=dict(claims))
 
 
-class JwksCache:
-    """The agent's JWKS fetched over HTTPS, cached, and refetched when a token names an unknown key.
-
-    An unknown ``kid`` (the agent rotated) triggers a refetch at most once per ``min_refresh_seconds``,
-    so forged tokens with made-up kids cannot make this receiver hammer the agent. The cached set is
-    also refetched once it is older than ``max_cache_seconds``, so keys the agent has retired stop
-    being trusted. Pass ``client`` to control TLS, proxies or timeouts; otherwise one is created (and
-    closed by :meth:`close`). If the very first fetch fails, verification fails; if a later refetch
-    fails, the cached keys stay in use. Thread-safe.
+class JwksCache(CachedKeySet):
+    """The agent's JWKS fetched over HTTPS, cached, and refetched when a token names an unknown key
+    (the agent rotated) or the copy is old (policy: :class:`~a2a_serverless._keycache.CachedKeySet`).
+    Pass ``client`` to control TLS, proxies or timeouts; otherwise one is created (and closed by
+    :meth:`close`). If the very first fetch fails, verification fails; if a later refetch fails, the
+    cached keys stay in use. Thread-safe.
     """
 
     def __init__(
@@ -192,32 +189,23 @@ class JwksCache:
         max_cache_seconds: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(
+            client=client,
+            timeout_seconds=timeout_seconds,
+            min_refresh_seconds=min_refresh_seconds,
+            max_cache_seconds=max_cache_seconds,
+            clock=clock,
+        )
         self._url = url
-        self._client = client
-        self._owns_client = client is None
-        self._timeout = timeout_seconds
-        self._min_refresh = min_refresh_seconds
-        self._max_cache = max_cache_seconds
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._keys: KeySet | None = None
-        self._fetched_at = 0.0
 
-    def key_set(self, *, kid: str | None = None) -> KeySet:
+    def key_set(self, *, kid: str | None = None, lacks: Callable[[KeySet], bool] | None = None) -> KeySet:
         """The cached keys, fetched first if there are none, they are stale, or ``kid`` is unknown."""
-        with self._lock:
-            now = self._clock()
-            if self._keys is None:
-                self._keys = self._fetch()
-                self._fetched_at = now
-            elif now - self._fetched_at >= self._max_cache or (
-                kid is not None and not _has_kid(self._keys, kid) and now - self._fetched_at >= self._min_refresh
-            ):
-                # A failed refetch keeps the cached keys in use; the next try waits min_refresh_seconds.
-                with contextlib.suppress(NotificationVerificationError):
-                    self._keys = self._fetch()
-                self._fetched_at = now
-            return self._keys
+        if kid is not None:
+            lacks = lambda keys: not _has_kid(keys, kid)  # noqa: E731
+        try:
+            return super().key_set(lacks=lacks)
+        except KeyFetchError as exc:
+            raise NotificationVerificationError(str(exc)) from None
 
     def verify(
         self,
@@ -245,29 +233,20 @@ class JwksCache:
             replay_guard=replay_guard,
         )
 
-    def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
-
     def __enter__(self) -> JwksCache:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def _fetch(self) -> KeySet:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
         try:
-            response = self._client.get(self._url, headers={"Accept": "application/json"})
-            response.raise_for_status()
-            document = response.json()
-        except (httpx.HTTPError, ValueError):
-            raise NotificationVerificationError("the agent's key set could not be fetched") from None
-        if not isinstance(document, Mapping):
-            raise NotificationVerificationError("the agent's key set is not a JWKS")
-        return _as_key_set(document)
+            document = self._get_json(self._url)
+        except NotAJsonObject:
+            raise KeyFetchError("the agent's key set is not a JWKS") from None
+        except KeyFetchError:
+            raise KeyFetchError("the agent's key set could not be fetched") from None
+        try:
+            return _as_key_set(document)
+        except NotificationVerificationError as exc:
+            raise KeyFetchError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------- helpers

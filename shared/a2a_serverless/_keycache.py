@@ -1,0 +1,97 @@
+"""A JSON Web Key Set fetched over HTTP(S) and cached, refreshed when stale or when a token names a
+key it lacks: the caching policy shared by the push receiver helper (:class:`~.push.verify.JwksCache`)
+and the API authorizer (:class:`~.lambda_.authorizer.OidcKeys`).
+
+A refresh for a missing key happens at most once per ``min_refresh_seconds``, so tokens with made-up
+key ids cannot make every request hit the key's publisher; the set is also refetched once older than
+``max_cache_seconds``, so retired keys stop being trusted. If the first fetch fails, :meth:`key_set`
+raises :class:`KeyFetchError`; if a later one fails, the cached keys stay in use. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from joserfc.jwk import KeySet
+
+__all__ = ["CachedKeySet", "KeyFetchError", "NotAJsonObject"]
+
+
+class KeyFetchError(Exception):
+    """The keys could not be fetched or are not a usable key set (safe to show: no secrets)."""
+
+
+class NotAJsonObject(KeyFetchError):
+    """The document fetched is not a JSON object."""
+
+
+class CachedKeySet(abc.ABC):
+    def __init__(
+        self,
+        *,
+        client: httpx.Client | None = None,
+        timeout_seconds: float = 5.0,
+        min_refresh_seconds: float = 60.0,
+        max_cache_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client = client
+        self._owns_client = client is None
+        self._timeout = timeout_seconds
+        self._min_refresh = min_refresh_seconds
+        self._max_cache = max_cache_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._keys: KeySet | None = None
+        self._fetched_at = 0.0
+
+    @abc.abstractmethod
+    def _fetch(self) -> KeySet:
+        """Fetch the key set now; raise :class:`KeyFetchError` on any failure."""
+
+    def key_set(self, *, lacks: Callable[[KeySet], bool] | None = None) -> KeySet:
+        """The cached keys, fetched first if there are none, they are stale, or ``lacks(keys)`` says
+        the key a token needs is missing (then at most once per ``min_refresh_seconds``)."""
+        with self._lock:
+            now = self._clock()
+            if self._keys is None:
+                self._keys = self._fetch()
+                self._fetched_at = now
+            elif now - self._fetched_at >= self._max_cache or (
+                lacks is not None and lacks(self._keys) and now - self._fetched_at >= self._min_refresh
+            ):
+                # A failed refetch keeps the cached keys in use; the next try waits min_refresh_seconds.
+                with contextlib.suppress(KeyFetchError):
+                    self._keys = self._fetch()
+                self._fetched_at = now
+            return self._keys
+
+    def _get_json(self, url: str) -> dict[str, Any]:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
+        try:
+            response = self._client.get(url, headers={"Accept": "application/json"})
+            response.raise_for_status()
+            document = response.json()
+        except (httpx.HTTPError, ValueError):
+            raise KeyFetchError(f"fetching {url} failed") from None
+        if not isinstance(document, dict):
+            raise NotAJsonObject(f"{url} is not a JSON object")
+        return document
+
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> CachedKeySet:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
