@@ -4,14 +4,10 @@ resources they touch, and nothing else of write scope."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from samtranslator.translator.transform import transform
-
-from a2a_devstack.resources import load_template
 
 # What SAM attaches for an event source: the AWS managed execution roles, with these actions.
 EVENT_SOURCE_POLICIES = {
@@ -38,25 +34,6 @@ SENDS_TO = {
     "PushDispatcherFunction": {"PushDeliveryQueue", "PushStreamFailureQueue"},  # + stream failures
     "PushDeliveryFunction": {"PushDeliveryQueue", "PushDeadLetterQueue"},
 }
-
-
-class _NoManagedPolicies:
-    def load(self) -> dict[str, str]:
-        return {}
-
-
-@pytest.fixture(scope="module")
-def translated() -> dict[str, Any]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        template = copy.deepcopy(load_template())
-        for resource in template["Resources"].values():
-            props = resource.get("Properties", {})
-            for key in ("CodeUri", "ContentUri"):
-                if isinstance(props.get(key), str):
-                    props[key] = "s3://bucket/" + props[key].strip("/")
-        result: dict[str, Any] = transform(template, {}, _NoManagedPolicies())
-        return result
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -3,32 +3,7 @@ translates, and API Gateway invokes the gateway with response streaming exactly 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
-
-import pytest
-from samtranslator.translator.transform import transform
-
-from a2a_devstack.resources import load_template
-
-
-class _NoManagedPolicies:
-    def load(self) -> dict[str, str]:
-        return {}
-
-
-@pytest.fixture(scope="module")
-def translated() -> dict[str, Any]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        template = copy.deepcopy(load_template())
-        for resource in template["Resources"].values():
-            props = resource.get("Properties", {})
-            for key in ("CodeUri", "ContentUri"):  # what `sam package` does: local paths -> S3
-                if isinstance(props.get(key), str):
-                    props[key] = "s3://bucket/" + props[key].strip("/")
-        result: dict[str, Any] = transform(template, {}, _NoManagedPolicies())
-        return result
 
 
 def _integrations(translated: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
