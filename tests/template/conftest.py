@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,8 +17,8 @@ class _NoManagedPolicies:
         return {}
 
 
-@pytest.fixture(scope="session")
-def translated() -> dict[str, Any]:
+def _translate(parameters: dict[str, str]) -> dict[str, Any]:
+    """The template through SAM with these parameter values (as CloudFormation passes them)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
         template = copy.deepcopy(load_template())
@@ -26,5 +27,16 @@ def translated() -> dict[str, Any]:
             for key in ("CodeUri", "ContentUri"):  # what `sam package` does: local paths -> S3
                 if isinstance(props.get(key), str):
                     props[key] = "s3://bucket/" + props[key].strip("/")
-        result: dict[str, Any] = transform(template, {}, _NoManagedPolicies())
+        defaults = {k: str(v["Default"]) for k, v in template.get("Parameters", {}).items() if "Default" in v}
+        result: dict[str, Any] = transform(template, {**defaults, **parameters}, _NoManagedPolicies())
         return result
+
+
+@pytest.fixture(scope="session")
+def translate() -> Callable[[dict[str, str]], dict[str, Any]]:
+    return _translate
+
+
+@pytest.fixture(scope="session")
+def translated() -> dict[str, Any]:
+    return _translate({})

@@ -3,7 +3,10 @@ translates, and API Gateway invokes the gateway with response streaming exactly 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 
 def _integrations(translated: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -61,16 +64,39 @@ def test_the_dispatcher_reads_the_table_stream_with_a_filter_and_a_failure_desti
     assert "PUSH#" in pattern
 
 
-def test_every_route_but_the_public_card_and_keys_goes_through_the_authorizer(translated: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("mode", "authorizer_mode"),
+    [
+        pytest.param("Open", "none", id="open"),
+        pytest.param("Jwt", "jwt", id="jwt"),
+        pytest.param("AWS_IAM", "none", id="iam"),
+    ],
+)
+def test_every_route_but_the_public_card_and_keys_goes_through_the_auth_mode(
+    translate: Callable[[dict[str, str]], dict[str, Any]], mode: str, authorizer_mode: str
+) -> None:
+    # When the stack is deployed with this AuthMode (CloudFormation passes the value to SAM)
+    translated = translate({"AuthMode": mode})
     (api,) = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
     body = api["Properties"]["Body"]
+
+    # Then every route but the card and the JWKS is checked that way
     public = {"/.well-known/agent-card.json", "/.well-known/jwks.json"}
     for path, ops in body["paths"].items():
         for verb, op in ops.items():
-            expected = [{"NONE": []}] if path in public else [{"A2AAuthorizer": []}]
+            expected = [{"NONE": []}] if path in public else [{mode: []}]
             assert op.get("security") == expected, (verb, path)
-    authorizer = body["securityDefinitions"]["A2AAuthorizer"]["x-amazon-apigateway-authorizer"]
-    assert authorizer["type"] == "request"
-    # Not cached, and no identity source: requests without credentials reach it (AuthMode none)
-    assert authorizer.get("authorizerResultTtlInSeconds") == 0
-    assert "identitySource" not in authorizer
+    definition = body["securityDefinitions"][mode]
+    if mode == "AWS_IAM":
+        assert definition["x-amazon-apigateway-authtype"] == "awsSigv4"
+    else:
+        authorizer = definition["x-amazon-apigateway-authorizer"]
+        assert authorizer["type"] == "request"
+        # Not cached, no identity source: requests without credentials reach the function (Open)
+        assert authorizer.get("authorizerResultTtlInSeconds") == 0
+        assert "identitySource" not in authorizer
+    # and the authorizer function is told which check to make
+    env = translated["Resources"]["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["A2A_AUTHORIZER_MODE"] == {"Fn::If": ["IsJwtAuth", "jwt", "none"]}
+    condition = translated["Conditions"]["IsJwtAuth"]["Fn::Equals"]
+    assert ("jwt" if mode in condition else "none") == authorizer_mode
