@@ -9,5 +9,15 @@
 * :mod:`.dispatch`: turns DynamoDB stream records of the event log into delivery work items.
 * :mod:`.redrive`: moves dead-lettered deliveries back onto the delivery queue.
 
-Nothing is imported here, so each Lambda imports only what it uses.
+Nothing is imported here, so each Lambda imports only what it uses; the wire names below are
+defined here for the same reason (the app serves the JWKS without loading the signer's crypto).
 """
+
+__all__ = ["JWKS_PATH", "SIGNATURE_HEADER", "SIGNING_ALGORITHM"]
+
+SIGNATURE_HEADER = "X-A2A-Notification-Signature"
+"""The request header carrying a notification's JWT (receivers also accept ``Authorization: Bearer``)."""
+JWKS_PATH = "/.well-known/jwks.json"
+"""Where the agent publishes its public keys, relative to its base URL."""
+SIGNING_ALGORITHM = "ES256"
+"""The only algorithm notifications are signed with, and the only one receivers accept."""

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..models import TaskPushNotificationConfig
 from ..ports import Scope, StoredEvent, TaskStore
+from . import SIGNATURE_HEADER
 
 if TYPE_CHECKING:
     from .sender import SendResult
@@ -162,8 +163,6 @@ def notification_headers(
     authentication, the config's token, the stable event id, and the signed JWT when signing is on
     (also as ``Authorization: Bearer`` when the config has no authentication of its own, as the
     A2A push topic's JWT flow describes)."""
-    from .signing import SIGNATURE_HEADER
-
     event_id = f"{task_id}:{seq}"
     headers = {
         "Content-Type": CONTENT_TYPE,

@@ -41,6 +41,8 @@ from typing import Any, Protocol
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+from . import JWKS_PATH, SIGNATURE_HEADER, SIGNING_ALGORITHM
+
 __all__ = [
     "JWKS_PATH",
     "SIGNATURE_HEADER",
@@ -55,12 +57,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The request header carrying the notification's JWT (receivers also accept ``Authorization: Bearer``).
-SIGNATURE_HEADER = "X-A2A-Notification-Signature"
-#: Where the agent publishes its public keys, relative to its base URL.
-JWKS_PATH = "/.well-known/jwks.json"
-#: The only algorithm we sign with, and the only one receivers accept.
-SIGNING_ALGORITHM = "ES256"
 
 _CURVE = "P-256"
 # What a published JWK may contain: the public point and its labels. Everything else (the private

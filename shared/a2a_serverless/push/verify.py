@@ -43,7 +43,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet
 
 from .._keycache import CachedKeySet, KeyFetchError, NotAJsonObject
-from .signing import SIGNATURE_HEADER, SIGNING_ALGORITHM
+from . import SIGNATURE_HEADER, SIGNING_ALGORITHM
 
 __all__ = [
     "JwksCache",

@@ -19,6 +19,7 @@ from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card
 from ..errors import A2AError, InternalError, MethodNotFoundError
+from ..push import JWKS_PATH
 from ..runtime import Runtime, get_runtime
 from ._http import base_url, request_id
 from ._render import jsonrpc_error, rest_error
@@ -31,8 +32,6 @@ logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_MAX_AGE = 300
-JWKS_PATH = "/.well-known/jwks.json"
-"""Public keys of the notification signer (``push.signing``); served with the card."""
 
 
 def create_app(
