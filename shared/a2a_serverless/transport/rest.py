@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -132,13 +133,8 @@ def _with_path_fields(data: dict[str, Any], path_params: dict[str, Any], tenant:
     ``/{tenant}`` prefix only (empty without one), as the call context does.
     """
     bound = {**{str(k): v for k, v in path_params.items()}, "tenant": tenant}
-    merged = {k: v for k, v in data.items() if k not in bound and _snake(k) not in bound}
-    merged.update(bound)
-    return merged
-
-
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    spellings = {*bound, *(to_camel(name) for name in bound)}  # the models' own alias generator
+    return {**{k: v for k, v in data.items() if k not in spellings}, **bound}
 
 
 async def _request_data(request: Request, route: RestRoute, runtime: Runtime) -> dict[str, Any]:
