@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -113,7 +114,7 @@ def dispatcher_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return {"batchItemFailures": [{"itemIdentifier": first.sequence_number if first else ""}]}
 
 
-def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds: Any) -> None:
+def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds: Callable[[], float]) -> None:
     """Deliver one queued item; raise :class:`DeliveryRetry` to have it come back later."""
     settings = services.runtime.settings
     item = DeliveryItem.from_json(record.body)
