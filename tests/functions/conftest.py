@@ -30,6 +30,23 @@ class LambdaAws:
         reset_runtime()
         reset_push_services()
 
+    def configure_push(self, **settings: str) -> None:
+        """Push delivery wired to the template's queues: loopback webhooks allowed (the tests'
+        receivers), signing on (keys bootstrapped in moto's SSM), two attempts; ``settings`` win."""
+        queues = self.resources.queue_urls
+        self.configure(
+            **{
+                "A2A_PUSH_QUEUE_URL": queues["PushDeliveryQueue"],
+                "A2A_PUSH_DEAD_LETTER_QUEUE_URL": queues["PushDeadLetterQueue"],
+                "A2A_ALLOW_PRIVATE_WEBHOOKS": "true",
+                "A2A_PUSH_SIGNING": "true",
+                "A2A_PUSH_SIGNING_KEY_PARAMETER": "/fn-test/signing-keys",
+                "A2A_PUBLIC_URL": "https://agent.example/v1",
+                "A2A_PUSH_MAX_ATTEMPTS": "2",
+                **settings,
+            }
+        )
+
 
 @pytest.fixture
 def lambda_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LambdaAws]:

@@ -47,18 +47,7 @@ class Recorder:
 
 @pytest.fixture
 def recorder(lambda_aws: Any, webhook_receiver: WebhookReceiver) -> Iterator[Recorder]:
-    res = lambda_aws.resources
-    lambda_aws.configure(
-        A2A_AUTH_MODE="apigateway",
-        A2A_PUSH_QUEUE_URL=res.queue_urls["PushDeliveryQueue"],
-        A2A_PUSH_DEAD_LETTER_QUEUE_URL=res.queue_urls["PushDeadLetterQueue"],
-        A2A_ALLOW_PRIVATE_WEBHOOKS="true",
-        A2A_PUSH_SIGNING="true",
-        A2A_PUSH_SIGNING_KEY_PARAMETER="/calls-test/signing-keys",
-        A2A_PUBLIC_URL="https://agent.example/v1",
-        A2A_PUSH_MAX_ATTEMPTS="2",
-        A2A_PUSH_BACKOFF_BASE_SECONDS="0",
-    )
+    lambda_aws.configure_push(A2A_AUTH_MODE="apigateway", A2A_PUSH_BACKOFF_BASE_SECONDS="0")
     recorder = Recorder()
     boto3.setup_default_session()
     boto3.DEFAULT_SESSION.events.register("before-call.*.*", recorder)  # type: ignore[union-attr]

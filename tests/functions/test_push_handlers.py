@@ -42,17 +42,7 @@ class Context:
 @pytest.fixture
 def push_aws(lambda_aws: Any) -> dict[str, Any]:
     res = lambda_aws.resources
-    lambda_aws.configure(
-        A2A_PUSH_QUEUE_URL=res.queue_urls["PushDeliveryQueue"],
-        A2A_PUSH_DEAD_LETTER_QUEUE_URL=res.queue_urls["PushDeadLetterQueue"],
-        A2A_ALLOW_PRIVATE_WEBHOOKS="true",
-        A2A_PUSH_SIGNING="true",
-        A2A_PUSH_SIGNING_KEY_PARAMETER="/push-test/signing-keys",
-        A2A_PUBLIC_URL="https://agent.example/v1",
-        A2A_PUSH_MAX_ATTEMPTS="2",
-        A2A_PUSH_BACKOFF_BASE_SECONDS="1",
-        A2A_PUSH_BACKOFF_MAX_SECONDS="1",
-    )
+    lambda_aws.configure_push(A2A_PUSH_BACKOFF_BASE_SECONDS="1", A2A_PUSH_BACKOFF_MAX_SECONDS="1")
     return {
         "sqs": lambda_aws.sqs,
         "ssm": boto3.client("ssm", region_name="us-east-1"),
@@ -116,7 +106,7 @@ def test_a_queued_delivery_is_posted_signed_and_acknowledged(
     assert request.json()["task"]["id"] == "TASK_ID"
     assert request.headers["x-a2a-notification-signature"].count(".") == 2
     # The signing key set was bootstrapped in SSM, as a SecureString
-    parameter = push_aws["ssm"].get_parameter(Name="/push-test/signing-keys", WithDecryption=False)["Parameter"]
+    parameter = push_aws["ssm"].get_parameter(Name="/fn-test/signing-keys", WithDecryption=False)["Parameter"]
     assert parameter["Type"] == "SecureString"
 
 
