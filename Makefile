@@ -18,6 +18,12 @@ SAM_CLI_VERSION ?= 1.170.0
 SAM_VENV ?= .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed-$(SAM_CLI_VERSION)
+# The interop tests (tests/e2e/test_interop_matrix.py) drive the local stack with the a2a-sdk 0.3.x
+# client too; it cannot share .venv with the 1.x SDK, so it gets a virtualenv of its own.
+A2A03_SDK_VERSION ?= 0.3.26
+A2A03_VENV ?= .venv-a2a03
+A2A03_STAMP := $(A2A03_VENV)/.installed-$(A2A03_SDK_VERSION)
+A2A03_PACKAGES := 'a2a-sdk==$(A2A03_SDK_VERSION)' 'httpx==0.28.1' 'httpx-sse==0.4.3'
 # `sam build` builds the Python 3.13 layer without a container: it needs a python3.13 interpreter
 # (pyenv's own install, not its shim, which would resolve to the selected version); the build
 # goes to .aws-sam/build.
@@ -28,10 +34,10 @@ PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null |
 # nothing else does.
 STAMP := $(VENV)/.installed-$(firstword $(shell cksum < pyproject.toml))
 
-.PHONY: help bootstrap dev test lint typecheck pytest template clean distclean
+.PHONY: help bootstrap a2a03 dev test lint typecheck pytest template clean distclean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 bootstrap: $(STAMP) ## create .venv and install the project with its test extras (once per pyproject.toml)
 
@@ -59,7 +65,16 @@ typecheck: bootstrap ## mypy, configured in pyproject.toml
 	@echo "==> mypy"
 	@$(BIN)/mypy
 
-pytest: bootstrap ## the test suite; extra options via PYTEST_ARGS="..."
+a2a03: $(A2A03_STAMP) ## create .venv-a2a03 with the a2a-sdk 0.3.x client the interop tests drive
+
+$(A2A03_STAMP):
+	@test -x $(A2A03_VENV)/bin/python || $(PYTHON) -m venv $(A2A03_VENV)
+	@echo "==> installing a2a-sdk $(A2A03_SDK_VERSION) into $(A2A03_VENV)"
+	@$(A2A03_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(A2A03_PACKAGES)
+	@rm -f $(A2A03_VENV)/.installed-*
+	@touch $@
+
+pytest: bootstrap $(A2A03_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."
 	@echo "==> pytest"
 	@$(BIN)/pytest -q $(PYTEST_ARGS)
 
@@ -83,5 +98,5 @@ clean: ## remove caches and build output (keeps .venv)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam .aws-sam-build.log
 	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
 
-distclean: clean ## clean, and remove .venv and .venv-sam too
-	rm -rf $(VENV) $(SAM_VENV)
+distclean: clean ## clean, and remove .venv, .venv-sam and .venv-a2a03 too
+	rm -rf $(VENV) $(SAM_VENV) $(A2A03_VENV)
