@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 DRIVER_V03 = Path(__file__).parent / "interop" / "driver_v03.py"
-PYTHON_V03 = REPO / ".venv-a2a03" / "bin" / "python"
+PYTHON_V03 = Path(os.environ.get("A2A03_PYTHON") or REPO / ".venv-a2a03" / "bin" / "python")
 DRIVER_SECONDS = 240
 # Loopback webhooks (the local stack allows private addresses), and a short retry budget.
 SETTINGS = {
@@ -109,7 +109,7 @@ def cell_of(matrix: dict[tuple[str, str], Cell], client: str, binding: str) -> C
 def run_v03(base_url: str, binding: str, *args: str) -> dict[str, Any]:
     """The 0.3 driver in its own interpreter; its JSON document."""
     if not PYTHON_V03.exists():
-        pytest.fail(f"{PYTHON_V03} is missing: `make a2a03` creates it (`make test` does too)")
+        pytest.fail(f"{PYTHON_V03} is missing: `make a2a03` creates it (`make test` does too), or set A2A03_PYTHON")
     command = [str(PYTHON_V03), str(DRIVER_V03), "--base-url", base_url, "--binding", binding, *args]
     result = subprocess.run(command, capture_output=True, text=True, timeout=DRIVER_SECONDS, check=False)
     try:
