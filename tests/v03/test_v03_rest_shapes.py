@@ -475,7 +475,8 @@ def test_send_request_violations_name_the_v03_path(body: Any, field: str) -> Non
         (rs.task_in, {"id": "t", "status": {"state": 3, "update": 1}}, "task.status.message"),
         (rs.stream_event_in, {}, "(body)"),
         (rs.stream_event_in, {"task": {}, "msg": {}}, "(body)"),
-        (rs.stream_event_in, {"statusUpdate": []}, "(body).statusUpdate"),
+        (rs.stream_event_in, {"statusUpdate": []}, "statusUpdate"),
+        (rs.stream_event_in, {"artifactUpdate": {"artifact": {"parts": [{}]}}}, "artifactUpdate.artifact.parts[0]"),
     ],
 )
 def test_other_violations_name_the_v03_path(convert: Callable[[Any], Any], data: Any, field: str) -> None:

@@ -20,8 +20,6 @@ __all__ = [
     "FINAL_STATES",
     "Json",
     "at",
-    "auth_in",
-    "auth_out",
     "b64decode",
     "bad",
     "copy_fields",
@@ -175,7 +173,7 @@ def unwrap_data(data: Json, metadata: Json | None) -> tuple[Any, Json | None]:
     return data, metadata
 
 
-def auth_in(value: Any, path: str) -> Json:
+def _auth_in(value: Any, path: str) -> Json:
     """v0.3 ``{schemes: [..], credentials?}`` -> v1.0 ``{scheme, credentials?}``: v1.0 has room for
     one scheme, the first (as the reference SDK maps it); the others are dropped."""
     data = obj(value, path)
@@ -192,7 +190,7 @@ def auth_in(value: Any, path: str) -> Json:
     return out
 
 
-def auth_out(auth: Json) -> Json:
+def _auth_out(auth: Json) -> Json:
     out: Json = {"schemes": [auth["scheme"]]}
     if auth.get("credentials"):
         out["credentials"] = auth["credentials"]
@@ -213,7 +211,7 @@ def push_fields_in(value: Any, path: str) -> Json:
         out["token"] = token
     auth = get(data, "authentication")
     if auth is not None:
-        out["authentication"] = auth_in(auth, at(path, "authentication"))
+        out["authentication"] = _auth_in(auth, at(path, "authentication"))
     return out
 
 
@@ -226,5 +224,5 @@ def push_fields_out(config: Json) -> Json:
     if config.get("token"):
         out["token"] = config["token"]
     if "authentication" in config:
-        out["authentication"] = auth_out(config["authentication"])
+        out["authentication"] = _auth_out(config["authentication"])
     return out

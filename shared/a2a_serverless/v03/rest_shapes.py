@@ -183,13 +183,13 @@ def task_in(data: Any, path: str = "task") -> Json:
     return out
 
 
-def stream_event_in(data: Any, path: str = _BODY) -> Json:
+def stream_event_in(data: Any, path: str = "") -> Json:
     """A v0.3 ``StreamResponse`` (or ``SendMessageResponse``) -> v1.0 ``StreamResponse`` (the reverse
     of :func:`stream_event_out`; a status update's ``final`` has no v1.0 field)."""
-    event = obj(data, path)
+    event = obj(data, path or _BODY)
     members = [k for k in ("task", "message", "statusUpdate", "artifactUpdate") if _member(event, k) is not None]
     if len(members) != 1:
-        raise bad(path, "must have exactly one of task, message, statusUpdate, artifactUpdate")
+        raise bad(path or _BODY, "must have exactly one of task, message, statusUpdate, artifactUpdate")
     member = members[0]
     value, member_path = _member(event, member), at(path, member)
     if member == "task":
