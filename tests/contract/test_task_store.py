@@ -723,6 +723,26 @@ def test_a_new_config_starts_where_it_is_told_and_a_replaced_one_keeps_its_curso
     assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(a_config("p1", url="https://hooks.example/v2"), 6)
 
 
+def test_a_config_keeps_the_protocol_version_that_shapes_its_notifications(store: TaskStore) -> None:
+    # An inline config takes its task's version; a created one the version it was created with
+    inline = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
+    record = TaskRecord(scope=ALICE, task=a_task("t1"), protocol_version="0.3")
+    store.create_task(record, [], message_id="m1", push_config=inline)
+    store.put_push_config(ALICE, a_config("p2"), protocol_version="0.3")
+    store.put_push_config(ALICE, a_config("p3"))
+    versions = {c: store.get_push_target(ALICE, "t1", c) for c in ("p1", "p2", "p3")}
+    assert {c: t.protocol_version for c, t in versions.items() if t is not None} == {
+        "p1": "0.3",
+        "p2": "0.3",
+        "p3": "1.0",
+    }
+
+    # Replacing a config with another version's request changes the shape, not the cursor
+    assert store.advance_push_cursor(ALICE, "t1", "p2", 2)
+    store.put_push_config(ALICE, a_config("p2"), protocol_version="1.0")
+    assert store.get_push_target(ALICE, "t1", "p2") == PushTarget(a_config("p2"), 2, "1.0")
+
+
 def test_a_push_cursor_only_moves_forward_and_only_for_a_live_config(store: TaskStore) -> None:
     store.put_push_config(ALICE, a_config("p1"))
 

@@ -4,6 +4,7 @@ allowed here, as in local development); the store is the in-memory one."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import replace
@@ -363,3 +364,54 @@ def test_backoff_is_exponential_with_equal_jitter(
     attempt: int, rand: float, retry_after: float | None, expected: int
 ) -> None:
     assert backoff_seconds(attempt, base=2, cap=900, retry_after=retry_after, rand=lambda: rand) == expected
+
+
+# --------------------------------------------------------------------------- v0.3 configs
+
+
+def test_a_v03_config_gets_the_whole_v03_task_as_it_stood_after_each_event(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    """Digest 7.3 item 5: a v0.3 receiver expects a Task (``"kind":"task"``, kebab-case states),
+    not a StreamResponse. Each notification is the task folded up to its event, also when the
+    delivery starts in the middle of the log."""
+    from a2a.compat.v0_3 import types as t03
+
+    from a2a_serverless.models import Artifact, Part, TaskArtifactUpdateEvent
+
+    a_task_with_events(store, 2)  # snapshot (submitted), working
+    record = store.get_task(SCOPE, "t1")
+    assert record is not None
+    artifact = Artifact(artifact_id="a1", parts=[Part(text="partial")])
+    done = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+    store.commit(
+        record,
+        [
+            StreamResponse(artifact_update=TaskArtifactUpdateEvent(task_id="t1", context_id="c1", artifact=artifact)),
+            StreamResponse(status_update=TaskStatusUpdateEvent(task_id="t1", context_id="c1", status=done)),
+        ],
+    )
+    config = TaskPushNotificationConfig(id="p1", task_id="t1", url=f"{webhook_receiver.url}/p1", token="tok")
+    store.put_push_config(SCOPE, config, start_after_seq=2, protocol_version="0.3")
+
+    assert run(store, sender, item(4)) is DeliveryOutcome.DONE
+    received = webhook_receiver.accepted("/p1")
+    assert [r.headers["x-a2a-event-sequence"] for r in received] == ["3", "4"]
+    tasks = [t03.Task.model_validate(json.loads(r.body)) for r in received]
+    assert all(json.loads(r.body)["kind"] == "task" for r in received)
+    assert [t.status.state for t in tasks] == [t03.TaskState.working, t03.TaskState.completed]
+    assert [len(t.artifacts or []) for t in tasks] == [1, 1]  # folded: the artifact stays
+    for r in received:
+        assert r.headers["content-type"] == "application/json"
+        assert r.headers["x-a2a-notification-token"] == "tok"
+
+
+def test_a_v1_config_on_the_same_task_still_gets_stream_responses(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    a_task_with_events(store, 2)
+    a_config(store, webhook_receiver)
+    assert run(store, sender, item(2)) is DeliveryOutcome.DONE
+    bodies = [json.loads(r.body) for r in webhook_receiver.accepted("/p1")]
+    assert [list(b) for b in bodies] == [["task"], ["statusUpdate"]]
+    assert webhook_receiver.accepted("/p1")[0].headers["content-type"] == "application/a2a+json"

@@ -225,24 +225,25 @@ def stored_event_from_item(item: Item) -> StoredEvent:
     return StoredEvent(seq=int(item["seq"]["N"]), event=StreamResponse.model_validate_json(item["event"]["S"]))
 
 
-def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None) -> Item:
+def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, protocol_version: str) -> Item:
     """A new config item, its delivery cursor at 0 (inline configs, created with their task)."""
     item: Item = {
         "pk": _s(Keys(scope).task_pk(config.task_id)),
         "sk": _s(push_sk(config.id)),
-        **_push_attributes(scope, config),
+        **_push_attributes(scope, config, protocol_version),
         "deliveredSeq": _n(0),
     }
     return _with_ttl(item, ttl)
 
 
 def push_upsert(
-    scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, start_after_seq: int
+    scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, start_after_seq: int, protocol_version: str
 ) -> dict[str, Any]:
     """UpdateItem arguments (minus ``TableName``) that create or replace a config, keeping the
     delivery cursor of a config that exists and starting a new one at ``start_after_seq``."""
     # Every name goes through ExpressionAttributeNames: "owner" and "ttl" are reserved words.
-    attributes = {**_push_attributes(scope, config), **({"ttl": _n(ttl)} if ttl is not None else {})}
+    ttl_attribute = {"ttl": _n(ttl)} if ttl is not None else {}
+    attributes = {**_push_attributes(scope, config, protocol_version), **ttl_attribute}
     names = {f"#{name}": name for name in [*attributes, "deliveredSeq"]}
     values = {f":{name}": value for name, value in attributes.items()} | {":start": _n(start_after_seq)}
     assignments = [f"#{name} = :{name}" for name in attributes if name != "ttl"]
@@ -257,9 +258,10 @@ def push_upsert(
     }
 
 
-def _push_attributes(scope: Scope, config: TaskPushNotificationConfig) -> Item:
+def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_version: str) -> Item:
     return {
         "config": _s(config.to_json()),
+        "protocolVersion": _s(protocol_version),
         "configId": _s(config.id),
         "taskId": _s(config.task_id),
         "tenant": _s(scope.tenant),
@@ -272,4 +274,5 @@ def config_from_item(item: Item) -> TaskPushNotificationConfig:
 
 
 def push_target_from_item(item: Item) -> PushTarget:
-    return PushTarget(config_from_item(item), int(item.get("deliveredSeq", {}).get("N", "0")))
+    delivered = int(item.get("deliveredSeq", {}).get("N", "0"))
+    return PushTarget(config_from_item(item), delivered, str(item.get("protocolVersion", {}).get("S", "1.0")))

@@ -144,7 +144,7 @@ class DynamoDBTaskStore:
             for seq, event in enumerate(events, start=1)
         ]
         if push is not None:
-            items.append(self._put(push_item(record.scope, push, ttl)))
+            items.append(self._put(push_item(record.scope, push, ttl, record.protocol_version)))
         wrapped = [{"Put": item} for item in items]
         attempts = 0
         while True:
@@ -249,11 +249,17 @@ class DynamoDBTaskStore:
     # ------------------------------------------------------------------ push configs
 
     def put_push_config(
-        self, scope: Scope, config: TaskPushNotificationConfig, *, start_after_seq: int = 0
+        self,
+        scope: Scope,
+        config: TaskPushNotificationConfig,
+        *,
+        start_after_seq: int = 0,
+        protocol_version: str = "1.0",
     ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
         ttl = ttl_epoch(self._clock(), self._ttl_days)
-        self.client.update_item(TableName=self._table, **push_upsert(scope, config, ttl, start_after_seq))
+        upsert = push_upsert(scope, config, ttl, start_after_seq, protocol_version)
+        self.client.update_item(TableName=self._table, **upsert)
         return config
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:

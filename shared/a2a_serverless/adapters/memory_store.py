@@ -53,6 +53,7 @@ _Key = tuple[str, str, str]  # tenant, owner, task id or message id
 class _Push:
     text: str
     delivered_seq: int
+    protocol_version: str = "1.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,7 @@ class MemoryTaskStore:
             self._messages[message_key] = record.task_id
             self._events[key] = {**log, **{seq: text for seq, text in enumerate(payloads, start=1)}}
             if push is not None:
-                self._push.setdefault(key, {})[push.id] = _Push(push.to_json(), 0)
+                self._push.setdefault(key, {})[push.id] = _Push(push.to_json(), 0, record.protocol_version)
         return stored
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
@@ -180,14 +181,20 @@ class MemoryTaskStore:
     # ------------------------------------------------------------------ push configs
 
     def put_push_config(
-        self, scope: Scope, config: TaskPushNotificationConfig, *, start_after_seq: int = 0
+        self,
+        scope: Scope,
+        config: TaskPushNotificationConfig,
+        *,
+        start_after_seq: int = 0,
+        protocol_version: str = "1.0",
     ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
         text = config.to_json()
         with self._lock:
             configs = self._push.setdefault(_task_key(scope, config.task_id), {})
             existing = configs.get(config.id)
-            configs[config.id] = _Push(text, existing.delivered_seq if existing else start_after_seq)
+            seq = existing.delivered_seq if existing else start_after_seq
+            configs[config.id] = _Push(text, seq, protocol_version)
         return config
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
@@ -199,7 +206,8 @@ class MemoryTaskStore:
             push = self._push.get(_task_key(scope, task_id), {}).get(config_id)
         if push is None:
             return None
-        return PushTarget(TaskPushNotificationConfig.model_validate_json(push.text), push.delivered_seq)
+        config = TaskPushNotificationConfig.model_validate_json(push.text)
+        return PushTarget(config, push.delivered_seq, push.protocol_version)
 
     def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
         with self._lock:
@@ -207,7 +215,7 @@ class MemoryTaskStore:
             push = configs.get(config_id)
             if push is None or push.delivered_seq >= seq:
                 return False
-            configs[config_id] = _Push(push.text, seq)
+            configs[config_id] = replace(push, delivered_seq=seq)
             return True
 
     def list_push_configs(

@@ -56,7 +56,11 @@ def create_push_config(
     config = prepare_config(request, record.scope, request.task_id, runtime)
     # Notifications start with the task's next event; the dispatcher, seeing the config appear,
     # also delivers any event that was logged between this read and the write.
-    return runtime.store.put_push_config(record.scope, config, start_after_seq=record.last_seq)
+    # Its notifications take the shape of the version that asked for them (a v0.3 client's webhook
+    # gets a v0.3 Task).
+    return runtime.store.put_push_config(
+        record.scope, config, start_after_seq=record.last_seq, protocol_version=ctx.version
+    )
 
 
 def get_push_config(

@@ -102,7 +102,9 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
             record, queued, accepted = _continue_task(runtime, scope, message)
             if push is not None and accepted:
                 # Registered on a task that already has a log: it gets the events of this turn on.
-                runtime.store.put_push_config(scope, push, start_after_seq=record.last_seq)
+                runtime.store.put_push_config(
+                    scope, push, start_after_seq=record.last_seq, protocol_version=ctx.version
+                )
         else:
             record, queued, accepted = _create_task(runtime, scope, message, config, ctx)
     except ItemTooLarge:

@@ -91,6 +91,8 @@ class PushTarget:
 
     config: TaskPushNotificationConfig
     delivered_seq: int
+    protocol_version: str = "1.0"
+    """The A2A version of the request that created the config: notifications take its shape."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,11 +186,18 @@ class TaskStore(Protocol):
         ...
 
     def put_push_config(
-        self, scope: Scope, config: TaskPushNotificationConfig, *, start_after_seq: int = 0
+        self,
+        scope: Scope,
+        config: TaskPushNotificationConfig,
+        *,
+        start_after_seq: int = 0,
+        protocol_version: str = "1.0",
     ) -> TaskPushNotificationConfig:
         """Create or replace the config ``(config.task_id, config.id)``; both ids must be set. A new
         config's delivery cursor starts at ``start_after_seq`` (it receives the events after it); a
-        replaced config keeps its cursor, so re-creating a config never replays what it got."""
+        replaced config keeps its cursor, so re-creating a config never replays what it got.
+        ``protocol_version`` is the version its notifications are rendered in. An inline config
+        given to ``create_task`` takes the record's ``protocol_version``."""
         ...
 
     def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:

@@ -22,6 +22,11 @@ Dead-lettered items name the range they did not deliver (``from_seq``..``up_to_s
 error; :mod:`.redrive` puts them back on the queue, and an item with ``from_seq`` is delivered
 whatever the cursor says. Every POST carries ``X-A2A-Event-Id`` (``<taskId>:<seq>``, the same on
 every retry and redrive) so receivers can drop the duplicates at-least-once delivery implies.
+
+A config takes the shape of the A2A version that created it (digest 7.3 item 5): v1.0 configs get
+each event as a ``StreamResponse`` (``application/a2a+json``); v0.3 configs get what v0.3 receivers
+expect, the whole Task in the v0.3 JSON shape (``application/json``) as it stood after each event,
+rebuilt by folding the task's log from its first event (:class:`_LegacyTaskBodies`).
 """
 
 from __future__ import annotations
@@ -35,8 +40,11 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from ..models import TaskPushNotificationConfig
-from ..ports import Scope, StoredEvent, TaskStore
+from ..errors import InvalidAgentResponseError
+from ..lifecycle import apply_event
+from ..models import StreamResponse, Task, TaskPushNotificationConfig
+from ..ports import PushTarget, Scope, StoredEvent, TaskStore
+from ..v03.json_shapes import task_out
 from . import SIGNATURE_HEADER
 
 if TYPE_CHECKING:
@@ -60,6 +68,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CONTENT_TYPE = "application/a2a+json"
+LEGACY_CONTENT_TYPE = "application/json"
+LEGACY_VERSION = "0.3"
 TOKEN_HEADER = "X-A2A-Notification-Token"  # noqa: S105 - a header name, not a secret
 EVENT_ID_HEADER = "X-A2A-Event-Id"
 EVENT_SEQUENCE_HEADER = "X-A2A-Event-Sequence"
@@ -158,6 +168,7 @@ def notification_headers(
     seq: int,
     body: bytes,
     signer: Signer | None,
+    content_type: str = CONTENT_TYPE,
 ) -> dict[str, str]:
     """The headers of one notification (digest 5.2, C4): ``Authorization`` from the config's
     authentication, the config's token, the stable event id, and the signed JWT when signing is on
@@ -165,7 +176,7 @@ def notification_headers(
     A2A push topic's JWT flow describes)."""
     event_id = f"{task_id}:{seq}"
     headers = {
-        "Content-Type": CONTENT_TYPE,
+        "Content-Type": content_type,
         "User-Agent": USER_AGENT,
         EVENT_ID_HEADER: event_id,
         EVENT_SEQUENCE_HEADER: str(seq),
@@ -222,11 +233,15 @@ def deliver(
     start = item.from_seq or target.delivered_seq + 1
     delivered = 0
     dead: list[DeliveryItem] = []
+    legacy = _LegacyTaskBodies(store, scope, item.task_id, start) if _is_legacy(target) else None
     for stored in _events(store, scope, item.task_id, start, item.up_to_seq):
         if remaining_seconds() < timeout_seconds + _SAFETY_SECONDS:
             return DeliveryResult(DeliveryOutcome.CONTINUE, delivered, stored.seq, dead_letters=tuple(dead))
-        body = stored.event.to_json().encode()
-        headers = notification_headers(target.config, item.task_id, stored.seq, body, signer)
+        if legacy is None:
+            body, content_type = stored.event.to_json().encode(), CONTENT_TYPE
+        else:
+            body, content_type = legacy.body_after(stored.event), LEGACY_CONTENT_TYPE
+        headers = notification_headers(target.config, item.task_id, stored.seq, body, signer, content_type)
         result = sender.send(target.config.url, body, headers)
         if result.outcome == "delivered":
             store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
@@ -250,6 +265,42 @@ def deliver(
         dead.append(_dead_letter(item, stored.seq, stored.seq, f"refused: {result.reason}"))
         store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
     return DeliveryResult(DeliveryOutcome.DONE, delivered, dead_letters=tuple(dead))
+
+
+def _is_legacy(target: PushTarget) -> bool:
+    return target.protocol_version == LEGACY_VERSION
+
+
+class _LegacyTaskBodies:
+    """v0.3 notification bodies: the Task as it stood after each event (the v0.3 reference server
+    posted its task after every update). The log starts with the task's snapshot; the events before
+    the first one to deliver are folded in first. Should the beginning of the log be gone (expired),
+    the stored task stands in for the state."""
+
+    def __init__(self, store: TaskStore, scope: Scope, task_id: str, start: int) -> None:
+        self._store, self._scope, self._task_id = store, scope, task_id
+        self._task: Task | None = None
+        for stored in _events(store, scope, task_id, 1, start - 1):
+            self._apply(stored.event)
+
+    def _apply(self, event: StreamResponse) -> None:
+        if event.task is not None and (self._task is None or event.task.id == self._task.id):
+            self._task = event.task
+        elif self._task is not None:
+            try:
+                self._task = apply_event(self._task, event)
+            except InvalidAgentResponseError:  # not a continuation of what we folded: start over
+                self._task = None
+
+    def body_after(self, event: StreamResponse) -> bytes:
+        self._apply(event)
+        task = self._task
+        if task is None:
+            record = self._store.get_task(self._scope, self._task_id)
+            if record is None:  # the task expired with its log: there is no Task left to send
+                raise InvalidAgentResponseError(f"task {self._task_id} is gone; no v0.3 Task to send")
+            task = record.task
+        return json.dumps(task_out(task), separators=(",", ":")).encode()
 
 
 def _events(store: TaskStore, scope: Scope, task_id: str, start: int, up_to: int) -> list[StoredEvent]:
