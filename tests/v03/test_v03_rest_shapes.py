@@ -190,29 +190,39 @@ def test_send_request_in_reads_what_the_sdk_client_sends(wire: dict[str, Any], p
     )
     # The reference server reads the same request...
     assert normalized(pb_dict(parse_strict(ours, v1pb.SendMessageRequest()))) == normalized(pb_dict(reference))
-    # ...which is the one the client sent, and blocking whenever the client asked to block.
+    # ...which is the one the client sent; it blocks exactly when the body says so (a proto3 bool:
+    # a configuration without ``blocking`` is false, as the v0.3 reference server reads it).
     expected = SendMessageRequest.model_validate(wire).to_wire()
     assert normalized(ours) == normalized(expected)
-    if not expected.get("configuration", {}).get("returnImmediately"):
-        assert not ours.get("configuration", {}).get("returnImmediately")
+    if "configuration" in body:
+        blocks = bool(body["configuration"].get("blocking"))
+        assert ours.get("configuration", {}).get("returnImmediately", False) is not blocks
 
 
 @pytest.mark.parametrize(
     ("configuration", "expected"),
     [
         (None, None),
-        ({}, {}),  # absent blocking: blocking, as over JSON-RPC
+        # a proto3 bool: omitted means false, so a configuration without it does not block (what
+        # the a2a-sdk 0.3 client sends when it polls, and how the v0.3 reference server reads it)
+        ({}, {"returnImmediately": True}),
         ({"blocking": True}, {"returnImmediately": False}),
         ({"blocking": False}, {"returnImmediately": True}),
-        ({"history_length": 0, "accepted_output_modes": ["a/b"]}, {"acceptedOutputModes": ["a/b"]}),
-        ({"historyLength": "3"}, {"historyLength": 3}),
         (
-            {"pushNotification": {"url": "https://h", "authentication": {"schemes": ["Bearer"]}}},
-            {"taskPushNotificationConfig": {"url": "https://h", "authentication": {"scheme": "Bearer"}}},
+            {"history_length": 0, "accepted_output_modes": ["a/b"], "blocking": True},
+            {"acceptedOutputModes": ["a/b"], "returnImmediately": False},
+        ),
+        ({"historyLength": "3", "blocking": True}, {"historyLength": 3, "returnImmediately": False}),
+        (
+            {"pushNotification": {"url": "https://h", "authentication": {"schemes": ["Bearer"]}}, "blocking": True},
+            {
+                "taskPushNotificationConfig": {"url": "https://h", "authentication": {"scheme": "Bearer"}},
+                "returnImmediately": False,
+            },
         ),
         (
-            {"push_notification": {"id": "c", "url": "https://h", "token": "t"}},
-            {"taskPushNotificationConfig": {"id": "c", "url": "https://h", "token": "t"}},
+            {"push_notification": {"id": "c", "url": "https://h", "token": "t"}, "blocking": True},
+            {"taskPushNotificationConfig": {"id": "c", "url": "https://h", "token": "t"}, "returnImmediately": False},
         ),
     ],
 )

@@ -126,11 +126,10 @@ def _config_name_id(name: str | None) -> str | None:
 
 
 def _configuration_in(config: Json, path: str) -> Json:
-    """v0.3 ``SendMessageConfiguration``. ``returnImmediately = not blocking``, and an absent
-    ``blocking`` means blocking, as over JSON-RPC. ProtoJSON cannot tell absent from false here
-    (a proto3 bool), and clients disagree: the v0.3 SDK client polling sends ``configuration: {}``
-    for "non-blocking", the v1.x SDK's v0.3 client sends the same for "default". Blocking is the
-    answer that is correct for both, only later for the first."""
+    """v0.3 ``SendMessageConfiguration``. ``returnImmediately = not blocking``, read as the v0.3
+    reference server reads its proto: ``blocking`` is a proto3 bool, which ProtoJSON omits when
+    false, so a configuration without it asks *not* to block (that is what the a2a-sdk 0.3 client
+    sends when it polls). A request with no configuration at all blocks (v1.0's default)."""
     out: Json = {}
     copy_fields(config, out, "acceptedOutputModes")
     history = history_length_in(get(config, "historyLength"), at(path, "historyLength"))
@@ -140,8 +139,7 @@ def _configuration_in(config: Json, path: str) -> Json:
     if push is not None:
         out["taskPushNotificationConfig"] = push_fields_in(push, at(path, "pushNotification"))
     blocking = opt_bool(get(config, "blocking"), at(path, "blocking"))
-    if blocking is not None:
-        out["returnImmediately"] = not blocking
+    out["returnImmediately"] = not blocking
     return out
 
 
