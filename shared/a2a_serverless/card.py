@@ -8,9 +8,10 @@ from typing import Any
 from .config import Settings
 from .models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
-__all__ = ["PROTOCOL_VERSION", "card_etag", "extended_card", "public_card"]
+__all__ = ["LEGACY_PROTOCOL_VERSION", "PROTOCOL_VERSION", "card_etag", "extended_card", "public_card"]
 
 PROTOCOL_VERSION = "1.0"
+LEGACY_PROTOCOL_VERSION = "0.3"
 
 _DEMO_SKILLS = [
     AgentSkill(
@@ -31,10 +32,13 @@ _DEMO_SKILLS = [
 
 
 def _interfaces(base_url: str) -> list[AgentInterface]:
+    """Both bindings in both versions, 1.0 first (the first entry is the preferred one). The v0.3
+    REST client adds ``/v1/...`` to its URL itself, so both REST entries share the base URL."""
     base = base_url.rstrip("/")
     return [
-        AgentInterface(url=base + "/", protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION),
-        AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version=PROTOCOL_VERSION),
+        AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
+        for version in (PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSION)
+        for binding, url in (("JSONRPC", base + "/"), ("HTTP+JSON", base))
     ]
 
 

@@ -155,6 +155,8 @@ class Settings(BaseModel):
         except ValidationError as exc:
             problems = "; ".join(f"A2A_{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
             raise ConfigError(f"invalid configuration: {problems}") from exc
+        if "v1" in settings.tenants:
+            raise ConfigError("A2A_TENANTS: 'v1' cannot be a tenant (/v1/... is the v0.3 REST binding)")
         if settings.store == "dynamodb" and not settings.table_name:
             raise ConfigError("A2A_TABLE_NAME is required when A2A_STORE=dynamodb")
         for card_file in (settings.card_file, settings.extended_card_file):

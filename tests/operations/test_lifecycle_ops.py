@@ -616,9 +616,10 @@ async def test_agent_card(api: Api) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")
     card = response.json()
-    interfaces = {i["protocolBinding"]: i for i in card["supportedInterfaces"]}
-    assert set(interfaces) == {"JSONRPC", "HTTP+JSON"}
-    assert all(i["protocolVersion"] == "1.0" for i in interfaces.values())
+    # Both bindings in both versions, 1.0 first (preferred); the v0.3 fields are in test_v03_bindings
+    pairs = [(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]]
+    assert pairs == [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
+    interfaces = {i["protocolBinding"]: i for i in card["supportedInterfaces"][:2]}
     assert interfaces["JSONRPC"]["url"].startswith("http://testserver")
     assert interfaces["HTTP+JSON"]["url"].startswith("http://testserver")
     assert card["capabilities"]["pushNotifications"] is True
@@ -647,5 +648,5 @@ async def test_agent_card_parses_with_the_sdk(api: Api) -> None:
     from a2a.client.card_resolver import parse_agent_card
 
     card = parse_agent_card((await api.http.get("/.well-known/agent-card.json")).json())
-    bindings = {i.protocol_binding: i.protocol_version for i in card.supported_interfaces}
-    assert bindings == {"JSONRPC": "1.0", "HTTP+JSON": "1.0"}
+    bindings = [(i.protocol_binding, i.protocol_version) for i in card.supported_interfaces]
+    assert bindings == [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from a2a_devstack.resources import load_template
-from a2a_serverless.methods import METHODS, Method
+from a2a_serverless.methods import METHODS, METHODS_BY_NAME, Method
+from a2a_serverless.transport.v03 import REST_ROUTES, LegacyRoute
 
 
 def _function_logical_id(module: str) -> str:
@@ -35,6 +36,7 @@ def _api_path(path: str) -> str:
     so the task is '{id}' everywhere and a push config '{configId}'."""
     path = re.sub(r"(\{[a-z_]+\}):[a-zA-Z]+$", r"\1", path)
     path = path.replace("/pushNotificationConfigs/{id}", "/pushNotificationConfigs/{configId}")
+    path = path.replace("{config_id}", "{configId}")
     return path.replace("{task_id}", "{id}")
 
 
@@ -56,6 +58,14 @@ def test_each_method_is_routed_to_its_function(template: dict[str, Any], method:
             # streaming exactly where the function can stream (the gateway) and the method needs it
             assert events[(route.verb, path)] == ("RESPONSE_STREAM" if gateway else "BUFFERED")
         assert gateway or not method.streaming
+
+
+@pytest.mark.parametrize("route", REST_ROUTES, ids=lambda r: f"{r.verb} {r.path}")
+def test_each_v03_route_is_routed_to_the_function_of_its_v1_twin(template: dict[str, Any], route: LegacyRoute) -> None:
+    method = METHODS_BY_NAME[route.target]
+    events = _api_events(template, _function_logical_id(method.function))
+    gateway = method.function == "gateway"
+    assert events.get((route.verb, _api_path(route.path))) == ("RESPONSE_STREAM" if gateway else "BUFFERED")
 
 
 def test_no_two_functions_claim_the_same_route(template: dict[str, Any]) -> None:

@@ -757,7 +757,8 @@ RPC_ENVELOPES = [
     pytest.param(
         b'{"jsonrpc": "2.0", "id": 8, "method": "GetTask", "params": "x"}', INVALID_PARAMS, 8, id="params-string"
     ),
-    # Unknown methods, including v0.3 names and near-misses (digest checklist 1).
+    # Unknown methods, including near-misses and v0.3 names asked for with A2A-Version 1.0 (which
+    # has no such method: a v0.3 caller sends no version, see test_v03_bindings) (digest checklist 1).
     pytest.param(
         b'{"jsonrpc": "2.0", "id": 9, "method": "message/send", "params": {}}',
         METHOD_NOT_FOUND,
@@ -1146,7 +1147,7 @@ async def test_body_and_query_tenant_cannot_override_path(h: Harness) -> None:
     [
         pytest.param("GET", "/nope", id="unknown-path"),
         pytest.param("GET", "/tasks/{done}/frob", id="unknown-subresource"),
-        pytest.param("GET", "/v1/card", id="v1-prefix"),
+        pytest.param("GET", "/v1/nope", id="v1-prefix"),
         pytest.param("GET", "/.well-known/agent.json", id="old-card-path"),
         pytest.param("POST", "/a/b/message:send", id="two-segment-tenant"),
     ],

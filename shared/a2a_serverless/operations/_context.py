@@ -9,11 +9,15 @@ from ..errors import InvalidParamsError, TaskNotFoundError
 from ..ports import Scope
 from ..runtime import Runtime
 
-__all__ = ["MAX_ID_LENGTH", "CallContext", "check_task_id", "resolve_scope"]
+__all__ = ["MAX_ID_LENGTH", "RESERVED_TENANT", "CallContext", "check_task_id", "resolve_scope"]
 
 MAX_ID_LENGTH = 256
 """Ids (task, context, message, config, tenant) longer than this are refused: they are parts of
 DynamoDB keys, whose size is bounded, and no id this server issues comes close."""
+
+RESERVED_TENANT = "v1"
+"""Not a tenant: ``/v1/...`` is the v0.3 REST binding, so ``/v1/message:send`` must never be read
+as SendMessage for a tenant called ``v1`` (digest 7.3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +36,7 @@ def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False,
     is invalid params when the call would create one."""
     tenant = ctx.tenant
     allowed = runtime.settings.tenants
-    if "/" in tenant or len(tenant) > MAX_ID_LENGTH or (allowed and tenant not in allowed):
+    if "/" in tenant or len(tenant) > MAX_ID_LENGTH or tenant == RESERVED_TENANT or (allowed and tenant not in allowed):
         if creating:
             raise InvalidParamsError("Unknown tenant")
         raise TaskNotFoundError()

@@ -17,9 +17,11 @@ from ..operations import CallContext
 from ..runtime import Runtime
 
 __all__ = [
+    "asks_for_v1",
     "base_url",
     "call_context",
     "check_url_text",
+    "is_legacy_request",
     "negotiate_version",
     "parse_json",
     "read_body",
@@ -27,7 +29,9 @@ __all__ = [
     "request_id",
 ]
 
-SUPPORTED_MAJOR, SUPPORTED_MINOR = 1, 0
+V1 = "1.0"
+V03 = "0.3"
+SUPPORTED_VERSIONS = "0.3, 1.0"
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
 
 
@@ -110,23 +114,55 @@ def check_url_text(request: Request) -> None:
         raise InvalidParamsError("The request URL is not valid UTF-8 once percent-decoded") from None
 
 
-def negotiate_version(request: Request, lenient_missing: bool) -> str:
-    """``A2A-Version`` from the header or the query parameter (digest 7.1). Absent means 0.3."""
-    raw = request.headers.get("a2a-version") or request.query_params.get("A2A-Version") or ""
-    if not raw.strip():
-        if lenient_missing:
-            return f"{SUPPORTED_MAJOR}.{SUPPORTED_MINOR}"
+def negotiate_version(request: Request, serves: str, *, what: str, lenient_missing: bool = False) -> str:
+    """The protocol version of a request to an endpoint (or JSON-RPC method) that speaks ``serves``
+    (digest 7.1), or ``VersionNotSupportedError``.
+
+    ``A2A-Version`` comes from the header or the query parameter, ``Major.Minor`` with any patch
+    ignored. Absent or blank means 0.3: a v0.3 endpoint takes it as such, and a v1.0 endpoint
+    refuses it unless ``lenient_missing`` (for 1.0 clients that omit the header). ``1.x`` up to our
+    minor is 1.0; ``0.3`` is 0.3; anything else, or a version this endpoint does not speak (the v1.0
+    method names asked for with 0.3, the ``/v1`` paths of the 0.3 REST binding asked for with 1.0),
+    is refused. ``what`` names the endpoint in the error message.
+    """
+    raw = _raw_version(request)
+    if not raw:
+        if serves == V03 or lenient_missing:
+            return serves
         raise VersionNotSupportedError(
-            "A2A-Version is missing, which means 0.3; this agent serves 1.0 (send A2A-Version: 1.0)",
-            metadata={"supportedVersions": "1.0"},
+            f"{what} is part of A2A {serves}, and a request without A2A-Version is 0.3: send A2A-Version: {serves}",
+            metadata={"supportedVersions": SUPPORTED_VERSIONS},
         )
     match = _VERSION.match(raw)
-    if match and int(match.group(1)) == SUPPORTED_MAJOR and int(match.group(2)) <= SUPPORTED_MINOR:
-        return f"{SUPPORTED_MAJOR}.{SUPPORTED_MINOR}"
-    raise VersionNotSupportedError(
-        f"Version {raw.strip()[:16]!r} is not supported; this agent serves 1.0",
-        metadata={"supportedVersions": "1.0"},
-    )
+    asked = (int(match.group(1)), int(match.group(2))) if match else None
+    version = V1 if asked is not None and asked[0] == 1 and asked[1] <= 0 else V03 if asked == (0, 3) else None
+    if version is None:
+        raise VersionNotSupportedError(
+            f"Version {raw[:16]!r} is not supported; this agent serves {SUPPORTED_VERSIONS}",
+            metadata={"supportedVersions": SUPPORTED_VERSIONS},
+        )
+    if version != serves:
+        raise VersionNotSupportedError(
+            f"{what} is part of A2A {serves}, not {version}", metadata={"supportedVersions": SUPPORTED_VERSIONS}
+        )
+    return version
+
+
+def is_legacy_request(request: Request) -> bool:
+    """Whether the caller speaks 0.3 by its ``A2A-Version`` (absent, or 0.x): the error format to
+    use before the method is known."""
+    raw = _raw_version(request)
+    return not raw or raw.startswith("0.")
+
+
+def asks_for_v1(request: Request) -> bool:
+    """Whether ``A2A-Version`` asks for a 1.x this agent serves: then only v1.0 names exist."""
+    match = _VERSION.match(_raw_version(request))
+    return match is not None and int(match.group(1)) == 1 and int(match.group(2)) <= 0
+
+
+def _raw_version(request: Request) -> str:
+    return (request.headers.get("a2a-version") or request.query_params.get("A2A-Version") or "").strip()
 
 
 def aws_event(request: Request) -> dict[str, Any] | None:
@@ -171,9 +207,9 @@ def base_url(request: Request, runtime: Runtime) -> str:
 def call_context(request: Request, runtime: Runtime, *, tenant: str, version: str) -> CallContext:
     settings = runtime.settings
     principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, aws_event(request))
-    extensions = tuple(
-        e.strip() for value in request.headers.getlist("a2a-extensions") for e in value.split(",") if e.strip()
-    )
+    # v0.3 clients send X-A2A-Extensions (digest 7.2); repeated lines of either are merged.
+    values = [*request.headers.getlist("a2a-extensions"), *request.headers.getlist("x-a2a-extensions")]
+    extensions = tuple(dict.fromkeys(e.strip() for value in values for e in value.split(",") if e.strip()))
     return CallContext(
         principal=principal, tenant=tenant, version=version, extensions=extensions, base_url=base_url(request, runtime)
     )

@@ -34,12 +34,26 @@ def error_details(error: A2AError) -> list[dict[str, Any]]:
     return details
 
 
-def jsonrpc_error(error: A2AError, request_id: JSONRPC_ID) -> dict[str, Any]:
+def jsonrpc_error(error: A2AError, request_id: JSONRPC_ID, *, legacy: bool = False) -> dict[str, Any]:
+    """The JSON-RPC error response. v1.0 puts the typed details in ``data``; v0.3 (``legacy``) left
+    ``data`` free-form, so it gets one plain object with the same facts (reason, metadata, field
+    violations). The codes are the same in both versions (-32001..-32007 kept their meaning; 1.0
+    added -32008 and -32009, which a 0.3 client reads as just an error code)."""
+    data: Any = _legacy_data(error) if legacy else error_details(error)
     return {
         "jsonrpc": "2.0",
         "id": request_id,
-        "error": {"code": error.jsonrpc_code, "message": error.message, "data": error_details(error)},
+        "error": {"code": error.jsonrpc_code, "message": error.message, "data": data},
     }
+
+
+def _legacy_data(error: A2AError) -> dict[str, Any]:
+    data: dict[str, Any] = {"reason": error.reason, "domain": ERROR_DOMAIN}
+    if error.metadata:
+        data["metadata"] = {k: str(v) for k, v in error.metadata.items()}
+    if error.violations:
+        data["fieldViolations"] = [{"field": v.field, "description": v.description} for v in error.violations]
+    return data
 
 
 def rest_error(error: A2AError) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ..card import card_etag, public_card
 from ..errors import A2AError, InternalError, MethodNotFoundError
 from ..push import JWKS_PATH
 from ..runtime import Runtime, get_runtime
+from ..v03.card import merged_card
 from ._http import base_url, request_id
 from ._render import jsonrpc_error, rest_error
 from .jsonrpc import handle_jsonrpc
@@ -70,8 +71,11 @@ def create_app(
 
 
 def serve_card(request: Request, runtime: Runtime) -> Response:
-    """The public card, cacheable (``Cache-Control``, ``ETag``, 304 on ``If-None-Match``)."""
-    body = public_card(runtime.settings, base_url(request, runtime)).to_json().encode()
+    """The public card, cacheable (``Cache-Control``, ``ETag``, 304 on ``If-None-Match``): one
+    document for both client generations, the v1.0 card with the v0.3 top-level fields merged in
+    (digest 7.3), so it needs no ``Vary`` on the version."""
+    card = merged_card(public_card(runtime.settings, base_url(request, runtime)).to_wire())
+    body = json.dumps(card, separators=(",", ":")).encode()
     etag = card_etag(body)
     headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": etag}
     if etag in {t.strip() for t in request.headers.get("if-none-match", "").split(",")}:

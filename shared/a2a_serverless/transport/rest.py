@@ -26,9 +26,11 @@ from ..errors import (
     InvalidRequestError,
     UnsupportedOperationError,
 )
-from ..methods import METHODS, Method, RestRoute
+from ..methods import METHODS, METHODS_BY_NAME, Method
+from ..models import ProtoModel
 from ..runtime import Runtime
-from ._http import call_context, check_url_text, negotiate_version, parse_json, read_body, request_id
+from . import v03
+from ._http import V03, V1, call_context, check_url_text, negotiate_version, parse_json, read_body, request_id
 from ._render import rest_error
 from .sse import last_event_id, sse_response
 
@@ -48,42 +50,75 @@ def error_response(error: A2AError) -> JSONResponse:
 
 
 def rest_routes(get_runtime: RuntimeGetter, allowed: Collection[str] | None = None) -> list[Route]:
-    """Starlette routes for every REST binding of every method (or of ``allowed`` ones).
+    """Starlette routes for every REST binding of every method (or of ``allowed`` ones), v1.0 and
+    v0.3.
 
     Routes with a ``:verb`` suffix come before the plain ``/tasks/{id}`` so that GET
-    ``/tasks/x:subscribe`` is never read as GetTask of ``x:subscribe``. Tenant forms come last, so
-    a literal first segment (``tasks``, ``message:send``) always wins over a tenant name.
+    ``/tasks/x:subscribe`` is never read as GetTask of ``x:subscribe``. The v0.3 routes (all under
+    ``/v1``) come next, then the tenant forms, so a literal first segment (``tasks``,
+    ``message:send``, ``v1``) always wins over a tenant name.
     """
     pairs = [(m, r) for m in METHODS for r in m.routes]
     pairs.sort(key=lambda mr: (":" not in mr[1].path.rsplit("/", 1)[-1], -mr[1].path.count("/")))
-    routes: list[Route] = []
-    for prefix in ("", "/{tenant}"):
-        for method, route in pairs:
-            endpoint = _endpoint(method, route, get_runtime, allowed)
-            served = Route(prefix + route.path, endpoint, methods=[route.verb], name=f"{method.name}{prefix}")
-            # Starlette answers HEAD on every GET route by running it: HEAD /tasks would run
-            # ListTasks. A2A defines no HEAD, so operation routes refuse it (405, Allow: GET);
-            # the agent card keeps HEAD for caches and CDNs.
-            if served.methods is not None:
-                served.methods.discard("HEAD")
-            routes.append(served)
+    routes = [_route("", method, route.verb, route.path, get_runtime, allowed) for method, route in pairs]
+    routes.extend(
+        _route("", METHODS_BY_NAME[legacy.target], legacy.verb, legacy.path, get_runtime, allowed, legacy)
+        for legacy in v03.REST_ROUTES
+    )
+    routes.extend(_route("/{tenant}", method, route.verb, route.path, get_runtime, allowed) for method, route in pairs)
     return routes
 
 
+def _route(
+    prefix: str,
+    method: Method,
+    verb: str,
+    path: str,
+    get_runtime: RuntimeGetter,
+    allowed: Collection[str] | None,
+    legacy: v03.LegacyRoute | None = None,
+) -> Route:
+    endpoint = _endpoint(method, verb, get_runtime, allowed, legacy)
+    name = f"{method.name}{prefix}" if legacy is None else f"{method.name}/v0.3"
+    served = Route(prefix + path, endpoint, methods=[verb], name=name)
+    # Starlette answers HEAD on every GET route by running it: HEAD /tasks would run ListTasks.
+    # A2A defines no HEAD, so operation routes refuse it (405, Allow: GET); the agent card keeps
+    # HEAD for caches and CDNs.
+    if served.methods is not None:
+        served.methods.discard("HEAD")
+    return served
+
+
 def _endpoint(
-    method: Method, route: RestRoute, get_runtime: RuntimeGetter, allowed: Collection[str] | None
+    method: Method,
+    verb: str,
+    get_runtime: RuntimeGetter,
+    allowed: Collection[str] | None,
+    legacy: v03.LegacyRoute | None,
 ) -> Callable[[Request], Awaitable[Response]]:
+    render: Callable[[Any], Any] = legacy.result_out if legacy is not None else _to_wire
+
     async def endpoint(request: Request) -> Response:
         runtime = get_runtime()
         try:
             if allowed is not None and method.name not in allowed:
                 raise UnsupportedOperationError(f"{method.name} is not served by this function")
             check_url_text(request)
-            version = negotiate_version(request, runtime.settings.lenient_missing_version)
-            path_params = dict(request.path_params)
-            tenant = str(path_params.pop("tenant", ""))
+            version = negotiate_version(
+                request,
+                V1 if legacy is None else V03,
+                what=f"{request.method} {request.url.path[:128]}",
+                lenient_missing=runtime.settings.lenient_missing_version,
+            )
+            path_params = {str(k): str(v) for k, v in request.path_params.items()}
+            tenant = path_params.pop("tenant", "")
             ctx = call_context(request, runtime, tenant=tenant, version=version)
-            data = _with_path_fields(await _request_data(request, route, runtime), path_params, tenant)
+            fields = await _request_data(request, verb, runtime)
+            data = (
+                _with_path_fields(fields, path_params, tenant)
+                if legacy is None
+                else legacy.request_in(fields, path_params)
+            )
             try:
                 parsed = method.request.model_validate(data)
             except ValidationError as exc:
@@ -94,13 +129,14 @@ def _endpoint(
                 )
                 return sse_response(
                     stream,
-                    lambda event: event.to_wire(),
+                    render,
                     rest_error,
                     ping_seconds=runtime.settings.stream_ping_seconds,
                     request_id=request_id(request),
                 )
-            result = await run_in_threadpool(method.operation, parsed, ctx, runtime)
-            return JSONResponse({} if result is None else result.to_wire(), media_type=REST_MEDIA_TYPE)
+            operation = legacy.operation if legacy is not None and legacy.operation is not None else method.operation
+            result = await run_in_threadpool(operation, parsed, ctx, runtime)
+            return JSONResponse(render(result), media_type=REST_MEDIA_TYPE if legacy is None else "application/json")
         except A2AError as exc:
             return _safe_error_response(request, exc, method.name)
         except Exception:
@@ -108,8 +144,12 @@ def _endpoint(
             logger.exception("unexpected error in REST handler", extra={"request_id": rid, "method": method.name})
             return error_response(InternalError(metadata={"requestId": rid} if rid else None))
 
-    endpoint.__name__ = f"rest_{method.function}"
+    endpoint.__name__ = f"rest_{method.function}" if legacy is None else f"rest_v03_{method.function}"
     return endpoint
+
+
+def _to_wire(result: ProtoModel | None) -> dict[str, Any]:
+    return {} if result is None else result.to_wire()
 
 
 def _safe_error_response(request: Request, error: A2AError, method: str) -> Response:
@@ -137,8 +177,8 @@ def _with_path_fields(data: dict[str, Any], path_params: dict[str, Any], tenant:
     return {**{k: v for k, v in data.items() if k not in spellings}, **bound}
 
 
-async def _request_data(request: Request, route: RestRoute, runtime: Runtime) -> dict[str, Any]:
-    if route.verb in ("GET", "DELETE"):
+async def _request_data(request: Request, verb: str, runtime: Runtime) -> dict[str, Any]:
+    if verb in ("GET", "DELETE"):
         return {key: value for key, value in request.query_params.items() if key != "A2A-Version"}
     raw = await read_body(request, runtime.settings.max_body_bytes)
     body = parse_json(raw) if raw.strip() else {}
