@@ -111,10 +111,10 @@ async def test_card_resolves(devstack: str, binding: str) -> None:
     async with sdk_session(devstack, binding) as session:
         card = session.card
         assert card.name
-        interfaces = {i.protocol_binding: i for i in card.supported_interfaces}
-        assert set(interfaces) == {"JSONRPC", "HTTP+JSON"}
-        assert all(i.protocol_version == "1.0" for i in interfaces.values())
-        assert all(i.url.startswith(devstack) for i in interfaces.values())
+        # 1.0 first, then the same two bindings for v0.3 clients (the REST one under /v1).
+        offered = [(i.protocol_binding, i.protocol_version) for i in card.supported_interfaces]
+        assert offered == [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "0.3")]
+        assert all(i.url.startswith(devstack) for i in card.supported_interfaces)
         assert card.capabilities.push_notifications
 
 

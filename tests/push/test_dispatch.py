@@ -130,3 +130,16 @@ def test_records_of_a_task_whose_items_could_not_be_queued_are_reported_failed()
 
     assert dispatch_images(images, store, queue) == [1, 2]
     assert [i.task_id for i in queue.sent] == ["t1"]
+
+
+def test_a_key_only_image_is_skipped_and_the_rest_of_the_batch_is_still_queued() -> None:
+    # moto's stream emits a key-only INSERT ahead of the full one when UpdateItem creates an item;
+    # a record we cannot attribute must not fail (and so, after retries, drop) the whole batch.
+    store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
+    a_task(store, events=2)
+    add_configs(store, "p1")
+
+    key_only = {"pk": "T#acme#alice#t1", "sk": "PUSH#p1"}
+    assert dispatch_images([key_only, config_image("p1", 0), event_image(2)], store, queue) == []
+
+    assert queue.sent == [DeliveryItem("acme", "alice", "t1", "p1", up_to_seq=2)]
