@@ -3,15 +3,18 @@
 * ``dev``: the whole stack on this machine, no Docker, no AWS account.
 * ``push-redrive``: move dead-lettered push deliveries back onto the delivery queue (deployed
   stacks by name, or any SQS endpoint, such as the local stack's moto).
+* ``openapi``: print the generated OpenAPI 3.1 description of the REST binding.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from uvicorn.logging import DefaultFormatter
@@ -29,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "push-redrive":
         return _push_redrive(args)
+    if args.command == "openapi":
+        return _openapi(args.out)
     options = DevOptions(
         host=args.host,
         port=args.port,
@@ -89,7 +94,25 @@ def _parser() -> argparse.ArgumentParser:
     redrive.add_argument("--region", help="AWS region (default: your AWS configuration's)")
     redrive.add_argument("--limit", type=_positive, help="move at most this many (default: all)")
     redrive.add_argument("--dry-run", action="store_true", help="count what would move, by reason; move nothing")
+    openapi = commands.add_parser(
+        "openapi",
+        help="print the OpenAPI 3.1 description of the REST binding",
+        description="Print the OpenAPI 3.1 document of the HTTP+JSON binding (v1.0, every route also under "
+        "/{tenant}), generated from the method table and the models.",
+    )
+    openapi.add_argument("--out", metavar="FILE", help="write it to FILE instead of standard output")
     return parser
+
+
+def _openapi(out: str | None) -> int:
+    from a2a_serverless.transport.openapi import openapi_document
+
+    text = json.dumps(openapi_document(), indent=2) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        Path(out).write_text(text, encoding="utf-8")
+    return 0
 
 
 def _push_redrive(args: argparse.Namespace) -> int:

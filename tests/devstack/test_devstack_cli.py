@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,3 +87,20 @@ def test_bad_arguments_exit_2(args: list[str]) -> None:
         cli.main(args)
 
     assert exited.value.code == 2
+
+
+def test_openapi_prints_the_rest_description(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["openapi"]) == 0
+
+    document = json.loads(capsys.readouterr().out)
+    assert document["openapi"].startswith("3.1")
+    assert "post" in document["paths"]["/{tenant}/message:send"]
+
+
+def test_openapi_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "openapi.json"
+
+    assert cli.main(["openapi", "--out", str(out)]) == 0
+
+    assert capsys.readouterr().out == ""
+    assert "get" in json.loads(out.read_text(encoding="utf-8"))["paths"]["/tasks/{id}"]

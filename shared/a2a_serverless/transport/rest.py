@@ -34,11 +34,13 @@ from ._http import V03, V1, call_context, check_url_text, negotiate_version, par
 from ._render import rest_error
 from .sse import last_event_id, sse_response
 
-__all__ = ["REST_MEDIA_TYPE", "error_response", "rest_routes"]
+__all__ = ["REST_MEDIA_TYPE", "TENANT_PREFIX", "error_response", "rest_routes"]
 
 logger = logging.getLogger(__name__)
 
 REST_MEDIA_TYPE = "application/a2a+json"
+TENANT_PREFIX = "/{tenant}"
+"""Every v1.0 route is also served under this prefix (proto ``additional_bindings``)."""
 
 RuntimeGetter = Callable[[], Runtime]
 
@@ -65,7 +67,9 @@ def rest_routes(get_runtime: RuntimeGetter, allowed: Collection[str] | None = No
         _route("", METHODS_BY_NAME[legacy.target], legacy.verb, legacy.path, get_runtime, allowed, legacy)
         for legacy in v03.REST_ROUTES
     )
-    routes.extend(_route("/{tenant}", method, route.verb, route.path, get_runtime, allowed) for method, route in pairs)
+    routes.extend(
+        _route(TENANT_PREFIX, method, route.verb, route.path, get_runtime, allowed) for method, route in pairs
+    )
     return routes
 
 
