@@ -17,6 +17,7 @@ from ..operations import CallContext
 from ..runtime import Runtime
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "asks_for_v1",
     "base_url",
     "call_context",
@@ -33,6 +34,10 @@ V1 = "1.0"
 V03 = "0.3"
 SUPPORTED_VERSIONS = "0.3, 1.0"
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
+
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of arrays and objects a request body may have (protobuf's own default
+recursion limit): well below where serializing the stored task would fail."""
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -68,13 +73,27 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _check_depth(value: Any) -> None:
+    """Refuse arrays and objects nested deeper than ``MAX_JSON_DEPTH`` (RFC 8259 section 9 lets a
+    parser limit nesting). Deeper values parse, but pydantic refuses to serialize past ~255 levels,
+    so a deep ``data`` part or metadata value would fail when the task is stored: a 500."""
+    level: list[Any] = [value]
+    for _ in range(MAX_JSON_DEPTH):
+        level = [child for node in level for child in (node.values() if isinstance(node, dict) else node)]
+        level = [node for node in level if isinstance(node, (dict, list))]
+        if not level:
+            return
+    raise JSONParseError(f"Invalid JSON payload: nested deeper than {MAX_JSON_DEPTH} levels")
+
+
 def parse_json(body: bytes) -> Any:
     """Parse a request body as strict JSON (RFC 8259), or raise ``JSONParseError``.
 
-    Stricter than ``json.loads``: no ``NaN``/``Infinity`` literals or out-of-range floats, and no
-    lone UTF-16 surrogates (``"\\ud800"``) in any string, keys included. Those parse in Python
-    but cannot be encoded as UTF-8, so they would fail later, when the value is stored or echoed
-    (an id, a method name, a part), as a 500 instead of a parse error.
+    Stricter than ``json.loads``: no ``NaN``/``Infinity`` literals or out-of-range floats, no
+    nesting deeper than ``MAX_JSON_DEPTH``, and no lone UTF-16 surrogates (``"\\ud800"``) in any
+    string, keys included. Those parse in Python but cannot be encoded as UTF-8, so they would fail
+    later, when the value is stored or echoed (an id, a method name, a part), as a 500 instead of a
+    parse error.
     """
     try:
         text = body.decode("utf-8")
@@ -87,6 +106,8 @@ def parse_json(body: bytes) -> Any:
     # surrogate) and integers over Python's digit limit.
     except (ValueError, RecursionError):
         raise JSONParseError() from None
+    if isinstance(value, (dict, list)):
+        _check_depth(value)
     return value
 
 
