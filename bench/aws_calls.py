@@ -1,0 +1,1151 @@
+"""Figure 5: AWS calls per A2A operation, and what a million tasks cost at on-demand prices.
+
+On the local stack (moto server + uvicorn + the SQS / stream pollers running the template's
+handlers, all in this process), every A2A 1.0 method is driven at least once per sample, and every
+AWS call the code makes is seen by botocore hooks on the default session (the one the store, queue
+and signer clients use; the pollers' own clients are not on it). Each call is attributed to the
+component that made it: the API-side handler of method X (an ASGI wrapper sets a context variable
+from a per-request label header, and Starlette's thread pool carries it into the store calls), or
+the worker, push dispatcher, push delivery or dead-letter function (the template's handlers,
+wrapped). For each call: service, operation, transaction items, batch entries, and the billed
+units: DynamoDB read / write request units computed from the items themselves (sizes by
+DynamoDB's rules from the stored attribute values, before and after each write, read from moto's
+in-process backend; global secondary index writes included), SQS requests per 64 KB chunk.
+
+Task shapes (one window each, run one after another, the stack quiet in between) give the cost per
+million tasks: DynamoDB, SQS (our calls plus an estimate of the event source mappings' receive and
+delete), Lambda (requests and GB-seconds from the template's MemorySize and the durations measured
+here), API Gateway (REST API requests). Prices: the constants below.
+
+    .venv/bin/python bench/aws_calls.py [--quick] [--samples N] [--json PATH]
+
+Prints the markdown tables (``render``); ``--json`` writes the raw result. Importing this module
+starts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import contextvars
+import json
+import math
+import os
+import signal
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
+REGION = "us-east-1"
+
+# ----------------------------------------------------------------------------------------- prices
+# Published on-demand prices, us-east-1, no free tier, no volume tiers (the first tier applies far
+# beyond a million tasks). Checked 2026-11-23 against the pricing pages below (stored copies via the
+# search tool; DynamoDB's are the prices after the 1 November 2024 on-demand reduction).
+PRICES_CHECKED = "2026-11-23"
+DYNAMODB_WRU = 0.625 / 1e6
+"""$ per write request unit (on-demand, Standard table class). https://aws.amazon.com/dynamodb/pricing/on-demand/"""
+DYNAMODB_RRU = 0.125 / 1e6
+"""$ per read request unit. https://aws.amazon.com/dynamodb/pricing/on-demand/"""
+SQS_STANDARD_REQUEST = 0.40 / 1e6
+"""$ per standard-queue request (per 64 KB chunk). https://aws.amazon.com/sqs/pricing/"""
+SQS_FIFO_REQUEST = 0.50 / 1e6
+"""$ per FIFO-queue request (per 64 KB chunk). https://aws.amazon.com/sqs/pricing/"""
+LAMBDA_REQUEST = 0.20 / 1e6
+"""$ per Lambda invocation. https://aws.amazon.com/lambda/pricing/"""
+LAMBDA_GB_SECOND_ARM64 = 0.0000133334
+"""$ per GB-second, Arm (first 7.5 billion GB-s a month). https://aws.amazon.com/lambda/pricing/"""
+API_GATEWAY_REST_REQUEST = 3.50 / 1e6
+"""$ per REST API request (first 333 million a month). https://aws.amazon.com/api-gateway/pricing/"""
+PRICE_SOURCES = {
+    "DynamoDB on-demand": "https://aws.amazon.com/dynamodb/pricing/on-demand/",
+    "SQS": "https://aws.amazon.com/sqs/pricing/",
+    "Lambda": "https://aws.amazon.com/lambda/pricing/",
+    "API Gateway": "https://aws.amazon.com/api-gateway/pricing/",
+}
+AUTHORIZER_ASSUMED_MS = 10.0
+"""The REQUEST authorizer (AuthMode Open, the default; not cached) is not part of the local stack;
+its duration is assumed, not measured."""
+
+SQS_CHUNK = 64 * 1024
+WRITE_UNIT = 1024
+READ_UNIT = 4096
+
+# ----------------------------------------------------------------------------------------- labels
+HEADERS = {"A2A-Version": "1.0", "Authorization": "Bearer bench-key"}
+LABEL_HEADER = "X-Bench-Op"
+METHOD_NAMES = (
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
+    "GetExtendedAgentCard",
+)
+BACKGROUND = {
+    "worker": "WorkerFunction",
+    "push_dispatcher": "PushDispatcherFunction",
+    "push_delivery": "PushDeliveryFunction",
+    "dead_letter": "DeadLetterFunction",
+}
+"""Handler module -> the template's function, for the wrapped event source handlers."""
+
+_COMPONENT: contextvars.ContextVar[str] = contextvars.ContextVar("bench_component", default="")
+_LABEL: contextvars.ContextVar[str] = contextvars.ContextVar("bench_label", default="")
+
+
+# ------------------------------------------------------------------------------ DynamoDB item sizes
+def attribute_value_size(value: dict[str, Any]) -> int:
+    """Size of one typed attribute value by DynamoDB's rules (CapacityUnitCalculations): strings
+    and binaries by their bytes, numbers ~1 byte per two significant digits + 1, null / bool 1,
+    lists and maps 3 bytes + 1 per element + their elements (map keys count as names)."""
+    kind, inner = next(iter(value.items()))
+    if kind == "S":
+        return len(str(inner).encode())
+    if kind == "N":
+        return _number_size(str(inner))
+    if kind == "B":
+        return len(inner) if isinstance(inner, (bytes, bytearray)) else len(str(inner)) * 3 // 4
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(str(s).encode()) for s in inner)
+    if kind == "NS":
+        return sum(_number_size(str(n)) for n in inner)
+    if kind == "BS":
+        return sum(len(b) if isinstance(b, (bytes, bytearray)) else len(str(b)) * 3 // 4 for b in inner)
+    if kind == "L":
+        return 3 + sum(1 + attribute_value_size(v) for v in inner)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + attribute_value_size(v) for k, v in inner.items())
+    return len(json.dumps(inner))
+
+
+def _number_size(text: str) -> int:
+    digits = text.lstrip("+-").replace(".", "").split("e")[0].split("E")[0].strip("0") or "0"
+    return math.ceil(len(digits) / 2) + 1
+
+
+def item_size(item: dict[str, Any] | None) -> int:
+    """Bytes of an item (attribute names + values); 0 for no item."""
+    if not item:
+        return 0
+    return sum(len(name.encode()) + attribute_value_size(value) for name, value in item.items())
+
+
+def write_units(size: int) -> int:
+    return max(1, math.ceil(size / WRITE_UNIT))
+
+
+def read_units(size: int, *, consistent: bool) -> float:
+    units = max(1, math.ceil(size / READ_UNIT))
+    return float(units) if consistent else units / 2
+
+
+class MotoItems:
+    """Reads items straight from moto's in-process backend (what the moto server serves), so a
+    write's before and after images can be sized without an AWS call of our own."""
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, tuple[tuple[str, ...], list[tuple[str, tuple[str, ...]]]]] = {}
+
+    def _backend(self) -> Any:
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.dynamodb.models import dynamodb_backends
+
+        return dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION]
+
+    def schema(self, table_name: str) -> tuple[tuple[str, ...], list[tuple[str, tuple[str, ...]]]]:
+        """(key attribute names, [(index name, its key attribute names)]) of a table."""
+        if table_name not in self._schemas:
+            table = self._backend().get_table(table_name)
+            keys = tuple(k for k in (table.hash_key_attr, table.range_key_attr) if k)
+            indexes = [
+                (index.name, tuple(part["AttributeName"] for part in index.schema)) for index in table.global_indexes
+            ]
+            self._schemas[table_name] = (keys, indexes)
+        return self._schemas[table_name]
+
+    def get(self, table_name: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        for _ in range(5):  # another thread may be changing the item while it is copied
+            try:
+                item = self._backend().get_item(table_name, key)
+                return dict(item.to_json()["Attributes"]) if item is not None else None
+            except RuntimeError:
+                time.sleep(0.001)
+        return None
+
+    def key_of(self, table_name: str, item: dict[str, Any]) -> dict[str, Any]:
+        keys, _ = self.schema(table_name)
+        return {k: item[k] for k in keys if k in item}
+
+
+def gsi_writes(
+    indexes: list[tuple[str, tuple[str, ...]]], before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> float:
+    """Write units a table write costs in the global secondary indexes (projection ALL here): an
+    item entering or leaving an index is one index write, a changed item in it one, a changed index
+    key two (delete + put), each by the index entry's size (taken as the item's)."""
+    units = 0.0
+    for _, key_names in indexes:
+        was = before is not None and all(k in before for k in key_names)
+        now = after is not None and all(k in after for k in key_names)
+        if was and now:
+            assert before is not None
+            assert after is not None
+            if any(before[k] != after[k] for k in key_names):
+                units += write_units(item_size(before)) + write_units(item_size(after))
+            elif before != after:
+                units += write_units(max(item_size(before), item_size(after)))
+        elif now:
+            units += write_units(item_size(after))
+        elif was:
+            units += write_units(item_size(before))
+    return units
+
+
+# ------------------------------------------------------------------------------------- recording
+class Recorder:
+    """botocore hooks on the default session: ``before-parameter-build`` notes the request and the
+    before images of the items a write touches; ``after-call`` (also called for error responses)
+    notes the call, its component and its billed units."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: list[dict[str, Any]] = []
+        self.window = "startup"
+        self.items = MotoItems()
+        self.work_items: dict[str, dict[str, Any]] = {}
+        """task id -> the work queue SendMessage parameters (for the dead-letter window)."""
+        self._plain_client: Any = None
+
+    def install(self, session: Any) -> None:
+        session.events.register("before-parameter-build", self.before)
+        session.events.register("after-call", self.after)
+
+    # -- hooks
+    def before(self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        try:
+            service = model.service_model.service_id.hyphenize()
+            before: list[dict[str, Any] | None] = []
+            if service == "dynamodb":
+                before = [
+                    self.items.get(table, key) for table, key, _ in _write_targets(self.items, model.name, params)
+                ]
+            context["a2a_bench"] = {"params": params, "before": before}
+        except Exception as exc:  # a measuring bug must not break the code under measurement
+            context["a2a_bench"] = {"params": params, "before": [], "error": repr(exc)}
+
+    def after(self, parsed: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        stash = context.get("a2a_bench") or {"params": {}, "before": []}
+        service = model.service_model.service_id.hyphenize()
+        call: dict[str, Any] = {
+            "component": _COMPONENT.get() or _thread_component(),
+            "label": _LABEL.get(),
+            "window": self.window,
+            "service": service,
+            "op": model.name,
+            "error": (parsed.get("Error") or {}).get("Code", ""),
+            "t": time.time(),
+        }
+        try:
+            if service == "dynamodb":
+                call.update(self._dynamodb_units(model.name, stash["params"], parsed, stash["before"], call["error"]))
+            elif service == "sqs":
+                call.update(_sqs_units(model.name, stash["params"]))
+                self._note_work_item(model.name, stash["params"])
+        except Exception as exc:
+            call["measure_error"] = repr(exc)
+        if "error" in stash:
+            call["measure_error"] = stash["error"]
+        with self.lock:
+            self.calls.append(call)
+
+    # -- DynamoDB units
+    def _dynamodb_units(
+        self,
+        op: str,
+        params: dict[str, Any],
+        parsed: dict[str, Any],
+        before: list[dict[str, Any] | None],
+        error: str,
+    ) -> dict[str, Any]:
+        if op == "GetItem":
+            consistent = bool(params.get("ConsistentRead"))
+            return {"rru": read_units(item_size(parsed.get("Item")), consistent=consistent)}
+        if op == "Query":
+            consistent = bool(params.get("ConsistentRead")) and not params.get("IndexName")
+            items = parsed.get("Items")
+            if params.get("Select") == "COUNT" or params.get("FilterExpression") or items is None:
+                items = self._items_read(params)  # what DynamoDB reads, not what it returns
+            return {"rru": read_units(sum(item_size(i) for i in items), consistent=consistent), "items": len(items)}
+        if op == "TransactGetItems":
+            sizes = [item_size(r.get("Item")) for r in parsed.get("Responses", [])]
+            return {"rru": sum(2 * read_units(s, consistent=True) for s in sizes), "items": len(sizes)}
+        targets = _write_targets(self.items, op, params)
+        if not targets:
+            return {}
+        transactional = op == "TransactWriteItems"
+        wru = gsi = 0.0
+        sizes: list[dict[str, Any]] = []
+        for (table, key, action), old in zip(targets, before, strict=False):
+            new = None if error else self.items.get(table, key)
+            if action == "ConditionCheck" or error:
+                size = item_size(old)
+                new = old
+            else:
+                size = max(item_size(old), item_size(new))
+            wru += (2 if transactional else 1) * write_units(size)
+            indexes = self.items.schema(table)[1]
+            if not error:
+                gsi += gsi_writes(indexes, old, new)
+            moved = [
+                name
+                for name, keys in indexes
+                if old and new and all(k in old and k in new for k in keys) and any(old[k] != new[k] for k in keys)
+            ]
+            sk = str(key.get("sk", {}).get("S", "?"))
+            kind = sk.split("#", 1)[0]
+            sizes.append(
+                {"item": kind, "action": action, "before": item_size(old), "after": item_size(new), "moved": moved}
+            )
+        out: dict[str, Any] = {"wru": wru, "wru_gsi": gsi, "sizes": sizes}
+        if transactional:
+            out["items"] = len(targets)
+        return out
+
+    def _items_read(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """The items a COUNT or filtered Query reads: the same query without them, on a client of
+        its own session (not counted)."""
+        if self._plain_client is None:
+            import boto3
+
+            self._plain_client = boto3.session.Session(region_name=REGION).client(
+                "dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL"]
+            )
+        query = {k: v for k, v in params.items() if k not in ("Select", "FilterExpression")}
+        if "FilterExpression" in params:
+            used = json.dumps([query.get("KeyConditionExpression", "")])
+            names = {k: v for k, v in query.get("ExpressionAttributeNames", {}).items() if k in used}
+            values = {k: v for k, v in query.get("ExpressionAttributeValues", {}).items() if k in used}
+            query["ExpressionAttributeNames"], query["ExpressionAttributeValues"] = names, values
+            if not names:
+                query.pop("ExpressionAttributeNames")
+        items: list[dict[str, Any]] = self._plain_client.query(**query).get("Items", [])
+        return items
+
+    def _note_work_item(self, op: str, params: dict[str, Any]) -> None:
+        if op == "SendMessage" and "MessageGroupId" in params and "WorkQueue" in str(params.get("QueueUrl")):
+            with self.lock:
+                self.work_items[str(params["MessageGroupId"])] = dict(params)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.calls)
+
+
+def _write_targets(items: MotoItems, op: str, params: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    """(table, key, action) of each item a write call touches."""
+    if op == "PutItem":
+        return [(params["TableName"], items.key_of(params["TableName"], params["Item"]), "Put")]
+    if op in ("UpdateItem", "DeleteItem"):
+        return [(params["TableName"], params["Key"], op[:-4])]
+    if op == "TransactWriteItems":
+        out = []
+        for entry in params["TransactItems"]:
+            action, body = next(iter(entry.items()))
+            key = body["Key"] if "Key" in body else items.key_of(body["TableName"], body["Item"])
+            out.append((body["TableName"], key, action))
+        return out
+    return []
+
+
+def _sqs_units(op: str, params: dict[str, Any]) -> dict[str, Any]:
+    fifo = str(params.get("QueueUrl", "")).endswith(".fifo")
+    queue = str(params.get("QueueUrl", "")).rsplit("/", 1)[-1]
+    if op == "SendMessage":
+        payload = len(str(params.get("MessageBody", "")).encode()) + _attributes_size(params)
+        return {"queue": queue, "fifo": fifo, "sqs_requests": max(1, math.ceil(payload / SQS_CHUNK)), "entries": 1}
+    if op == "SendMessageBatch":
+        entries = params.get("Entries", [])
+        payload = sum(len(str(e.get("MessageBody", "")).encode()) + _attributes_size(e) for e in entries)
+        return {
+            "queue": queue,
+            "fifo": fifo,
+            "sqs_requests": max(1, math.ceil(payload / SQS_CHUNK)),
+            "entries": len(entries),
+        }
+    return {"queue": queue, "fifo": fifo, "sqs_requests": 1}
+
+
+def _attributes_size(params: dict[str, Any]) -> int:
+    size = 0
+    for name, value in (params.get("MessageAttributes") or {}).items():
+        size += len(name.encode()) + len(str(value.get("DataType", "")).encode())
+        size += len(str(value.get("StringValue", value.get("BinaryValue", ""))).encode())
+    return size
+
+
+def _thread_component() -> str:
+    name = threading.current_thread().name
+    if name.startswith("AnyIO worker thread"):
+        return "api"
+    return f"thread:{name}"
+
+
+# ------------------------------------------------------------------------------- invocations
+class Activity:
+    """Lambda invocations (wrapped handlers) and API requests (ASGI wrapper): counts, durations,
+    and whether anything is still running, so a window can wait for the stack to be quiet."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.in_flight = 0
+        self.last_change = time.monotonic()
+        self.invocations: list[dict[str, Any]] = []
+        self.window = "startup"
+
+    @contextlib.contextmanager
+    def running(self, kind: str, name: str, label: str = "") -> Iterator[None]:
+        with self.cond:
+            self.in_flight += 1
+            self.last_change = time.monotonic()
+            window = self.window
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            with self.cond:
+                self.in_flight -= 1
+                self.last_change = time.monotonic()
+                self.invocations.append({"kind": kind, "name": name, "label": label, "window": window, "ms": elapsed})
+                self.cond.notify_all()
+
+    def quiet(self, seconds: float, timeout: float = 30.0) -> bool:
+        """Wait until nothing has run for ``seconds`` (stream polls come every 50 ms)."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                idle = time.monotonic() - self.last_change
+                if self.in_flight == 0 and idle >= seconds:
+                    return True
+                if time.monotonic() > deadline:
+                    return False
+                self.cond.wait(max(0.05, seconds - idle) if self.in_flight == 0 else 0.1)
+
+
+class LabelMiddleware:
+    """ASGI wrapper: the request's ``X-Bench-Op`` label and component ``api`` go into context
+    variables, which Starlette's thread pool (anyio) and asyncio tasks carry to the store calls."""
+
+    def __init__(self, app: Any, activity: Activity) -> None:
+        self.app = app
+        self.activity = activity
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        label = dict(scope.get("headers") or []).get(LABEL_HEADER.lower().encode(), b"").decode() or "unlabeled"
+        component, tag = _COMPONENT.set("api"), _LABEL.set(label)
+        try:
+            with self.activity.running("api", label, label):
+                await self.app(scope, receive, send)
+        finally:
+            _LABEL.reset(tag)
+            _COMPONENT.reset(component)
+
+
+def wrap_handlers(activity: Activity) -> Callable[[str], Callable[..., Any]]:
+    """The stack's ``resolve_handler``: the template's handler, run with its component set."""
+    from a2a_devstack._imports import import_object
+
+    def resolve(path: str) -> Callable[..., Any]:
+        handler = import_object(path)
+        module = path.split(":")[0].rsplit(".", 1)[-1]
+        function = BACKGROUND.get(module, module)
+
+        def wrapped(event: dict[str, Any], context: Any) -> Any:
+            token = _COMPONENT.set(function)
+            try:
+                with activity.running("lambda", function):
+                    return handler(event, context)
+            finally:
+                _COMPONENT.reset(token)
+
+        return wrapped
+
+    return resolve
+
+
+# ----------------------------------------------------------------------------------- the driver
+class Driver:
+    def __init__(self, base: str, recorder: Recorder, activity: Activity, receiver: Any) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=base, timeout=60, headers=HEADERS)
+        self.recorder = recorder
+        self.activity = activity
+        self.receiver = receiver
+        self._sqs: Any = None
+        self.quiet_seconds = 0.5
+        """No invocation or request for this long: the window's work is done (stream polls: 50 ms)."""
+        self.seconds: defaultdict[str, list[float]] = defaultdict(list)
+
+    def close(self) -> None:
+        self.http.close()
+
+    @contextlib.contextmanager
+    def window(self, name: str) -> Iterator[None]:
+        if not self.activity.quiet(self.quiet_seconds):
+            raise RuntimeError(f"the stack did not go quiet before window {name}")
+        self.recorder.window = self.activity.window = name
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            quiet = self.activity.quiet(self.quiet_seconds)
+            self.seconds[name].append(round(time.monotonic() - started, 2))
+            self.recorder.window = self.activity.window = "between"
+            if not quiet:
+                raise RuntimeError(f"the stack did not go quiet after window {name}")
+
+    def call(self, label: str, verb: str, path: str, **kwargs: Any) -> Any:
+        response = self.http.request(verb, path, headers={LABEL_HEADER: label}, **kwargs)
+        response.raise_for_status()
+        return response.json() if response.content else None
+
+    def stream(self, label: str, path: str, body: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        events = []
+        kwargs: dict[str, Any] = {"headers": {LABEL_HEADER: label, "Accept": "text/event-stream"}}
+        if body is not None:
+            kwargs["json"] = body
+        with self.http.stream("POST", path, **kwargs) as response:
+            response.raise_for_status()
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    events.append(json.loads(line[5:]))
+        return events
+
+    def send(
+        self, tenant: str, text: str, *, label: str, immediately: bool = False, hook: str | None = None
+    ) -> dict[str, Any]:
+        configuration: dict[str, Any] = {"returnImmediately": immediately}
+        if hook:
+            configuration["taskPushNotificationConfig"] = {"url": hook}
+        body = {"message": _message(text), "configuration": configuration}
+        task: dict[str, Any] = self.call(label, "POST", f"{tenant}/message:send", json=body)["task"]
+        return task
+
+    def wait_state(self, tenant: str, task_id: str, states: set[str], timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            task: dict[str, Any] = self.call("GetTask", "GET", f"{tenant}/tasks/{task_id}")
+            if task["status"]["state"] in states:
+                return task
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"task {task_id} stayed {task['status']['state']}, wanted {states}")
+            time.sleep(0.05)
+
+    def dead_letter(self, task_id: str) -> None:
+        """Put a copy of the task's work item on the work dead-letter queue, as SQS does after
+        maxReceiveCount failed receives (with a client of its own session: not counted)."""
+        import boto3
+
+        if self._sqs is None:
+            self._sqs = boto3.session.Session(region_name=REGION).client(
+                "sqs", endpoint_url=os.environ["AWS_ENDPOINT_URL"]
+            )
+        urls = self._sqs.list_queues().get("QueueUrls", [])
+        url = next(u for u in urls if "WorkDeadLetterQueue" in u)
+        item = self.recorder.work_items[task_id]
+        self._sqs.send_message(
+            QueueUrl=url,
+            MessageBody=item["MessageBody"],
+            MessageGroupId=item["MessageGroupId"],
+            MessageDeduplicationId=uuid.uuid4().hex,
+        )
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_CANCELED", "TASK_STATE_FAILED", "TASK_STATE_REJECTED"}
+COMPLETED = "TASK_STATE_COMPLETED"
+
+
+def run_sample(d: Driver, n: int, notes: dict[str, Any], *, light: bool = False) -> None:
+    """One pass over every method and task shape, in windows; tenant ``s<n>`` keeps ListTasks'
+    scope to this sample's tasks. ``light``: the two task shapes only (a quick warm-up)."""
+    tenant = f"/s{n}"
+    with d.window("hello_blocking"):
+        hello = d.send(tenant, "hello", label="SendMessage (blocking)")
+        assert hello["status"]["state"] == COMPLETED, hello
+        d.call("GetTask", "GET", f"{tenant}/tasks/{hello['id']}")
+    with d.window("hello_push"):
+        path = f"/push{n}"
+        pushed = d.send(tenant, "hello", label="SendMessage (blocking, inline push config)", hook=d.receiver.url + path)
+        if not d.receiver.wait_completed({path}, timeout=30):
+            raise RuntimeError("no COMPLETED push notification")
+        d.call("GetTask", "GET", f"{tenant}/tasks/{pushed['id']}")
+    notes.setdefault("notifications", []).append(len(d.receiver.for_path(path)))
+    if light:
+        return
+    with d.window("hello_return_immediately"):
+        task = d.send(tenant, "hello", label="SendMessage (returnImmediately)", immediately=True)
+        d.wait_state(tenant, task["id"], TERMINAL)
+    with d.window("hello_streaming"):
+        events = d.stream("SendStreamingMessage", f"{tenant}/message:stream", {"message": _message("hello")})
+        notes.setdefault("stream_events", []).append(len(events))
+    with d.window("list_tasks"):
+        d.call("ListTasks", "GET", f"{tenant}/tasks")
+        d.call("ListTasks (status filter)", "GET", f"{tenant}/tasks", params={"status": "TASK_STATE_COMPLETED"})
+    with d.window("push_config_methods"):
+        base = f"{tenant}/tasks/{hello['id']}/pushNotificationConfigs"
+        created = d.call("CreateTaskPushNotificationConfig", "POST", base, json={"url": d.receiver.url + f"/cfg{n}"})
+        d.call("GetTaskPushNotificationConfig", "GET", f"{base}/{created['id']}")
+        d.call("ListTaskPushNotificationConfigs", "GET", base)
+        d.call("DeleteTaskPushNotificationConfig", "DELETE", f"{base}/{created['id']}")
+    with d.window("cancel"):
+        task = d.send(tenant, "sleep 30", label="SendMessage (returnImmediately)", immediately=True)
+        d.wait_state(tenant, task["id"], {"TASK_STATE_WORKING"})
+        d.call("CancelTask", "POST", f"{tenant}/tasks/{task['id']}:cancel")
+        d.wait_state(tenant, task["id"], {"TASK_STATE_CANCELED"})
+    with d.window("subscribe"):
+        task = d.send(tenant, "sleep 1", label="SendMessage (returnImmediately)", immediately=True)
+        started = time.monotonic()
+        d.stream("SubscribeToTask", f"{tenant}/tasks/{task['id']}:subscribe")
+        notes.setdefault("subscribe_seconds", []).append(round(time.monotonic() - started, 2))
+    with d.window("extended_card"):
+        d.call("GetExtendedAgentCard", "GET", f"{tenant}/extendedAgentCard")
+    with d.window("dead_letter"):
+        task = d.send(tenant, "sleep 3", label="SendMessage (returnImmediately)", immediately=True)
+        d.wait_state(tenant, task["id"], {"TASK_STATE_WORKING"})
+        d.dead_letter(task["id"])
+        failed = d.wait_state(tenant, task["id"], TERMINAL)
+        notes.setdefault("dead_letter_states", []).append(failed["status"]["state"])
+
+
+def measure(base: str, recorder: Recorder, activity: Activity, samples: int, quick: bool) -> dict[str, Any]:
+    sys.path.insert(0, str(BENCH))
+    from push import Receiver  # the webhook receiver of bench/push.py
+
+    notes: dict[str, Any] = {}
+    with Receiver() as receiver:
+        driver = Driver(base, recorder, activity, receiver)
+        try:
+            run_sample(driver, 0, {}, light=quick)  # warm-up: first clients, the signing key set, imports
+            first = len(recorder.snapshot())
+            first_invocation = len(activity.invocations)
+            for n in range(1, samples + 1):
+                run_sample(driver, n, notes)
+            notes["window_seconds"] = {k: v[-samples:] for k, v in driver.seconds.items()}
+        finally:
+            driver.close()
+    calls = recorder.snapshot()[first:]
+    with activity.cond:
+        invocations = list(activity.invocations[first_invocation:])
+    warmup = recorder.snapshot()[:first]
+    return {
+        "calls": calls,
+        "invocations": invocations,
+        "notes": notes,
+        "warmup_only": dict(
+            Counter(f"{c['component']} {c['service']}.{c['op']}" for c in warmup if c["service"] == "ssm")
+        ),
+    }
+
+
+# ------------------------------------------------------------------------------------- the stack
+def run_stack(samples: int, quick: bool = False) -> dict[str, Any]:
+    """Start the local stack in this process (main thread), measure from another thread, stop."""
+    sys.path.insert(0, str(ROOT))
+    import boto3
+
+    from a2a_devstack.stack import DevOptions, run
+
+    card = Path(tempfile.mkdtemp(prefix="a2a-bench-")) / "extended-card.json"
+    card.write_text(json.dumps({"name": "Extended bench agent"}))
+    os.environ.update(
+        {
+            "A2A_EXTENDED_CARD_FILE": str(card),
+            "A2A_AUTH_MODE": "api-key",  # GetExtendedAgentCard answers authenticated callers only
+            "A2A_API_KEYS": json.dumps({"bench-key": "bench"}),
+        }
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    boto3.setup_default_session()
+    recorder = Recorder()
+    recorder.install(boto3.DEFAULT_SESSION)
+    activity = Activity()
+    outcome: dict[str, Any] = {}
+
+    def app_factory() -> Any:
+        from a2a_serverless.transport.app import create_app
+
+        return LabelMiddleware(create_app(), activity)
+
+    def drive() -> None:
+        import httpx
+
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                if httpx.get(base + "/.well-known/agent-card.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        try:
+            outcome.update(measure(base, recorder, activity, samples, quick))
+        except Exception as exc:
+            outcome["error"] = repr(exc)
+        finally:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=drive, daemon=True).start()
+    with contextlib.redirect_stdout(sys.stderr):  # the functions' EMF lines and the ready line
+        run(DevOptions(port=port, workers=2), app_factory=app_factory, resolve_handler=wrap_handlers(activity))
+    card.unlink(missing_ok=True)
+    card.parent.rmdir()
+    if "error" in outcome:
+        raise RuntimeError(outcome["error"])
+    return outcome
+
+
+# ------------------------------------------------------------------------------------- analysis
+def template_facts() -> dict[str, Any]:
+    """Memory, architecture, event source batch sizes, queue types and the API type, from template.yaml."""
+    from a2a_devstack._template import sqs_event_sources
+    from a2a_devstack.resources import load_template
+
+    template = load_template()
+    resources = template["Resources"]
+    globals_ = template.get("Globals", {}).get("Function", {})
+    functions = {}
+    for name, resource in resources.items():
+        if resource["Type"] == "AWS::Serverless::Function":
+            props = resource["Properties"]
+            functions[name] = {
+                "memory_mb": int(props.get("MemorySize", globals_.get("MemorySize", 128))),
+                "architectures": props.get("Architectures", globals_.get("Architectures", ["x86_64"])),
+            }
+    queues = {
+        name: {"fifo": bool(r["Properties"].get("FifoQueue"))}
+        for name, r in resources.items()
+        if r["Type"] == "AWS::SQS::Queue"
+    }
+    sources = {s.queue_id: {"function": s.function_id, "batch_size": s.batch_size} for s in sqs_event_sources(template)}
+    apis = sorted(
+        {r["Type"] for r in resources.values() if r["Type"] in ("AWS::Serverless::Api", "AWS::Serverless::HttpApi")}
+    )
+    auth_default = template.get("Parameters", {}).get("AuthMode", {}).get("Default", "")
+    return {
+        "functions": functions,
+        "queues": queues,
+        "sqs_event_sources": sources,
+        "api_types": apis,
+        "auth_mode": auth_default,
+    }
+
+
+def method_function(label: str) -> str:
+    from a2a_serverless.methods import METHODS_BY_NAME
+
+    method = METHODS_BY_NAME[label.split(" ")[0]]
+    if method.function == "gateway":
+        return "GatewayFunction"
+    return "".join(part.title() for part in method.function.split("_")) + "Function"
+
+
+def _units(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    ops: Counter[str] = Counter()
+    out: dict[str, Any] = {
+        "rru": 0.0,
+        "wru": 0.0,
+        "wru_gsi": 0.0,
+        "transact_items": 0,
+        "sqs_fifo": 0,
+        "sqs_std": 0,
+        "sqs_entries": 0,
+    }
+    for c in calls:
+        ops[f"{c['service']}.{c['op']}"] += 1
+        out["rru"] += c.get("rru", 0.0)
+        out["wru"] += c.get("wru", 0.0)
+        out["wru_gsi"] += c.get("wru_gsi", 0.0)
+        if c["op"] == "TransactWriteItems":
+            out["transact_items"] += c.get("items", 0)
+        if c["service"] == "sqs":
+            out["sqs_fifo" if c.get("fifo") else "sqs_std"] += c.get("sqs_requests", 1)
+            out["sqs_entries"] += c.get("entries", 0)
+    out["calls"] = dict(sorted(ops.items()))
+    out["dynamodb_calls"] = sum(n for k, n in ops.items() if k.startswith("dynamodb."))
+    out["sqs_calls"] = sum(n for k, n in ops.items() if k.startswith("sqs."))
+    out["errors"] = dict(Counter(c["error"] for c in calls if c.get("error")))
+    return out
+
+
+def _scaled(units: dict[str, Any], n: float) -> dict[str, Any]:
+    if n <= 0:
+        return units
+    out = {k: (round(v / n, 3) if isinstance(v, (int, float)) else v) for k, v in units.items()}
+    out["calls"] = {k: round(v / n, 3) for k, v in units["calls"].items()}
+    out["errors"] = {k: round(v / n, 3) for k, v in units["errors"].items()}
+    return out
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 1) if values else 0.0
+
+
+def analyse(raw: dict[str, Any], samples: int, facts: dict[str, Any]) -> dict[str, Any]:
+    calls: list[dict[str, Any]] = raw["calls"]
+    invocations: list[dict[str, Any]] = raw["invocations"]
+    # ---- per method, API side, per request
+    requests = [i for i in invocations if i["kind"] == "api"]
+    by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for i in requests:
+        by_label[i["label"]].append(i)
+    methods: dict[str, Any] = {}
+    for label, reqs in sorted(by_label.items()):
+        mine = [c for c in calls if c["component"] == "api" and c["label"] == label]
+        entry = _scaled(_units(mine), len(reqs))
+        entry.update(
+            {
+                "method": label.split(" ")[0],
+                "function": method_function(label),
+                "requests": len(reqs),
+                "median_ms": _median([i["ms"] for i in reqs]),
+            }
+        )
+        methods[label] = entry
+    # ---- per window: every component, per sample
+    windows: dict[str, Any] = {}
+    for window in sorted({c["window"] for c in calls} | {i["window"] for i in invocations}):
+        if window in ("between", "startup"):
+            continue
+        components: dict[str, Any] = {}
+        in_window = [c for c in calls if c["window"] == window]
+        invs = [i for i in invocations if i["window"] == window]
+        names = sorted({c["component"] if c["component"] != "api" else f"api:{c['label']}" for c in in_window})
+        names += sorted({i["name"] for i in invs if i["kind"] == "lambda"} - set(names))
+        for name in names:
+            if name.startswith("api:"):
+                mine = [c for c in in_window if c["component"] == "api" and c["label"] == name[4:]]
+            else:
+                mine = [c for c in in_window if c["component"] == name]
+            entry = _scaled(_units(mine), samples)
+            runs = [i for i in invs if i["kind"] == "lambda" and i["name"] == name]
+            entry["invocations"] = round(len(runs) / samples, 3)
+            entry["median_ms"] = _median([i["ms"] for i in runs])
+            components[name] = entry
+        windows[window] = components
+    # ---- per executor event and per notification
+    notifications = raw["notes"].get("notifications", [])
+    per_notification: dict[str, Any] = {}
+    if notifications:
+        n = sum(notifications)
+        for name in ("PushDispatcherFunction", "PushDeliveryFunction"):
+            mine = [c for c in calls if c["window"] == "hello_push" and c["component"] == name]
+            per_notification[name] = _scaled(_units(mine), n)
+        per_notification["notifications_per_task"] = round(n / len(notifications), 2)
+    hello_worker = [c for c in calls if c["window"] == "hello_blocking" and c["component"] == "WorkerFunction"]
+    per_event = _scaled(_units(hello_worker), 3 * samples)
+    written: dict[str, list[int]] = defaultdict(list)
+    moves: Counter[str] = Counter()
+    for c in calls:
+        for size in c.get("sizes", []):
+            written[size["item"]].append(max(size["before"], size["after"]))
+            if size["item"] == "META":
+                moves["head writes"] += 1
+                moves["head writes moving an index key"] += bool(size["moved"])
+    item_sizes = {
+        kind: {"writes": len(v), "median_bytes": int(statistics.median(v)), "max_bytes": max(v)}
+        for kind, v in sorted(written.items())
+    }
+    shapes = {name: cost_of_shape(name, windows, requests, invocations, facts, samples) for name in SHAPES}
+    return {
+        "methods": methods,
+        "windows": windows,
+        "per_executor_event": per_event,
+        "per_notification": per_notification,
+        "shapes": shapes,
+        "item_sizes_written": item_sizes,
+        "head_index_key_moves": dict(moves),
+        "notes": raw["notes"],
+        "warmup_only_ssm_calls": raw.get("warmup_only", {}),
+        "measure_errors": sorted({c["measure_error"] for c in calls if "measure_error" in c}),
+    }
+
+
+SHAPES = {
+    "hello_blocking": (
+        "one blocking SendMessage with the demo 'hello' (3 executor events: WORKING, one artifact, COMPLETED), "
+        "then one GetTask; no push config"
+    ),
+    "hello_push": (
+        "the same with one push config given inline in the SendMessage: every task event delivered to the "
+        "webhook (notifications per task in the table)"
+    ),
+}
+
+
+def cost_of_shape(
+    window: str,
+    windows: dict[str, Any],
+    requests: list[dict[str, Any]],
+    invocations: list[dict[str, Any]],
+    facts: dict[str, Any],
+    samples: int,
+) -> dict[str, Any]:
+    """Per task of the shape measured in ``window``: units by service, then dollars."""
+    components = windows[window]
+    rru = sum(c["rru"] for c in components.values())
+    wru = sum(c["wru"] + c["wru_gsi"] for c in components.values())
+    wru_gsi = sum(c["wru_gsi"] for c in components.values())
+    sqs_fifo = sum(c["sqs_fifo"] for c in components.values())
+    sqs_std = sum(c["sqs_std"] for c in components.values())
+    # The SQS event source mappings (not our code): one ReceiveMessage and one DeleteMessage(Batch)
+    # per message on the queues with BatchSize 1 (every queue here), billed to SQS.
+    messages = sum(c["sqs_entries"] for c in components.values())
+    esm_requests = 2 * messages
+    consumed = facts["sqs_event_sources"]
+    esm_fifo = esm_requests if all(facts["queues"][q]["fifo"] for q in consumed) else 0
+    # Lambda: API requests (the method's function + the authorizer) and the event source invocations
+    api_reqs = [i for i in requests if i["window"] == window]
+    lambda_requests = 0.0
+    gb_seconds = 0.0
+    functions = facts["functions"]
+    authorizer = facts["auth_mode"] in ("Open", "Jwt")
+    for i in api_reqs:
+        memory = functions[method_function(i["label"])]["memory_mb"] / 1024
+        lambda_requests += 1
+        gb_seconds += memory * i["ms"] / 1000
+        if authorizer:
+            lambda_requests += 1
+            gb_seconds += functions["AuthorizerFunction"]["memory_mb"] / 1024 * AUTHORIZER_ASSUMED_MS / 1000
+    for i in invocations:
+        if i["window"] == window and i["kind"] == "lambda":
+            lambda_requests += 1
+            gb_seconds += functions[i["name"]]["memory_mb"] / 1024 * i["ms"] / 1000
+    lambda_requests /= samples
+    gb_seconds /= samples
+    api_requests = len(api_reqs) / samples
+    units = {
+        "api_requests": round(api_requests, 3),
+        "lambda_requests": round(lambda_requests, 3),
+        "lambda_gb_seconds": round(gb_seconds, 5),
+        "rru": round(rru, 3),
+        "wru": round(wru, 3),
+        "wru_of_which_gsi": round(wru_gsi, 3),
+        "sqs_requests_ours_fifo": round(sqs_fifo, 3),
+        "sqs_requests_ours_standard": round(sqs_std, 3),
+        "sqs_requests_event_source_estimate": round(esm_requests, 3),
+        "notifications": round(sum(c.get("invocations", 0) for n, c in components.items() if "Delivery" in n), 3),
+    }
+    dollars = {
+        "dynamodb": rru * DYNAMODB_RRU + wru * DYNAMODB_WRU,
+        "sqs": (sqs_fifo + esm_fifo) * SQS_FIFO_REQUEST + (sqs_std + esm_requests - esm_fifo) * SQS_STANDARD_REQUEST,
+        "lambda": lambda_requests * LAMBDA_REQUEST + gb_seconds * LAMBDA_GB_SECOND_ARM64,
+        "api_gateway": api_requests * API_GATEWAY_REST_REQUEST,
+    }
+    per_million = {k: round(v * 1e6, 2) for k, v in dollars.items()}
+    per_million["lambda_requests_only"] = round(lambda_requests * LAMBDA_REQUEST * 1e6, 2)
+    per_million["lambda_duration_only"] = round(gb_seconds * LAMBDA_GB_SECOND_ARM64 * 1e6, 2)
+    total = round(sum(per_million[k] for k in dollars), 2)
+    return {
+        "description": SHAPES[window],
+        "units_per_task": units,
+        "per_million_tasks_usd": per_million,
+        "total_per_million_tasks_usd": total,
+    }
+
+
+# ---------------------------------------------------------------------------------------- output
+def render(result: dict[str, Any]) -> str:
+    """The markdown section: calls per method, background work per task, cost per million tasks."""
+    meta = result["meta"]
+    out = [
+        f"Local stack, samples: {meta['samples']} (after a warm-up pass); units per request (methods) or per task "
+        "(shapes), averaged over the samples. RRU / WRU computed from item sizes (see the notes).",
+        "",
+        "**AWS calls per A2A method, API side** (per request; function = the template's function that serves the "
+        "REST route; ms = median local request time)",
+        "",
+        "| method | function | DynamoDB calls | RRU | WRU (of which GSI) | SQS requests | ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, m in result["methods"].items():
+        out.append(
+            f"| {label} | {m['function']} | {_ops(m['calls'], 'dynamodb.')} | {_n(m['rru'])} | "
+            f"{_n(m['wru'] + m['wru_gsi'])} ({_n(m['wru_gsi'])}) | {_ops(m['calls'], 'sqs.') or '0'} | "
+            f"{m['median_ms']} |"
+        )
+    out += [
+        "",
+        "**Every component, per task of each window** (api:X = the API side of the requests in that window)",
+        "",
+        "| window | component | invocations | calls | RRU | WRU (of which GSI) | SQS requests |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for window, components in result["windows"].items():
+        for name, c in components.items():
+            sqs = _n(c["sqs_fifo"] + c["sqs_std"])
+            inv = _n(c["invocations"]) if not name.startswith("api:") else ""
+            out.append(
+                f"| {window} | {name} | {inv} | {_ops(c['calls'], '') or '0'} | {_n(c['rru'])} | "
+                f"{_n(c['wru'] + c['wru_gsi'])} ({_n(c['wru_gsi'])}) | {sqs} |"
+            )
+    sizes = ", ".join(
+        f"{kind} {v['median_bytes']} B (max {v['max_bytes']})" for kind, v in result["item_sizes_written"].items()
+    )
+    moves = result["head_index_key_moves"]
+    e = result["per_executor_event"]
+    out += [
+        "",
+        f"Items written (median size by kind): {sizes}. Head writes that moved both index keys (a status change: "
+        f"the ByScope / ByContext sort key is the status timestamp): {moves.get('head writes moving an index key', 0)} "
+        f"of {moves.get('head writes', 0)}.",
+        f"Worker, per executor event ('hello' task / 3): {_ops(e['calls'], '')}; "
+        f"{_n(e['rru'])} RRU, {_n(e['wru'] + e['wru_gsi'])} WRU (of which GSI {_n(e['wru_gsi'])}); "
+        f"{_n(e['transact_items'])} transaction items.",
+    ]
+    pn = result["per_notification"]
+    if pn:
+        out.append(f"Push, per notification ({pn['notifications_per_task']} notifications per 'hello' task):")
+        for name in ("PushDispatcherFunction", "PushDeliveryFunction"):
+            c = pn[name]
+            out.append(
+                f"{name}: {_ops(c['calls'], '')}; {_n(c['rru'])} RRU, {_n(c['wru'] + c['wru_gsi'])} WRU, "
+                f"{_n(c['sqs_fifo'] + c['sqs_std'])} SQS requests."
+            )
+    out += [
+        "",
+        "**Cost per million tasks** (us-east-1 on-demand, USD; no free tier)",
+        "",
+        "| task shape | API req | Lambda req | GB-s | RRU | WRU (GSI) | SQS req (ours + event source) | "
+        "DynamoDB | SQS | Lambda (req + duration) | API Gateway | **total** |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in result["shapes"].items():
+        u, d = s["units_per_task"], s["per_million_tasks_usd"]
+        sqs = u["sqs_requests_ours_fifo"] + u["sqs_requests_ours_standard"]
+        out.append(
+            f"| {name} | {_n(u['api_requests'])} | {_n(u['lambda_requests'])} | {u['lambda_gb_seconds']:.4f} | "
+            f"{_n(u['rru'])} | {_n(u['wru'])} ({_n(u['wru_of_which_gsi'])}) | {_n(sqs)} + "
+            f"{_n(u['sqs_requests_event_source_estimate'])} | "
+            f"{d['dynamodb']:.2f} | {d['sqs']:.2f} | {d['lambda']:.2f} ({d['lambda_requests_only']:.2f} + "
+            f"{d['lambda_duration_only']:.2f}) | {d['api_gateway']:.2f} | **{s['total_per_million_tasks_usd']:.2f}** |"
+        )
+    out += ["", "Task shapes:"]
+    out += [f"- `{name}`: {s['description']}." for name, s in result["shapes"].items()]
+    out += ["", "Prices (checked " + meta["prices_checked"] + "):"]
+    out += [f"- {k}: {v}" for k, v in meta["prices"].items()]
+    out += ["", "Notes:"]
+    out += [f"- {note}" for note in meta["caveats"]]
+    return "\n".join(out) + "\n"
+
+
+def _n(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value else "0"
+
+
+def _ops(calls: dict[str, float], prefix: str) -> str:
+    return ", ".join(f"{_n(n)} {op.split('.', 1)[1]}" for op, n in calls.items() if op.startswith(prefix) and n)
+
+
+CAVEATS = [
+    "Calls are counted in botocore's after-call hook on the default session (one per API call, error responses "
+    "included; botocore's own retries are not separate calls). The pollers' clients (SQS receive / delete, stream "
+    "reads) are not on it.",
+    "RRU / WRU are computed, not reported: moto's ConsumedCapacity (with ReturnConsumedCapacity) is a constant per "
+    "operation (0.5 for GetItem, 1 or 2 per item elsewhere) whatever the item size or consistency, so it is not "
+    "used. Item sizes follow DynamoDB's published rules, from the attribute values moto stores (approximate: "
+    "number sizes, index entry overhead). Reads: per 4 KB, strongly consistent 1, eventually consistent (GSI "
+    "queries) 0.5, Query rounded on the sum of the items read, at least 1 unit. Writes: per 1 KB of the larger "
+    "of the before and after item, at least 1; inside TransactWriteItems 2 per KB per item. Failed conditional "
+    "writes are charged by the existing item's size.",
+    "Global secondary indexes (ByScope, ByContext, projection ALL): each index write billed at 1 WRU per KB (the "
+    "standard rate, also for writes made in a transaction: an assumption); an index key change is a delete plus a "
+    "put (two writes), any other change of an indexed item one write.",
+    "SQS: every queue is FIFO ($0.50 per million); a request is billed per 64 KB of payload. The event source "
+    "mappings' ReceiveMessage / DeleteMessage are not made by our code and not counted; the cost adds an estimate "
+    "of one receive and one delete per message (BatchSize 1 on every SQS event source in template.yaml). Their "
+    "idle long polling is a fixed cost per queue, not per task, and is left out.",
+    "DynamoDB Streams: GetRecords calls by Lambda event source mappings are free; the dispatcher's invocations "
+    "(measured here; on AWS they depend on how records batch) are counted as Lambda requests.",
+    "Lambda: one request per API call for the function serving the route (REST binding; JSON-RPC would all go to "
+    "GatewayFunction, 1 GB) plus one for the REQUEST authorizer (AuthMode Open, the template default, not "
+    f"cached; {AUTHORIZER_ASSUMED_MS:.0f} ms assumed), and one per event source invocation. GB-seconds use the "
+    "template's MemorySize (arm64) and the durations measured here: handler wall time on a loaded 2-core machine "
+    "with moto over local HTTP, so indicative only; a blocking SendMessage's duration includes the wait for the "
+    "worker.",
+    "Not included: DynamoDB storage, PITR and stream storage, CloudWatch Logs / metrics, X-Ray (Tracing: Active on "
+    "every function), data transfer, SSM (standard parameters: no charge; the push signing key set is read once "
+    "per cold start), the free tiers.",
+    "Streaming methods poll the event log while open (a strongly consistent Query every 50 ms while events flow, "
+    "backing off to 1 s): their calls grow with the stream's duration; SubscribeToTask here follows a 'sleep 1' "
+    "task to its end.",
+]
+
+
+def build_result(samples: int, quick: bool) -> dict[str, Any]:
+    raw = run_stack(samples, quick)
+    facts = template_facts()
+    result = analyse(raw, samples, facts)
+    result["meta"] = {
+        "samples": samples,
+        "quick": quick,
+        "date": time.strftime("%Y-%m-%d"),
+        "prices_checked": PRICES_CHECKED,
+        "prices": {
+            "DynamoDB on-demand write / read request unit": f"${DYNAMODB_WRU * 1e6:.3f} / ${DYNAMODB_RRU * 1e6:.3f} "
+            f"per million ({PRICE_SOURCES['DynamoDB on-demand']})",
+            "SQS FIFO / standard request": f"${SQS_FIFO_REQUEST * 1e6:.2f} / ${SQS_STANDARD_REQUEST * 1e6:.2f} "
+            f"per million ({PRICE_SOURCES['SQS']})",
+            "Lambda": f"${LAMBDA_REQUEST * 1e6:.2f} per million requests, ${LAMBDA_GB_SECOND_ARM64} per GB-second "
+            f"arm64 ({PRICE_SOURCES['Lambda']})",
+            "API Gateway REST API": f"${API_GATEWAY_REST_REQUEST * 1e6:.2f} per million requests "
+            f"({PRICE_SOURCES['API Gateway']})",
+        },
+        "template": facts,
+        "caveats": CAVEATS,
+    }
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="AWS calls per A2A method and cost per million tasks (local stack)")
+    parser.add_argument("--quick", action="store_true", help="one sample (under a minute)")
+    parser.add_argument("--samples", type=int, default=None, help="samples after the warm-up pass (default 5)")
+    parser.add_argument("--json", type=Path, help="write the result here")
+    args = parser.parse_args(argv)
+    samples = args.samples or (1 if args.quick else 5)
+    result = build_result(samples, args.quick)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    print(render(result))
+    return 1 if result["measure_errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
