@@ -117,7 +117,8 @@ class Rig:
     loop: asyncio.AbstractEventLoop
     http: httpx.AsyncClient
     runtime: Runtime
-    store: SpyStore
+    store: Any
+    """A ``SpyStore`` unless the rig was built on another store."""
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def run(self, coro: Any) -> Any:
@@ -160,8 +161,9 @@ class Rig:
 
 
 @contextmanager
-def rig(**overrides: Any) -> Iterator[Rig]:
-    store = SpyStore()
+def rig(task_store: Any = None, **overrides: Any) -> Iterator[Rig]:
+    """The rig on a new ``SpyStore``, or on ``task_store`` (then ``state()`` is not available)."""
+    store = SpyStore() if task_store is None else task_store
     settings = {
         "store": "memory",
         "poll_interval_seconds": 0.002,

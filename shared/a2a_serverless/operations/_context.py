@@ -9,11 +9,17 @@ from ..errors import InvalidParamsError, TaskNotFoundError
 from ..ports import Scope
 from ..runtime import Runtime
 
-__all__ = ["MAX_ID_LENGTH", "RESERVED_TENANT", "CallContext", "check_task_id", "resolve_scope"]
+__all__ = ["MAX_ID_LENGTH", "RESERVED_TENANT", "CallContext", "check_task_id", "id_too_long", "resolve_scope"]
 
 MAX_ID_LENGTH = 256
-"""Ids (task, context, message, config, tenant) longer than this are refused: they are parts of
-DynamoDB keys, whose size is bounded, and no id this server issues comes close."""
+"""Ids (task, context, message, config, tenant) longer than this many bytes (UTF-8) are refused:
+they are parts of DynamoDB keys, which are limited in bytes (partition keys 2048, sort keys 1024),
+and go in percent-encoded, up to three times as long; no id this server issues comes close. Bytes,
+not characters: 256 emoji would be a 3 KB key."""
+
+
+def id_too_long(value: str) -> bool:
+    return len(value.encode("utf-8", "surrogatepass")) > MAX_ID_LENGTH
 
 RESERVED_TENANT = "v1"
 """Not a tenant: ``/v1/...`` is the v0.3 REST binding, so ``/v1/message:send`` must never be read
@@ -36,7 +42,7 @@ def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False,
     is invalid params when the call would create one."""
     tenant = ctx.tenant
     allowed = runtime.settings.tenants
-    if "/" in tenant or len(tenant) > MAX_ID_LENGTH or tenant == RESERVED_TENANT or (allowed and tenant not in allowed):
+    if "/" in tenant or id_too_long(tenant) or tenant == RESERVED_TENANT or (allowed and tenant not in allowed):
         if creating:
             raise InvalidParamsError("Unknown tenant")
         raise TaskNotFoundError()
@@ -46,5 +52,5 @@ def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False,
 
 def check_task_id(task_id: str) -> None:
     """An id longer than any we issue names no task."""
-    if len(task_id) > MAX_ID_LENGTH:
+    if id_too_long(task_id):
         raise TaskNotFoundError()

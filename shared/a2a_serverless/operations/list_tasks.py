@@ -7,7 +7,7 @@ from ..lifecycle import with_history_length, without_artifacts
 from ..models import ListTasksRequest, ListTasksResponse, TaskState
 from ..ports import InvalidPageToken, TaskQuery
 from ..runtime import Runtime
-from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
+from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
 
 __all__ = ["DEFAULT_PAGE_SIZE", "list_tasks"]
 
@@ -15,9 +15,9 @@ DEFAULT_PAGE_SIZE = 50
 
 
 def list_tasks(request: ListTasksRequest, ctx: CallContext, runtime: Runtime) -> ListTasksResponse:
-    if len(request.context_id) > MAX_ID_LENGTH:
+    if id_too_long(request.context_id):
         raise InvalidParamsError(
-            violations=[FieldViolation("contextId", f"must be at most {MAX_ID_LENGTH} characters")]
+            violations=[FieldViolation("contextId", f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")]
         )
     page_size = request.page_size if request.page_size is not None else DEFAULT_PAGE_SIZE
     query = TaskQuery(

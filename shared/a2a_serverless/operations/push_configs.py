@@ -19,7 +19,7 @@ from ..models import (
 )
 from ..ports import InvalidPageToken, Scope, TaskRecord
 from ..runtime import Runtime
-from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
+from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
 from ._push import prepare_config, require_push_capability
 
 __all__ = [
@@ -51,8 +51,8 @@ def create_push_config(
     if not request.task_id:
         raise InvalidParamsError(violations=[FieldViolation("taskId", "Field required")])
     record = _task(ctx, runtime, request.task_id)
-    if len(request.id) > MAX_ID_LENGTH:
-        raise InvalidParamsError(violations=[FieldViolation("id", f"must be at most {MAX_ID_LENGTH} characters")])
+    if id_too_long(request.id):
+        raise InvalidParamsError(violations=[FieldViolation("id", f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")])
     config = prepare_config(request, record.scope, request.task_id, runtime)
     # Notifications start with the task's next event; the dispatcher, seeing the config appear,
     # also delivers any event that was logged between this read and the write.
@@ -68,7 +68,7 @@ def get_push_config(
 ) -> TaskPushNotificationConfig:
     scope = _task_scope(ctx, runtime, request.task_id)
     config = (
-        None if len(request.id) > MAX_ID_LENGTH else runtime.store.get_push_config(scope, request.task_id, request.id)
+        None if id_too_long(request.id) else runtime.store.get_push_config(scope, request.task_id, request.id)
     )
     if config is None:
         raise TaskNotFoundError(
@@ -95,5 +95,5 @@ def list_push_configs(
 
 def delete_push_config(request: DeleteTaskPushNotificationConfigRequest, ctx: CallContext, runtime: Runtime) -> None:
     scope = _task_scope(ctx, runtime, request.task_id)
-    if len(request.id) <= MAX_ID_LENGTH:
+    if not id_too_long(request.id):
         runtime.store.delete_push_config(scope, request.task_id, request.id)

@@ -49,7 +49,7 @@ from ..models import (
 )
 from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
-from ._context import MAX_ID_LENGTH, CallContext, resolve_scope
+from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
 from ._push import prepare_config, require_push_capability
 
 __all__ = ["Submitted", "send_message", "submit_message"]
@@ -93,7 +93,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     if config.task_push_notification_config is not None:
         require_push_capability(runtime)
     message = request.message
-    _check_ids(message)
+    _check_ids(message, config)
     # No read-before-write for idempotency: the create transaction's condition on the
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
     try:
@@ -116,14 +116,17 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     return Submitted(record, accepted)
 
 
-def _check_ids(message: Message) -> None:
+def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
+    push = config.task_push_notification_config
     for field, value in (
         ("message.messageId", message.message_id),
         ("message.contextId", message.context_id),
         ("message.taskId", message.task_id),
+        ("configuration.taskPushNotificationConfig.id", push.id if push is not None else ""),
     ):
-        if len(value) > MAX_ID_LENGTH:
-            raise InvalidParamsError(violations=[FieldViolation(field, f"must be at most {MAX_ID_LENGTH} characters")])
+        if id_too_long(value):
+            too_long = FieldViolation(field, f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")
+            raise InvalidParamsError(violations=[too_long])
 
 
 def _existing(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> TaskRecord:

@@ -1,0 +1,341 @@
+"""Size and shape limits, on both bindings (JSON-RPC and REST, 1.0 and 0.3) and through a Lambda
+entry point (an API Gateway REST proxy event into ``functions.send_message.handler``, with DynamoDB
+and SQS in moto, in process).
+
+Every input here is either refused cleanly (the spec's error shape, a 4xx over REST, nothing
+written) or accepted and stored exactly as sent (then it is read back). Never a 5xx. The limits
+(README, "Limits and bad input"):
+
+* request body: ``max_body_bytes`` (256 KiB by default), with or without Content-Length;
+* JSON nesting: 100 levels;
+* ids (task, context, message, push config, tenant): 256 bytes of UTF-8, because they go into
+  DynamoDB keys (partition key at most 2048 bytes, sort key 1024), percent-encoded;
+* the work a message queues (its request ``metadata`` and ``configuration``): what fits one SQS
+  message (256 KiB, SQS's default maximum), checked before anything is stored;
+* the number of parts or metadata keys: only the body size bounds them; they are stored as sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from _jsonrpc_support import (
+    HOOK,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    V1,
+    Rig,
+    assert_no_leak,
+    assert_rest_error,
+    assert_rpc_error,
+    chunks,
+    message,
+    rig,
+)
+from moto import mock_aws
+
+from a2a_devstack._moto_item_size import item_size_fix
+from a2a_devstack.resources import create_resources
+from a2a_serverless.adapters import DynamoDBTaskStore
+
+LIMIT = 256 * 1024
+TASK_NOT_FOUND = -32001
+EMOJI = "\U0001f600"  # four bytes of UTF-8, twelve once percent-encoded
+RECORDED_EVENT = Path(__file__).parents[1] / "functions" / "events" / "apigw_rest_post_message_send.json"
+
+Make = Callable[[str, str], dict[str, Any]]
+"""(text, messageId) -> the request body of one door's SendMessage."""
+
+
+@pytest.fixture(scope="module")
+def r() -> Iterator[Rig]:
+    with rig() as value:
+        yield value
+
+
+def rpc_body(method: str, params: Any, rpc_id: Any = 1) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}).encode()
+
+
+def _rpc_v1(text: str, mid: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message(text, mid)}}
+
+
+def _v03_message(text: str, mid: str) -> dict[str, Any]:
+    return {"kind": "message", "messageId": mid, "role": "user", "parts": [{"kind": "text", "text": text}]}
+
+
+def _rpc_v03(text: str, mid: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": _v03_message(text, mid)}}
+
+
+def _rest_v1(text: str, mid: str) -> dict[str, Any]:
+    return {"message": message(text, mid)}
+
+
+def _rest_v03(text: str, mid: str) -> dict[str, Any]:
+    return {"request": {"messageId": mid, "role": "ROLE_USER", "content": [{"text": text}]}}
+
+
+# SendMessage's four front doors: (path, headers, body maker, door).
+DOORS = [
+    pytest.param("/", V1, _rpc_v1, "rpc-1.0", id="jsonrpc-1.0"),
+    pytest.param("/", {}, _rpc_v03, "rpc-0.3", id="jsonrpc-0.3"),
+    pytest.param("/message:send", V1, _rest_v1, "rest-1.0", id="rest-1.0"),
+    pytest.param("/v1/message:send", {}, _rest_v03, "rest-0.3", id="rest-0.3"),
+]
+
+
+def padded(size: int, make: Make, mid: str) -> bytes:
+    """``make(text, mid)`` serialized, the text grown until the body is exactly ``size`` bytes."""
+    base = len(json.dumps(make("", mid)).encode())
+    body = json.dumps(make("x" * (size - base), mid)).encode()
+    assert len(body) == size
+    return body
+
+
+def assert_refused(response: httpx.Response, door: str, code: int, status: int, reason: str | None = None) -> None:
+    """The door's own error shape: JSON-RPC (HTTP 200, id null: the body was not read) or REST."""
+    if door.startswith("rpc"):
+        error = assert_rpc_error(response, rpc_id=None, codes=code, legacy=door == "rpc-0.3")
+        if reason is not None:
+            data = error["data"]
+            assert (data["reason"] if isinstance(data, dict) else data[0]["reason"]) == reason
+    else:
+        assert_rest_error(response, status, reason)
+
+
+def task_of(door: str, response: httpx.Response) -> dict[str, Any]:
+    assert_no_leak(response)
+    assert response.status_code == 200, response.text[:1000]
+    body = response.json()
+    if door.startswith("rpc"):
+        assert "result" in body, body
+        body = body["result"]
+    task: dict[str, Any] = body.get("task", body)
+    return task
+
+
+def stored(r: Rig, task_id: str) -> dict[str, Any]:
+    response = r.request("GET", f"/tasks/{task_id}", headers=V1)
+    assert response.status_code == 200, response.text[:1000]
+    task: dict[str, Any] = response.json()
+    return task
+
+
+def post(r: Rig, path: str, headers: dict[str, str], body: Any) -> httpx.Response:
+    return r.request("POST", path, content=body, headers={"Content-Type": "application/json", **headers})
+
+
+# --------------------------------------------------------------------------- body size
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+@pytest.mark.parametrize("over", [1, 64 * 1024, 4 * 1024 * 1024], ids=["just-over", "64k-over", "4m-over"])
+@pytest.mark.parametrize("framing", ["content-length", "chunked", "understated-content-length"])
+def test_body_over_the_limit_is_refused(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str, over: int, framing: str
+) -> None:
+    body = padded(LIMIT + over, make, "m-big")
+    before = r.state()
+    if framing == "understated-content-length":
+        # The server counts what arrives; a Content-Length that lies does not get more through.
+        response = post(r, path, {**headers, "Content-Length": "100"}, chunks(body))
+    else:
+        response = post(r, path, headers, chunks(body) if framing == "chunked" else body)
+    assert_refused(response, door, INVALID_REQUEST, 413, "PAYLOAD_TOO_LARGE")
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_body_at_the_limit_is_stored_as_sent(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str, framing: str
+) -> None:
+    """A ~256 KiB text part is stored and read back as sent. The demo agent's echo of it cannot fit
+    the task's DynamoDB-sized item: the run fails cleanly (FAILED, with a message), never stuck."""
+    mid = f"m-limit-{door}-{framing}"
+    body = padded(LIMIT, make, mid)
+    response = post(r, path, headers, chunks(body) if framing == "chunked" else body)
+    task = stored(r, task_of(door, response)["id"])
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["history"][0]["messageId"] == mid
+    assert task["history"][0]["parts"][0]["text"] == "x" * (len(task["history"][0]["parts"][0]["text"]))
+    assert len(task["history"][0]["parts"][0]["text"]) > LIMIT - 400
+
+
+# --------------------------------------------------------------------------- nesting
+
+
+@pytest.mark.parametrize("depth", [101, 1_000, 10_000, 100_000])
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+def test_deep_nesting_is_a_parse_error(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str, depth: int
+) -> None:
+    """Python's json raises RecursionError near 1000 levels, and pydantic cannot serialize past ~255:
+    anything deeper than 100 levels is refused as a parse error, wherever it is."""
+    before = r.state()
+    bodies = [
+        b"[" * depth + b"]" * depth,
+        json.dumps(make("x", "m-deep")).encode().replace(b'"x"', b"[" * depth + b"1" + b"]" * depth, 1),
+        b'{"a":' * depth + b"1" + b"}" * depth,
+    ]
+    for body in bodies:
+        if len(body) <= LIMIT:
+            assert_refused(post(r, path, headers, body), door, PARSE_ERROR, 400)
+    assert r.state() == before
+
+
+# --------------------------------------------------------------------------- many parts, big maps
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+def test_ten_thousand_parts_are_stored_as_sent(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str
+) -> None:
+    """No count limit on parts: the body limit bounds them, and 10,000 tiny parts (about 160 KB of
+    task) fit one DynamoDB item. All are stored, in order."""
+    body = make("a", f"m-parts-{door}")
+    msg = (body.get("params") or body).get("message") or body["request"]
+    key = "content" if "content" in msg else "parts"
+    count = 7_000 if door == "rpc-0.3" else 10_000  # v0.3 parts carry a "kind" each
+    msg[key] = [{**msg[key][0], "text": str(i)} for i in range(count)]
+    raw = json.dumps(body).encode()
+    assert len(raw) < LIMIT
+    task = stored(r, task_of(door, post(r, path, headers, raw))["id"])
+    assert [p["text"] for p in task["history"][0]["parts"]] == [str(i) for i in range(count)]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_huge_metadata_maps_are_stored_as_sent(r: Rig) -> None:
+    metadata = {f"k{i}": i for i in range(6_000)}
+    params = {"message": message("hi", "m-meta", metadata=metadata), "metadata": metadata}
+    response = r.post(rpc_body("SendMessage", params), V1)
+    task = stored(r, task_of("rpc-1.0", response)["id"])
+    assert task["history"][0]["metadata"] == metadata
+
+
+# --------------------------------------------------------------------------- ids
+
+
+def _long_id_cases() -> list[Any]:
+    cases = []
+    for name, value in (("100k", "i" * 100_000), ("257-bytes", "i" * 257), ("65-emoji", EMOJI * 65)):
+        cases += [
+            pytest.param("SendMessage", {"message": message(message_id=value)}, INVALID_PARAMS, id=f"messageId-{name}"),
+            pytest.param(
+                "SendMessage", {"message": message(message_id="m", contextId=value)}, INVALID_PARAMS, id=f"ctx-{name}"
+            ),
+            pytest.param(
+                "SendMessage", {"message": message(message_id="m", taskId=value)}, INVALID_PARAMS, id=f"taskId-{name}"
+            ),
+            pytest.param("SendMessage", {"message": message(), "tenant": value}, INVALID_PARAMS, id=f"tenant-{name}"),
+            pytest.param(
+                "SendMessage",
+                {"message": message(), "configuration": {"taskPushNotificationConfig": {"id": value, "url": HOOK}}},
+                INVALID_PARAMS,
+                id=f"inline-push-config-id-{name}",
+            ),
+            pytest.param("GetTask", {"id": value}, TASK_NOT_FOUND, id=f"get-{name}"),
+            pytest.param("GetTask", {"id": "{done}", "tenant": value}, TASK_NOT_FOUND, id=f"get-tenant-{name}"),
+            pytest.param("CancelTask", {"id": value}, TASK_NOT_FOUND, id=f"cancel-{name}"),
+            pytest.param("ListTasks", {"contextId": value}, INVALID_PARAMS, id=f"list-ctx-{name}"),
+            pytest.param("ListTasks", {"tenant": value}, TASK_NOT_FOUND, id=f"list-tenant-{name}"),
+            pytest.param(
+                "CreateTaskPushNotificationConfig",
+                {"taskId": "{done}", "id": value, "url": HOOK},
+                INVALID_PARAMS,
+                id=f"push-create-{name}",
+            ),
+            pytest.param(
+                "GetTaskPushNotificationConfig",
+                {"taskId": "{done}", "id": value},
+                TASK_NOT_FOUND,
+                id=f"push-get-{name}",
+            ),
+            pytest.param("ListTaskPushNotificationConfigs", {"taskId": value}, TASK_NOT_FOUND, id=f"push-list-{name}"),
+        ]
+    return cases
+
+
+LONG_IDS = _long_id_cases()
+
+
+@pytest.mark.parametrize(("method", "params", "code"), LONG_IDS)
+def test_long_ids_are_refused_in_memory(r: Rig, method: str, params: dict[str, Any], code: int) -> None:
+    """Over 256 bytes of UTF-8: invalid params where the id would be stored, task not found where
+    it names something (no such id was ever issued)."""
+    before = r.state()
+    response = r.post(rpc_body(method, r.fill(params), "long"), V1)
+    assert_rpc_error(response, rpc_id="long", codes=code, legacy=False)
+    assert r.state() == before
+
+
+@pytest.fixture(scope="module")
+def moto_tables() -> Iterator[tuple[Any, Any]]:
+    with pytest.MonkeyPatch.context() as env:
+        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
+            env.delenv(key, raising=False)
+        env.setenv("AWS_ACCESS_KEY_ID", "testing")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        env.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        with mock_aws(), item_size_fix():
+            dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+            sqs = boto3.client("sqs", region_name="us-east-1")
+            yield dynamodb, sqs
+
+
+@pytest.fixture(scope="module")
+def dynamo_rig(moto_tables: tuple[Any, Any]) -> Iterator[Rig]:
+    """The rig's app on the DynamoDB store (moto), worker inline."""
+    dynamodb, sqs = moto_tables
+    table = create_resources(dynamodb, sqs, prefix="limits").tables["TasksTable"]
+    with rig(DynamoDBTaskStore(table, dynamodb), store="dynamodb", table_name=table) as value:
+        yield value
+
+
+def test_dynamo_rig_is_on_dynamodb(dynamo_rig: Rig) -> None:
+    assert isinstance(dynamo_rig.runtime.store, DynamoDBTaskStore)
+
+
+@pytest.mark.parametrize(("method", "params", "code"), LONG_IDS)
+def test_long_ids_are_refused_before_dynamodb(dynamo_rig: Rig, method: str, params: dict[str, Any], code: int) -> None:
+    """Regression: 65 emoji (260 bytes, 780 once percent-encoded) passed the old 256-*character*
+    check and reached DynamoDB as a key over its limit: a ValidationException, answered -32603."""
+    response = dynamo_rig.post(rpc_body(method, dynamo_rig.fill(params), "long"), V1)
+    assert_rpc_error(response, rpc_id="long", codes=code, legacy=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "tenant"),
+    [
+        pytest.param("i" * 256, "t" * 256, id="256-ascii"),
+        pytest.param(EMOJI * 64, EMOJI * 64, id="64-emoji"),
+        pytest.param("#%" * 128, "#%:" * 85, id="escapes"),
+    ],
+)
+def test_ids_at_the_limit_round_trip_on_dynamodb(dynamo_rig: Rig, value: str, tenant: str) -> None:
+    """256 bytes is accepted everywhere an id goes, and stored and found again as sent."""
+    inline = {"taskPushNotificationConfig": {"id": value, "url": HOOK}}
+    params = {"message": message("hi", value, contextId=value), "configuration": inline, "tenant": tenant}
+    task = task_of("rpc-1.0", dynamo_rig.post(rpc_body("SendMessage", params), V1))
+    assert task["contextId"] == value
+    assert task["history"][0]["messageId"] == value
+
+    def call(method: str, **fields: Any) -> Any:
+        answer = dynamo_rig.post(rpc_body(method, {"tenant": tenant, **fields}), V1).json()
+        assert "result" in answer, answer
+        return answer["result"]
+
+    assert call("GetTask", id=task["id"])["contextId"] == value
+    assert [t["id"] for t in call("ListTasks", contextId=value)["tasks"]] == [task["id"]]
+    assert call("GetTaskPushNotificationConfig", taskId=task["id"], id=value)["id"] == value
+    again = call("SendMessage", message=message("hi", value, contextId=value))  # the same messageId: the same task
+    assert again["task"]["id"] == task["id"]
