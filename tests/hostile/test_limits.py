@@ -17,8 +17,12 @@ written) or accepted and stored exactly as sent (then it is read back). Never a 
 
 from __future__ import annotations
 
+import base64
+import importlib
 import json
+import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from _jsonrpc_support import (
     HOOK,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LEAK_MARKERS,
     PARSE_ERROR,
     V1,
     Rig,
@@ -44,6 +49,7 @@ from moto import mock_aws
 from a2a_devstack._moto_item_size import item_size_fix
 from a2a_devstack.resources import create_resources
 from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.runtime import reset_runtime
 
 LIMIT = 256 * 1024
 TASK_NOT_FOUND = -32001
@@ -339,3 +345,157 @@ def test_ids_at_the_limit_round_trip_on_dynamodb(dynamo_rig: Rig, value: str, te
     assert call("GetTaskPushNotificationConfig", taskId=task["id"], id=value)["id"] == value
     again = call("SendMessage", message=message("hi", value, contextId=value))  # the same messageId: the same task
     assert again["task"]["id"] == task["id"]
+
+
+# --------------------------------------------------------------------------- through a Lambda entry point
+
+
+class LambdaContext:
+    function_name = "a2a-limits"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:a2a-limits"
+    aws_request_id = "11111111-2222-3333-4444-555555555555"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+@dataclass
+class LambdaRig:
+    dynamodb: Any
+    sqs: Any
+    table: str
+    queue_url: str
+
+    def invoke(self, body: bytes | None, *, base64_body: bool = False, **headers: str) -> dict[str, Any]:
+        """The recorded API Gateway REST proxy event, carrying ``body``, into SendMessage's function."""
+        event = json.loads(RECORDED_EVENT.read_text())
+        event["headers"] = {**event["headers"], **headers}
+        event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+        if body is None:
+            event["body"] = None
+        elif base64_body:
+            event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
+        else:
+            event["body"] = body.decode()
+        handler = importlib.import_module("functions.send_message").handler
+        response: dict[str, Any] = handler(event, LambdaContext())
+        return response
+
+    def written(self) -> tuple[int, int]:
+        """(items in the table, messages on the work queue)."""
+        items = self.dynamodb.scan(TableName=self.table, Select="COUNT")["Count"]
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["All"])["Attributes"]
+        return items, int(attributes["ApproximateNumberOfMessages"]) + int(
+            attributes["ApproximateNumberOfMessagesNotVisible"]
+        )
+
+
+@pytest.fixture
+def fn(moto_tables: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LambdaRig]:
+    """``functions.send_message`` as deployed: DynamoDB and the SQS work queue (moto), API Gateway
+    authorizer identity. The work queue keeps SQS's default maximum message size (256 KiB): the
+    template sets none, and moto's own default is AWS's newer 1 MiB ceiling."""
+    dynamodb, sqs = moto_tables
+    resources = create_resources(dynamodb, sqs, prefix=f"fn-{uuid.uuid4().hex[:6]}")
+    queue_url = resources.queue_urls["WorkQueue"]
+    sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"MaximumMessageSize": str(LIMIT)})
+    for key, value in {
+        "POWERTOOLS_METRICS_NAMESPACE": "A2ATest",
+        "A2A_STORE": "dynamodb",
+        "A2A_TABLE_NAME": resources.tables["TasksTable"],
+        "A2A_QUEUE_URL": queue_url,
+        "A2A_AUTH_MODE": "apigateway",
+    }.items():
+        monkeypatch.setenv(key, value)
+    reset_runtime()
+    yield LambdaRig(dynamodb, sqs, resources.tables["TasksTable"], queue_url)
+    reset_runtime()
+
+
+def lambda_error(response: dict[str, Any], status: int, reason: str | None = None) -> dict[str, Any]:
+    assert response["statusCode"] == status, response
+    text = response["body"]
+    for marker in LEAK_MARKERS:
+        assert marker not in text, f"{marker!r} leaked: {text[:1000]}"
+    body = json.loads(text)
+    assert set(body) == {"error"}
+    error: dict[str, Any] = body["error"]
+    assert error["code"] == status
+    assert error["details"][0]["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    if reason is not None:
+        assert error["details"][0]["reason"] == reason
+    return error
+
+
+def send_body(**extra: Any) -> dict[str, Any]:
+    return {
+        "message": message("hello", f"m-{uuid.uuid4().hex[:8]}"),
+        "configuration": {"returnImmediately": True},
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("base64_body", [False, True], ids=["text", "base64"])
+def test_lambda_accepts_a_body_at_the_limit(fn: LambdaRig, base64_body: bool) -> None:
+    body = json.dumps(send_body(metadata={"pad": ""})).encode()
+    body = body.replace(b'"pad": ""', b'"pad": "' + b"x" * (LIMIT // 2 - len(body)) + b'"')
+    response = fn.invoke(body, base64_body=base64_body)
+    assert response["statusCode"] == 200, response
+    assert fn.written()[1] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "base64_body", "status", "reason"),
+    [
+        pytest.param(b"x" * (LIMIT + 1), False, 413, "PAYLOAD_TOO_LARGE", id="just-over"),
+        pytest.param(b"x" * (6 * 1024 * 1024), True, 413, "PAYLOAD_TOO_LARGE", id="api-gateway-maximum"),
+        pytest.param(b"[" * 100_000, False, 400, "INVALID_REQUEST", id="nested-100k"),
+        pytest.param(b'{"message": {"messageId": "\xff\xfe"}}', True, 400, "INVALID_REQUEST", id="not-utf8"),
+        pytest.param(b"\xef\xbb\xbf{}", True, 400, "INVALID_REQUEST", id="bom"),
+        pytest.param(b"", False, 400, "INVALID_PARAMS", id="empty"),
+        pytest.param(None, False, 400, "INVALID_PARAMS", id="no-body"),
+        pytest.param(b'{"message": {"text": "\\ud800"}}', False, 400, "INVALID_REQUEST", id="lone-surrogate"),
+        pytest.param(
+            json.dumps(send_body(message=message("x", EMOJI * 65))).encode(),
+            False,
+            400,
+            "INVALID_PARAMS",
+            id="emoji-id",
+        ),
+    ],
+)
+def test_lambda_refuses_cleanly(fn: LambdaRig, body: bytes | None, base64_body: bool, status: int, reason: str) -> None:
+    before = fn.written()
+    lambda_error(fn.invoke(body, base64_body=base64_body), status, reason)
+    assert fn.written() == before
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        pytest.param({"k": "\\" * 120_000}, id="backslashes"),  # 240 KB of body, 480 KB as a work item
+        pytest.param({"k": EMOJI * 50_000}, id="emoji"),  # 200 KB raw, 700 KB once escaped twice
+        pytest.param({f"k{i}": '"' for i in range(15_000)}, id="many-quotes"),
+    ],
+)
+def test_lambda_refuses_a_message_whose_work_does_not_fit_the_queue(fn: LambdaRig, metadata: dict[str, Any]) -> None:
+    """Regression: the request ``metadata`` travels to the worker in the SQS work item, JSON in
+    JSON, ASCII-escaped: a body under the limit could make a message over SQS's 256 KiB. The send
+    failed after the task was stored: a FAILED task and a 500. It is refused before anything is
+    written now."""
+    body = json.dumps(send_body(metadata=metadata), ensure_ascii=False).encode()
+    assert len(body) <= LIMIT
+    before = fn.written()
+    error = lambda_error(fn.invoke(body), 400, "INVALID_PARAMS")
+    assert error["details"][1]["fieldViolations"][0]["field"] == "metadata"
+    assert fn.written() == before
+
+
+def test_lambda_huge_extensions_header(fn: LambdaRig) -> None:
+    """API Gateway caps headers at 10 KB; past it, the same work-item check keeps a 1 MB
+    ``A2A-Extensions`` header from becoming a 500."""
+    before = fn.written()
+    uris = ",".join(f"https://example.com/ext/{i}" for i in range(40_000))
+    lambda_error(fn.invoke(json.dumps(send_body()).encode(), **{"A2A-Extensions": uris}), 400, "INVALID_PARAMS")
+    assert fn.written() == before

@@ -48,6 +48,7 @@ from ..models import (
     utc_now,
 )
 from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskRecord, WorkItem
+from ..ports.queue import MAX_WORK_ITEM_BYTES
 from ..runtime import Runtime
 from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
 from ._push import prepare_config, require_push_capability
@@ -94,6 +95,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
         require_push_capability(runtime)
     message = request.message
     _check_ids(message, config)
+    _check_work_size(scope, request, ctx)
     # No read-before-write for idempotency: the create transaction's condition on the
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
     try:
@@ -112,7 +114,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
             violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
         ) from None
     if queued:
-        _enqueue(runtime, _work_item(scope, record, request, ctx))
+        _enqueue(runtime, _work_item(scope, record.task.id, request, ctx))
     return Submitted(record, accepted)
 
 
@@ -127,6 +129,24 @@ def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
         if id_too_long(value):
             too_long = FieldViolation(field, f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")
             raise InvalidParamsError(violations=[too_long])
+
+
+def _check_work_size(scope: Scope, request: SendMessageRequest, ctx: CallContext) -> None:
+    """The work item carries the request's metadata, configuration and extensions to the worker,
+    JSON in JSON, ASCII-escaped: a body under the size limit can make more than one queue message
+    holds (``\\`` doubles, an emoji becomes 14 bytes). Found out at enqueue, after the task was
+    stored, that failed the task with a 500; refused before anything is written instead."""
+    item = _work_item(scope, request.message.task_id or str(uuid.uuid4()), request, ctx)
+    if len(item.to_json()) <= MAX_WORK_ITEM_BYTES:  # ASCII: characters are bytes
+        return
+    sizes = {
+        "metadata": len(item.metadata),
+        "configuration": len(item.configuration),
+        "A2A-Extensions": sum(len(e) for e in item.extensions),
+    }
+    field = max(sizes, key=sizes.__getitem__)
+    limit = f"too large: metadata, configuration and extensions must fit {MAX_WORK_ITEM_BYTES} bytes as JSON"
+    raise InvalidParamsError(violations=[FieldViolation(field, limit)])
 
 
 def _existing(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> TaskRecord:
@@ -226,7 +246,7 @@ def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[Ta
     return record, queued, outcome["accepted"]
 
 
-def _work_item(scope: Scope, record: TaskRecord, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
+def _work_item(scope: Scope, task_id: str, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
     """The work item for this request's message; the configuration travels without the push
     config (its credentials have no business on the queue, and the executor does not need them)."""
     configuration = ""
@@ -235,7 +255,7 @@ def _work_item(scope: Scope, record: TaskRecord, request: SendMessageRequest, ct
     return WorkItem(
         tenant=scope.tenant,
         owner=scope.owner,
-        task_id=record.task.id,
+        task_id=task_id,
         message_id=request.message.message_id,
         configuration=configuration,
         metadata=json.dumps(request.metadata, separators=(",", ":")) if request.metadata else "",

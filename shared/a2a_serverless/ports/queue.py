@@ -12,7 +12,11 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-__all__ = ["WorkItem", "WorkQueue"]
+__all__ = ["MAX_WORK_ITEM_BYTES", "WorkItem", "WorkQueue"]
+
+MAX_WORK_ITEM_BYTES = 256 * 1024
+"""The largest ``WorkItem.to_json()`` a queue takes: SQS's default maximum message size (the
+template's queues keep it). SendMessage checks it before it stores anything."""
 
 
 @dataclass(frozen=True, slots=True)
