@@ -149,8 +149,9 @@ class Rig:
         """Wait for the workers of earlier requests, so the store only changes through the next one."""
         concurrent.futures.wait(list(self.runtime.queue.futures))  # type: ignore[attr-defined]
 
-    def send(self, text: str, message_id: str) -> dict[str, Any]:
-        response = self.post(json.dumps({"message": message(text, message_id)}).encode(), V1, path="/message:send")
+    def send(self, text: str, message_id: str, caller: dict[str, str] | None = None) -> dict[str, Any]:
+        body = json.dumps({"message": message(text, message_id)}).encode()
+        response = self.post(body, {**V1, **(caller or {})}, path="/message:send")
         assert response.status_code == 200, response.text
         task: dict[str, Any] = response.json()["task"]
         return task
@@ -161,8 +162,9 @@ class Rig:
 
 
 @contextmanager
-def rig(task_store: Any = None, **overrides: Any) -> Iterator[Rig]:
-    """The rig on a new ``SpyStore``, or on ``task_store`` (then ``state()`` is not available)."""
+def rig(task_store: Any = None, *, caller: dict[str, str] | None = None, **overrides: Any) -> Iterator[Rig]:
+    """The rig on a new ``SpyStore``, or on ``task_store`` (then ``state()`` is not available);
+    ``caller``: headers that authenticate the setup requests (``auth_mode="api-key"``)."""
     store = SpyStore() if task_store is None else task_store
     settings = {
         "store": "memory",
@@ -177,8 +179,8 @@ def rig(task_store: Any = None, **overrides: Any) -> Iterator[Rig]:
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(runtime)), base_url="http://testserver")
     try:
         r = Rig(loop=loop, http=http, runtime=runtime, store=store)
-        r.tasks["done"] = r.send("hello", "setup-done")
-        r.tasks["waiting"] = r.send("ask me", "setup-waiting")
+        r.tasks["done"] = r.send("hello", "setup-done", caller)
+        r.tasks["waiting"] = r.send("ask me", "setup-waiting", caller)
         assert r.tasks["waiting"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
         yield r
     finally:

@@ -499,3 +499,141 @@ def test_lambda_huge_extensions_header(fn: LambdaRig) -> None:
     uris = ",".join(f"https://example.com/ext/{i}" for i in range(40_000))
     lambda_error(fn.invoke(json.dumps(send_body()).encode(), **{"A2A-Extensions": uris}), 400, "INVALID_PARAMS")
     assert fn.written() == before
+
+
+# --------------------------------------------------------------------------- strings, encodings, headers
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+def test_nul_and_control_characters_round_trip(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str
+) -> None:
+    """NUL and other control characters are valid JSON strings (escaped): stored and read back as sent."""
+    text, mid = "a\u0000b\u0001c\u001f\u007f\ufffe\uffff", f"m\u0000nul-{door}"
+    task = stored(r, task_of(door, post(r, path, headers, json.dumps(make(text, mid)).encode()))["id"])
+    assert task["history"][0]["messageId"] == mid
+    assert task["history"][0]["parts"][0]["text"] == text
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(lambda make: json.dumps(make("\ud800", "m-s")).encode(), id="lone-surrogate-in-text"),
+        pytest.param(lambda make: json.dumps(make("x", "\udfff")).encode(), id="lone-surrogate-in-id"),
+        pytest.param(lambda make: json.dumps(make("\xff", "m-u")).encode().replace(b"\\u00ff", b"\xff"), id="latin-1"),
+        pytest.param(lambda make: json.dumps(make("x", "m")).encode()[:-3], id="truncated"),
+        pytest.param(lambda make: b"\xef\xbb\xbf" + json.dumps(make("x", "m-bom")).encode(), id="bom"),
+        pytest.param(lambda make: json.dumps(make("x", "m")).encode().replace(b'"x"', b"NaN"), id="nan"),
+    ],
+)
+def test_bodies_that_are_not_json_are_parse_errors(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str, body: Callable[[Make], bytes]
+) -> None:
+    before = r.state()
+    assert_refused(post(r, path, headers, body(make)), door, PARSE_ERROR, 400)
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+def test_empty_body(r: Rig, path: str, headers: dict[str, str], make: Make, door: str) -> None:
+    """JSON-RPC: not JSON (-32700). REST: an empty request message, which lacks its message."""
+    before = r.state()
+    response = post(r, path, headers, b"")
+    if door.startswith("rpc"):
+        assert_refused(response, door, PARSE_ERROR, 400)
+    else:
+        assert_rest_error(response, 400, "INVALID_PARAMS")
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/xml", "multipart/form-data; boundary=x", "", "application/json; charset=utf-16"],
+)
+def test_the_content_type_does_not_decide(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str, content_type: str
+) -> None:
+    """The body is read as JSON (UTF-8) whatever Content-Type says: the spec asks clients for
+    application/json (JSON-RPC) and application/a2a+json (REST) without asking servers to refuse
+    others (digest 1.1). Stored as sent."""
+    mid = f"m-ct-{door}-{content_type}"
+    body = json.dumps(make("typed", mid)).encode()
+    response = r.request("POST", path, content=body, headers={**headers, "Content-Type": content_type})
+    assert stored(r, task_of(door, response)["id"])["history"][0]["messageId"] == mid
+
+
+@pytest.mark.parametrize(
+    ("verb", "path"),
+    [
+        pytest.param("GET", "/tasks/%FF", id="task-id"),
+        pytest.param("GET", "/v1/tasks/%ED%A0%80", id="v03-task-id"),
+        pytest.param("POST", "/%C3%28/message:send", id="tenant"),
+        pytest.param("GET", "/tasks?contextId=%F0%28%8C%BC", id="query"),
+        pytest.param("GET", "/tasks/{done}/pushNotificationConfigs/%80", id="config-id"),
+    ],
+)
+def test_urls_that_are_not_utf8_are_invalid_params(r: Rig, verb: str, path: str) -> None:
+    before = r.state()
+    body = json.dumps({"message": message()}).encode() if verb == "POST" else None
+    response = r.request(verb, r.fill(path), content=body, headers=V1)
+    assert_rest_error(response, 400, "INVALID_PARAMS")
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(b"1.0\xff", id="latin-1-byte"),
+        pytest.param(b"\xef\xbb\xbf1.0", id="bom"),
+        pytest.param(b"1.0\x00", id="nul"),
+        pytest.param(b"1" * (1024 * 1024), id="one-megabyte"),
+    ],
+)
+def test_odd_version_headers_are_version_errors(r: Rig, value: bytes) -> None:
+    before = r.state()
+    for path, body in (("/", rpc_body("GetTask", {"id": r.tasks["done"]["id"]}, "v")), ("/message:send", None)):
+        response = r.request(
+            "POST", path, content=body or json.dumps({"message": message()}).encode(), headers=[(b"A2A-Version", value)]
+        )
+        if path == "/":
+            assert_rpc_error(response, rpc_id="v", codes=-32009, legacy=None)
+        else:
+            assert_rest_error(response, 400, "VERSION_NOT_SUPPORTED")
+    assert r.state() == before
+
+
+def test_megabyte_headers_are_ignored_or_refused(r: Rig) -> None:
+    """Headers are not the body: a 1 MB ``A2A-Extensions`` on a read changes nothing, and on a send
+    it is refused before anything is stored (it would travel in the work item). API Gateway and the
+    local server cap headers far below this anyway."""
+    uris = ",".join(f"https://example.com/ext/{i}" for i in range(40_000)).encode()
+    got = r.request(
+        "GET", f"/tasks/{r.tasks['done']['id']}", headers=[(b"A2A-Version", b"1.0"), (b"A2A-Extensions", uris)]
+    )
+    assert got.status_code == 200, got.text[:500]
+    before = r.state()
+    sent = r.request(
+        "POST",
+        "/message:send",
+        content=json.dumps({"message": message("hi", "m-ext")}).encode(),
+        headers=[(b"A2A-Version", b"1.0"), (b"A2A-Extensions", uris), (b"X-Junk", b"\xff" * 1024 * 1024)],
+    )
+    assert_rest_error(sent, 400, "INVALID_PARAMS")
+    assert r.state() == before
+
+
+def test_megabyte_credentials_are_unauthenticated() -> None:
+    with rig(caller={"Authorization": "Bearer key-a"}, auth_mode="api-key", api_keys={"key-a": "alice"}) as keyed:
+        before = keyed.store.snapshot()
+        for token in (b"Bearer " + b"k" * 1024 * 1024, b"Bearer \xff\xfe", b"Bearer key-a\x00"):
+            response = keyed.request(
+                "POST",
+                "/message:send",
+                content=json.dumps({"message": message()}).encode(),
+                headers=[(b"A2A-Version", b"1.0"), (b"Authorization", token)],
+            )
+            assert_no_leak(response)
+            assert response.status_code == 401, response.text[:500]
+        assert keyed.store.snapshot() == before
