@@ -7,6 +7,7 @@ with gap-free event logs, ListTasks ordering and paging, and push config storage
 from __future__ import annotations
 
 import base64
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
@@ -689,6 +690,27 @@ def test_a_push_config_token_is_bound_to_its_task_and_scope(store: TaskStore) ->
         with pytest.raises(InvalidPageToken):
             store.list_push_configs(scope, task_id, page_size=1, page_token=bad)
     assert [c.id for c in store.list_push_configs(ALICE, "t1", page_size=1, page_token=token)[0]] == ["b"]
+
+
+def _with_position(token: str, position: str) -> str:
+    data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    return base64.urlsafe_b64encode(json.dumps({**data, "p": position}).encode()).decode()
+
+
+@pytest.mark.parametrize("position", ["x" * 1025, "\u00e9" * 513, "#" * 5000])
+def test_a_forged_token_with_an_over_long_position_is_rejected(store: TaskStore, position: str) -> None:
+    # The fingerprint is not a secret: a caller can re-encode a token it got with any position.
+    # A position longer than a DynamoDB sort key must be refused, not sent to DynamoDB.
+    for config_id in ["a", "b"]:
+        store.put_push_config(ALICE, a_config(config_id))
+        create(store, ALICE, f"t-{config_id}")
+    _, push_token = store.list_push_configs(ALICE, "t1", page_size=1)
+    list_token = _token(store, ALICE, TaskQuery(page_size=1))
+
+    with pytest.raises(InvalidPageToken):
+        store.list_push_configs(ALICE, "t1", page_size=1, page_token=_with_position(push_token, position))
+    with pytest.raises(InvalidPageToken):
+        store.list_tasks(ALICE, TaskQuery(page_size=1, page_token=_with_position(list_token, position)))
 
 
 def test_push_configs_are_scoped(store: TaskStore) -> None:

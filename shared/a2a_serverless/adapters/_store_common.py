@@ -91,8 +91,18 @@ def encode_page_token(position: str, fingerprint: str) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
+MAX_POSITION_BYTES = 1024
+"""DynamoDB's limit on a sort key value: no position we issue comes near it."""
+MAX_PAGE_TOKEN_CHARS = 4 * MAX_POSITION_BYTES
+"""Generous for a base64 JSON object of a fingerprint and a position."""
+
+
 def decode_page_token(token: str, fingerprint: str) -> str:
-    """The position in ``token``; raises :class:`InvalidPageToken` unless this fingerprint issued it."""
+    """The position in ``token``; raises :class:`InvalidPageToken` unless this fingerprint issued it.
+    The position becomes a DynamoDB key value (at most 1,024 bytes for a sort key), so a token
+    holding a longer one is refused here rather than by DynamoDB."""
+    if len(token) > MAX_PAGE_TOKEN_CHARS:
+        raise InvalidPageToken("malformed page token")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         data = json.loads(raw)
@@ -101,7 +111,7 @@ def decode_page_token(token: str, fingerprint: str) -> str:
     if not isinstance(data, dict) or data.get("f") != fingerprint or not isinstance(data.get("p"), str):
         raise InvalidPageToken("page token was issued for another scope or query")
     position: str = data["p"]
-    if not position:
+    if not position or len(position.encode("utf-8", "surrogatepass")) > MAX_POSITION_BYTES:
         raise InvalidPageToken("malformed page token")
     return position
 
