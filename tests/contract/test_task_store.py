@@ -713,6 +713,27 @@ def test_a_forged_token_with_an_over_long_position_is_rejected(store: TaskStore,
         store.list_tasks(ALICE, TaskQuery(page_size=1, page_token=_with_position(list_token, position)))
 
 
+def test_an_owner_of_any_length_has_a_scope_of_its_own(store: TaskStore) -> None:
+    # Owners come from the authenticator, unbounded: an IAM ARN, a custom authorizer's principal.
+    # Two long names that differ only at the end, beside a tenant and ids at their 256-byte limits,
+    # must each work (no key over DynamoDB's limits) and stay apart.
+    tenant, task_id = "\u00e9" * 128, "\u00fc" * 128
+    long_alice = Scope(tenant, "arn:aws:sts::123456789012:assumed-role/" + "r" * 3000 + "/alice")
+    long_bob = replace(long_alice, owner=long_alice.owner[:-5] + "bob")
+    create(store, long_alice, task_id, context_id="\u00e7" * 128)
+    store.put_push_config(long_alice, a_config("\u00e0" * 128, task_id=task_id))
+
+    got = store.get_task(long_alice, task_id)
+    assert got is not None
+    assert got.scope == long_alice
+    assert ids(store, long_alice) == [task_id]
+    assert ids(store, long_alice, TaskQuery(context_id="\u00e7" * 128)) == [task_id]
+    assert [c.id for c in store.list_push_configs(long_alice, task_id)[0]] == ["\u00e0" * 128]
+    assert store.get_task(long_bob, task_id) is None
+    assert ids(store, long_bob) == []
+    assert store.list_push_configs(long_bob, task_id)[0] == []
+
+
 def test_push_configs_are_scoped(store: TaskStore) -> None:
     store.put_push_config(ALICE, a_config("p1"))
 

@@ -6,6 +6,7 @@ Every key component that comes from a caller is percent-encoded (``quote(value, 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -50,23 +51,42 @@ def _q(value: str) -> str:
     return quote(value, safe="")
 
 
+MAX_OWNER_KEY_CHARS = 256
+"""An owner whose encoded name is longer than this is keyed by its digest. Owners come from the
+authenticator (a JWT ``sub``, an IAM ARN, a custom authorizer's principal id), unbounded in length,
+while a partition key holds at most 2,048 bytes, with the tenant and an id (256 bytes each, up to
+three times that encoded) beside the owner."""
+
+
+def _owner(owner: str) -> str:
+    encoded = _q(owner)
+    if len(encoded) <= MAX_OWNER_KEY_CHARS:
+        return encoded
+    # "!" never appears in an encoded name (quote escapes it), so no owner's key can equal a digest.
+    return "!" + hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     """The keys of one scope."""
 
     scope: Scope
 
+    @property
+    def _scope(self) -> str:
+        return f"{_q(self.scope.tenant)}#{_owner(self.scope.owner)}"
+
     def task_pk(self, task_id: str) -> str:
-        return f"TASK#{_q(self.scope.tenant)}#{_q(self.scope.owner)}#{_q(task_id)}"
+        return f"TASK#{self._scope}#{_q(task_id)}"
 
     def message_pk(self, message_id: str) -> str:
-        return f"MSG#{_q(self.scope.tenant)}#{_q(self.scope.owner)}#{_q(message_id)}"
+        return f"MSG#{self._scope}#{_q(message_id)}"
 
     def scope_gsi_pk(self) -> str:
-        return f"SCOPE#{_q(self.scope.tenant)}#{_q(self.scope.owner)}"
+        return f"SCOPE#{self._scope}"
 
     def context_gsi_pk(self, context_id: str) -> str:
-        return f"CTX#{_q(self.scope.tenant)}#{_q(self.scope.owner)}#{_q(context_id)}"
+        return f"CTX#{self._scope}#{_q(context_id)}"
 
 
 def event_sk(seq: int) -> str:

@@ -1,6 +1,7 @@
 """``TaskStore`` on the single DynamoDB table ``TasksTable`` of ``template.yaml``.
 
-Item layout (keys are built in :mod:`._dynamodb_codec`; caller values in keys are percent-encoded):
+Item layout (keys are built in :mod:`._dynamodb_codec`; caller values in keys are percent-encoded,
+and an owner longer than 256 encoded characters is keyed as ``!<sha256 of the name>``):
 
 * ``pk=TASK#<tenant>#<owner>#<taskId>``, ``sk=META``: the head. ``task`` (ProtoJSON), ``version``,
   ``lastSeq``, ``cancelRequested``, ``pendingMessageId``, ``runningMessageId``, ``protocolVersion``,
