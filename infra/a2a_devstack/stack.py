@@ -189,6 +189,11 @@ def _bind(host: str, port: int) -> Iterator[socket.socket]:
         sock = socket.create_server((host, port), family=family)
     except OSError as exc:
         raise StackError(f"cannot listen on {_http_url(host, port)}: {exc.strerror or exc}") from exc
+    # create_server leaves the protocol 0, so asyncio does not set TCP_NODELAY on the connections it
+    # accepts; uvicorn writes a response's head and body apart, and every request after the first
+    # on a kept-alive connection then waited ~40 ms for the client's delayed ACK. Accepted sockets
+    # inherit the option from the listener.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     with sock:
         yield sock
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_devstack.stack import DevOptions, StackError, run
+from a2a_devstack.stack import DevOptions, StackError, _bind, run
 
 STANDIN = Path(__file__).with_name("standin_stack.py")
 READY = "A2A agent card: "
@@ -117,3 +117,14 @@ def test_a_taken_port_fails_before_anything_starts() -> None:
 
 def _never(*_: Any) -> Any:
     raise AssertionError("nothing should start")
+
+
+def test_connections_accepted_by_the_http_port_have_nodelay() -> None:
+    # Without TCP_NODELAY each request after the first on a kept-alive connection waited for the
+    # client's delayed ACK (~40 ms): uvicorn writes a response's head and body apart.
+    with _bind("127.0.0.1", 0) as listener:
+        listener.listen()
+        with socket.create_connection(listener.getsockname()[:2]):
+            accepted, _ = listener.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
