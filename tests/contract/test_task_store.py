@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
 from a2a_serverless.models import (
     Message,
     Part,
@@ -927,3 +927,29 @@ def test_dynamodb_items_never_expire_with_ttl_days_zero(dynamodb_table: tuple[An
     store.put_push_config(ALICE, a_config("p1"))
 
     assert [i for i in _items(client, table) if "ttl" in i] == []
+
+
+def test_the_memory_store_wakes_a_waiter_when_its_task_is_written() -> None:
+    # Blocking SendMessage and CancelTask wait for the task in between reads; in memory the wait
+    # ends when the task is written, not at the next poll (DynamoDB's just sleeps: no test here).
+    store = MemoryTaskStore()
+    first, other = create(store, ALICE, "t1"), create(store, ALICE, "t2")
+    woken = {task_id: threading.Event() for task_id in ("t1", "t2")}
+
+    def wait(record: TaskRecord) -> None:
+        store.wait_for_change(ALICE, record.task_id, record.version, timeout=30)
+        woken[record.task_id].set()
+
+    waiters = [threading.Thread(target=wait, args=(r,), daemon=True) for r in (first, other)]
+    for waiter in waiters:
+        waiter.start()
+    assert not woken["t1"].wait(0.2), "returned with nothing written"
+
+    store.commit(first, [an_event(first.task, "e2")])
+
+    assert woken["t1"].wait(10)
+    assert not woken["t2"].wait(0.2), "a write to another task woke it"
+    store.commit(other)
+    assert woken["t2"].wait(10)
+    # A version already behind returns at once.
+    store.wait_for_change(ALICE, "t1", first.version, timeout=30)

@@ -168,6 +168,10 @@ class DynamoDBTaskStore:
             # retry gets a definite answer (usually DuplicateMessage).
             time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
 
+    def wait_for_change(self, scope: Scope, task_id: str, version: int, timeout: float) -> None:
+        """DynamoDB tells no one: callers poll (a Streams consumer could, at the cost of a hop)."""
+        time.sleep(max(0.0, timeout))
+
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
         item = self._get(Keys(scope).task_pk(task_id), META_SK)
         return record_from_item(scope, item) if item is not None else None

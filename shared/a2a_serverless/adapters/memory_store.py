@@ -73,6 +73,8 @@ class MemoryTaskStore:
     def __init__(self, *, clock: Callable[[], datetime] = utc_now) -> None:
         self._clock = clock
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        """Notified (under ``_lock``) whenever a head is written: wakes :meth:`wait_for_change`."""
         self._heads: dict[_Key, _Head] = {}
         self._events: dict[_Key, dict[int, str]] = {}
         self._push: dict[_Key, dict[str, _Push]] = {}
@@ -107,12 +109,23 @@ class MemoryTaskStore:
             self._events[key] = {**log, **{seq: text for seq, text in enumerate(payloads, start=1)}}
             if push is not None:
                 self._push.setdefault(key, {})[push.id] = _Push(push.to_json(), 0, record.protocol_version)
+            self._changed.notify_all()
         return stored
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
         with self._lock:
             head = self._heads.get(_task_key(scope, task_id))
         return head.record() if head is not None else None
+
+    def wait_for_change(self, scope: Scope, task_id: str, version: int, timeout: float) -> None:
+        key = _task_key(scope, task_id)
+
+        def moved() -> bool:
+            head = self._heads.get(key)
+            return head is None or head.meta.version != version
+
+        with self._changed:
+            self._changed.wait_for(moved, timeout=max(0.0, timeout))
 
     def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
         with self._lock:
@@ -139,6 +152,7 @@ class MemoryTaskStore:
             meta = replace(stored, created_at=current.meta.created_at)
             self._heads[key] = self._head(meta, new_key or current.listing_key)
             log.update(enumerate(payloads, start=first))
+            self._changed.notify_all()
         return stored
 
     def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:

@@ -43,7 +43,8 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
     record = mutate(runtime.store, scope, request.id, change)
     deadline = time.monotonic() + runtime.settings.cancel_wait_seconds
     while not record.task.status.state.is_terminal and time.monotonic() < deadline:
-        time.sleep(runtime.settings.poll_interval_seconds)
+        wait = min(runtime.settings.poll_interval_seconds, max(0.0, deadline - time.monotonic()))
+        runtime.store.wait_for_change(scope, request.id, record.version, wait)
         latest = runtime.store.get_task(scope, request.id)
         if latest is None:
             break

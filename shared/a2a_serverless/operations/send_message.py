@@ -305,7 +305,7 @@ def wait_until_settled(runtime: Runtime, record: TaskRecord, message_id: str) ->
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        time.sleep(min(delay, remaining))
+        runtime.store.wait_for_change(record.scope, record.task.id, record.version, min(delay, remaining))
         # Quick answers are the common case: poll at the base interval for the first second, then
         # back off to at most two reads a second (strongly consistent reads of one item).
         if time.monotonic() - start > 1.0:

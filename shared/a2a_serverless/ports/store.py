@@ -166,6 +166,12 @@ class TaskStore(Protocol):
         """The task id created from this message id in this scope, if any."""
         ...
 
+    def wait_for_change(self, scope: Scope, task_id: str, version: int, timeout: float) -> None:
+        """Return once the head may have moved past ``version``, at the latest after ``timeout``
+        seconds; the caller then reads it. A store that cannot be told (DynamoDB) just sleeps, so
+        its callers poll; the memory store wakes them when the task is written."""
+        ...
+
     def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = ()) -> TaskRecord:
         """Write ``record`` as the new head and append ``events`` after ``record.last_seq``, if the
         stored version still equals ``record.version``. Returns the record as stored (version + 1,
