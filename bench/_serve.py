@@ -1,6 +1,6 @@
 """Serve one side of ``compare.py`` under uvicorn, with the same options for both sides.
 
-    python bench/_serve.py ours|peer|local_stack --port N [--as-shipped]
+    python bench/_serve.py ours|peer|local_stack --port N [--poll SECONDS]
 
 ``ours``: our app on the memory runtime (in-memory store, inline work queue), with
 ``bench._compare_agents:BenchExecutor`` (the demo agent, plus ``tick``). ``peer``: the reference
@@ -10,21 +10,13 @@ otherwise (its event loop and HTTP parser are chosen the same way for both).
 ``--poll SECONDS`` sets our blocking-wait and stream poll intervals (a sensitivity check; the
 product's defaults otherwise).
 
-``local_stack``: ``a2a-serverless dev`` with the same executor, with one workaround unless
-``--as-shipped``: its listening socket gets ``TCP_NODELAY``. The stack binds its socket itself
-(``socket.create_server``, protocol 0), so asyncio does not set ``TCP_NODELAY`` on accepted
-connections, and uvicorn's separate writes of a response's head and body meet the client's delayed
-ACK: every request after the first on a keep-alive connection waits ~40 ms. On Linux, accepted
-sockets inherit the option from the listening one.
+``local_stack``: ``a2a-serverless dev`` with the same executor.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import socket
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +39,9 @@ def build(side: str, base_url: str, poll: float | None = None) -> Any:
     return create_app(build_runtime(settings))
 
 
-def run_local_stack(port: int, *, as_shipped: bool) -> int:
-    from a2a_devstack import cli, stack
+def run_local_stack(port: int) -> int:
+    from a2a_devstack import cli
 
-    if not as_shipped:
-        bind = stack._bind
-
-        @contextlib.contextmanager
-        def bind_nodelay(host: str, port: int) -> Iterator[socket.socket]:
-            with bind(host, port) as sock:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                yield sock
-
-        stack._bind = bind_nodelay  # type: ignore[assignment]
     return cli.main(["dev", "--port", str(port), "--executor", "bench._compare_agents:BenchExecutor"])
 
 
@@ -67,12 +49,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("side", choices=["ours", "peer", "local_stack"])
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--as-shipped", action="store_true", help="local_stack: without the TCP_NODELAY workaround")
     parser.add_argument("--poll", type=float, help="ours: blocking-wait and stream poll interval (default: Settings')")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     if args.side == "local_stack":
-        sys.exit(run_local_stack(args.port, as_shipped=args.as_shipped))
+        sys.exit(run_local_stack(args.port))
     import uvicorn
 
     uvicorn.run(build(args.side, f"http://127.0.0.1:{args.port}", args.poll), port=args.port, **UVICORN_OPTIONS)

@@ -109,11 +109,8 @@ def server(name: str, command: list[str], port: int, logs: Path, ready_timeout: 
 
 
 def serve_command(side: str, port: int, args: argparse.Namespace) -> list[str]:
-    """``bench/_serve.py``: ours or the peer under uvicorn; the local stack is ``a2a-serverless dev``
-    (with its TCP_NODELAY workaround unless ``--stack-as-shipped``)."""
+    """``bench/_serve.py``: ours or the peer under uvicorn; the local stack is ``a2a-serverless dev``."""
     command = [sys.executable, str(BENCH / "_serve.py"), side, "--port", str(port)]
-    if side == "local_stack" and args.stack_as_shipped:
-        command.append("--as-shipped")
     if side == "ours" and args.ours_poll is not None:
         command += ["--poll", str(args.ours_poll)]
     return command
@@ -493,9 +490,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stream-events", type=int, help="artifact chunks per streamed task (default 50)")
     parser.add_argument("--stream-interval", type=float, default=0.03, help="seconds between chunks (default 0.03)")
     parser.add_argument("--import-runs", type=int, help="fresh interpreters per import target (default 3)")
-    parser.add_argument(
-        "--stack-as-shipped", action="store_true", help="local stack without the TCP_NODELAY workaround"
-    )
     parser.add_argument(
         "--ours-poll", type=float, help="our in-memory server's blocking-wait and stream poll seconds (default 0.05)"
     )
