@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,10 +23,10 @@ from typing import Any
 
 import httpx
 
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.runtime import Runtime, build_runtime
 from a2a_serverless.transport.app import create_app
+from testkit.stores import LEAK_MARKERS, SpyStore
 
 V1 = {"A2A-Version": "1.0"}
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -44,65 +43,6 @@ VERSION_NOT_SUPPORTED = -32009
 OPERATION_CODES = frozenset({INVALID_PARAMS, *range(-32009, -32000)})
 SPEC_CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, *OPERATION_CODES})
 
-# What must never reach a caller: Python internals and exception text.
-LEAK_MARKERS = (
-    "Traceback",
-    'File "',
-    "site-packages",
-    "pydantic",
-    "errors.pydantic.dev",
-    "RuntimeError",
-    "ValueError",
-    "KeyError",
-    "TypeError",
-    "AttributeError",
-    "RecursionError",
-    "ValidationError",
-    "ClientError",
-    "ValidationException",
-    "botocore",
-    "Exception",
-)
-
-
-class SpyStore(MemoryTaskStore):
-    """The memory store, counting every write attempt, with a snapshot of everything it holds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes = 0
-        self._count_lock = threading.Lock()
-
-    def _wrote(self) -> None:
-        with self._count_lock:
-            self.writes += 1
-
-    def create_task(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().create_task(*args, **kwargs)
-
-    def commit(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().commit(*args, **kwargs)
-
-    def put_push_config(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().put_push_config(*args, **kwargs)
-
-    def delete_push_config(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().delete_push_config(*args, **kwargs)
-
-    def snapshot(self) -> Any:
-        """Every task, event, push config and idempotency key, as stored (serialized JSON)."""
-        with self._lock:
-            return (
-                self.writes,
-                {key: (head.task_json, head.meta.version, head.meta.last_seq) for key, head in self._heads.items()},
-                {key: dict(events) for key, events in self._events.items()},
-                {key: dict(configs) for key, configs in self._push.items()},
-                dict(self._messages),
-            )
 
 
 def message(text: str = "hello", message_id: str = "m-case", **extra: Any) -> dict[str, Any]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
 from concurrent.futures import wait
 from dataclasses import dataclass, field
@@ -41,11 +40,11 @@ from referencing.jsonschema import DRAFT202012
 from schemathesis import GenerationMode
 from schemathesis.python import asgi
 
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.runtime import Runtime, build_runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.transport.openapi import openapi_document
+from testkit.stores import LEAK_MARKERS, SpyStore
 
 # Cases per (operation, generation mode): 18 paths' 24 operations, both modes. The anonymous pass
 # carries the weight; the second principal's pass is a lighter sweep of the same operations.
@@ -65,21 +64,6 @@ DOMAIN = "a2a-protocol.org"
 SEEDS = ("done", "waiting")
 STREAM_READ_SECONDS = 0.5
 
-# Mirrors tests/transport/test_bad_input.py: what must never reach a caller.
-LEAK_MARKERS = (
-    "Traceback",
-    'File "',
-    "site-packages",
-    "pydantic",
-    "errors.pydantic.dev",
-    "RuntimeError",
-    "ValueError",
-    "KeyError",
-    "TypeError",
-    "AttributeError",
-    "ValidationError",
-    "Exception",
-)
 
 # The gRPC names an HTTP status may carry (google.rpc.Code's HTTP mapping; 405 is UNIMPLEMENTED,
 # as grpc-gateway answers a known path with another verb).
@@ -143,44 +127,6 @@ SUCCESS_SCHEMAS = {label: _success_validator(label) for label in OPERATIONS}
 
 
 # --------------------------------------------------------------------------- the world under fuzz
-
-
-class SpyStore(MemoryTaskStore):
-    """The memory store, counting every write that went through (as test_bad_input's, except that a
-    conditional write the store refused, such as the create of an idempotent re-send, changed
-    nothing and is not counted)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes = 0
-        self._count_lock = threading.Lock()
-
-    def _wrote(self, result: Any) -> Any:
-        with self._count_lock:
-            self.writes += 1
-        return result
-
-    def create_task(self, *args: Any, **kwargs: Any) -> Any:
-        return self._wrote(super().create_task(*args, **kwargs))
-
-    def commit(self, *args: Any, **kwargs: Any) -> Any:
-        return self._wrote(super().commit(*args, **kwargs))
-
-    def put_push_config(self, *args: Any, **kwargs: Any) -> Any:
-        return self._wrote(super().put_push_config(*args, **kwargs))
-
-    def delete_push_config(self, *args: Any, **kwargs: Any) -> Any:
-        return self._wrote(super().delete_push_config(*args, **kwargs))
-
-    def contents(self) -> Any:
-        """Everything the store holds (its items are immutable: strings and frozen records)."""
-        with self._lock:
-            return (
-                dict(self._heads),
-                {k: dict(v) for k, v in self._events.items()},
-                {k: dict(v) for k, v in self._push.items()},
-                dict(self._messages),
-            )
 
 
 @dataclass

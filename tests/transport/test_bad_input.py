@@ -19,7 +19,6 @@ The expected codes come from the spec's table (digest 6.2), not from the product
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -30,7 +29,6 @@ import pytest
 import pytest_asyncio
 from starlette.requests import Request
 
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
 from a2a_serverless.runtime import Runtime, build_runtime
@@ -38,6 +36,7 @@ from a2a_serverless.transport import app as app_module
 from a2a_serverless.transport import jsonrpc as jsonrpc_module
 from a2a_serverless.transport import rest as rest_module
 from a2a_serverless.transport.app import create_app
+from testkit.stores import LEAK_MARKERS, SpyStore
 
 V1 = {"A2A-Version": "1.0"}
 ALICE = {**V1, "Authorization": "Bearer key-a"}
@@ -49,21 +48,6 @@ BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest"
 DOMAIN = "a2a-protocol.org"
 HOOK = "https://example.com/hook"
 
-# What must never reach a caller: Python internals and exception text.
-LEAK_MARKERS = (
-    "Traceback",
-    'File "',
-    "site-packages",
-    "pydantic",
-    "errors.pydantic.dev",
-    "RuntimeError",
-    "ValueError",
-    "KeyError",
-    "TypeError",
-    "AttributeError",
-    "ValidationError",
-    "Exception",
-)
 
 
 # --------------------------------------------------------------------------- expectations
@@ -164,35 +148,6 @@ def assert_error(response: httpx.Response, expect: Expect, binding: str, rpc_id:
 # --------------------------------------------------------------------------- the harness
 
 
-class SpyStore(MemoryTaskStore):
-    """The memory store, counting every write attempt."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writes = 0
-        self._count_lock = threading.Lock()
-
-    def _wrote(self) -> None:
-        with self._count_lock:
-            self.writes += 1
-
-    def create_task(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().create_task(*args, **kwargs)
-
-    def commit(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().commit(*args, **kwargs)
-
-    def put_push_config(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().put_push_config(*args, **kwargs)
-
-    def delete_push_config(self, *args: Any, **kwargs: Any) -> Any:
-        self._wrote()
-        return super().delete_push_config(*args, **kwargs)
-
-
 def message(text: str = "hello", message_id: str = "m-case", **extra: Any) -> dict[str, Any]:
     return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}], **extra}
 
@@ -251,7 +206,7 @@ class Harness:
             assert got.status_code == 200, got.text
             configs = await self.rest("GET", f"/tasks/{task['id']}/pushNotificationConfigs")
             tasks[name] = (got.json(), configs.json() if configs.status_code == 200 else configs.status_code)
-        return self.store.writes, listing.json(), tasks
+        return self.store.attempts, listing.json(), tasks
 
 
 @asynccontextmanager
