@@ -84,19 +84,6 @@ READ_UNIT = 4096
 # ----------------------------------------------------------------------------------------- labels
 HEADERS = {"A2A-Version": "1.0", "Authorization": "Bearer bench-key"}
 LABEL_HEADER = "X-Bench-Op"
-METHOD_NAMES = (
-    "SendMessage",
-    "SendStreamingMessage",
-    "GetTask",
-    "ListTasks",
-    "CancelTask",
-    "SubscribeToTask",
-    "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs",
-    "DeleteTaskPushNotificationConfig",
-    "GetExtendedAgentCard",
-)
 BACKGROUND = {
     "worker": "WorkerFunction",
     "push_dispatcher": "PushDispatcherFunction",

@@ -44,7 +44,7 @@ from typing import Any
 
 import httpx
 from _loadgen import Request, jsonrpc, run_load, stream_latencies, user_message
-from import_times import _LINE
+from import_times import import_us
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
@@ -211,20 +211,8 @@ def ratio(ours: float, peer: float) -> float | None:
 
 
 def import_ms(modules: str, prelude: str = "") -> float:
-    """Cumulative ms to import ``modules`` in a fresh interpreter (as bench/import_times.py)."""
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"{prelude}import {modules}"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
-    total = 0
-    for line in proc.stderr.splitlines():
-        match = _LINE.search(line)
-        if match and not match.group(3):
-            total += int(match.group(2))  # top-level entries: cumulative times add up
-    return total / 1000
+    """Cumulative ms to import ``modules`` in a fresh interpreter (``import_times.import_us``)."""
+    return import_us(modules, prelude) / 1000
 
 
 def cold_start(args: argparse.Namespace) -> dict[str, Any]:

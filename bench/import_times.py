@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 _LINE = re.compile(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\| (\s*)(\S.*)$")
 
 
-def import_us(module: str) -> int:
-    """Cumulative microseconds to import ``module`` (fresh interpreter, bytecode cached)."""
+def import_us(module: str, prelude: str = "") -> int:
+    """Cumulative microseconds to import ``module`` (fresh interpreter, bytecode cached), after
+    running ``prelude`` (its own imports are not counted apart: keep it to what must run first)."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        [sys.executable, "-X", "importtime", "-c", f"{prelude}import {module}"],
         capture_output=True,
         text=True,
         cwd=ROOT,
