@@ -7,59 +7,24 @@
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from a2a_devstack._moto_transactions import fast_transactions
 from a2a_devstack.resources import create_resources, load_template
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
 from a2a_serverless.ports import TaskStore
-
-REGION = "us-east-1"
-
-
-class SerializedClient:
-    """A boto3 client whose calls run one at a time.
-
-    moto's in-process backend is not thread-safe (a cancelled transaction restores a deep copy of
-    the whole table taken before it started, dropping writes other threads made meanwhile). DynamoDB
-    applies each request atomically; serializing the calls gives moto the same guarantee, so the
-    concurrency cases test the store's conditions, not moto's races.
-    """
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self._lock = threading.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._client, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                return attr(*args, **kwargs)
-
-        return call
+from testkit.aws import SerializedClient, moto_clients
 
 
 @pytest.fixture(scope="module")
 def aws() -> Iterator[tuple[Any, Any]]:
     """moto for the whole module (starting it and building clients per test would dominate the
     suite's run time) with fake credentials; each test still gets a fresh table."""
-    with pytest.MonkeyPatch.context() as env:
-        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
-            env.delenv(key, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_DEFAULT_REGION", REGION)
-        with mock_aws():
-            yield boto3.client("dynamodb", region_name=REGION), boto3.client("sqs", region_name=REGION)
+    with moto_clients() as clients:
+        yield clients
 
 
 @pytest.fixture(scope="module")

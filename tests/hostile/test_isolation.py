@@ -31,12 +31,10 @@ import importlib.util
 import itertools
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
 import pytest
 from _isolation_support import (
@@ -62,7 +60,6 @@ from _isolation_support import (
     send,
     sse_data,
 )
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
@@ -73,8 +70,7 @@ from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.push.delivery import deliver
 from a2a_serverless.push.dispatch import items_for_event
 from a2a_serverless.push.sender import SendResult
-
-REGION = "us-east-1"
+from testkit.aws import REGION, SerializedClient, moto_clients
 
 # --------------------------------------------------------------------------- attackers
 
@@ -290,37 +286,11 @@ def _attacks() -> Iterator[Any]:
 # --------------------------------------------------------------------------- the worlds
 
 
-class SerializedClient:
-    """A boto3 client whose calls run one at a time: moto's backend is not thread-safe, and the
-    inline worker threads and the request threads share it (as in tests/contract)."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self.lock = threading.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._client, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self.lock:
-                return attr(*args, **kwargs)
-
-        return call
-
-
 @pytest.fixture(scope="module")
 def aws() -> Iterator[tuple[Any, Any]]:
     """moto, in process, for the whole module; fake credentials."""
-    with pytest.MonkeyPatch.context() as env:
-        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
-            env.delenv(key, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_DEFAULT_REGION", REGION)
-        with mock_aws():
-            yield boto3.client("dynamodb", region_name=REGION), boto3.client("sqs", region_name=REGION)
+    with moto_clients() as clients:
+        yield clients
 
 
 _prefixes = itertools.count()
