@@ -19,28 +19,24 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_on_local_stack(
+def measure_on_local_stack(
     measure: Callable[[str], dict[str, Any]],
     *,
-    on_aws_request: Callable[..., None],
     executor: str | None = None,
     workers: int = 4,
-    json_out: Path | None = None,
-) -> int:
+    app_factory: Callable[[], Any] | None = None,
+    resolve_handler: Callable[[str], Any] | None = None,
+) -> dict[str, Any]:
     """Start the stack (main thread), call ``measure(base_url)`` from another thread once the card
-    answers, stop the stack, print the results as JSON (and write them to ``json_out``).
-
-    ``on_aws_request`` is registered as a botocore ``before-send`` handler on the default session,
-    which the store and queue adapters use; the stack's own moto and poller clients are not counted.
-    """
+    answers, stop the stack, and return what ``measure`` returned (or ``{"error": ...}``).
+    ``app_factory`` and ``resolve_handler`` are the stack's own hooks (to wrap the app or the
+    functions' handlers)."""
     sys.path.insert(0, str(ROOT))
     from a2a_devstack.stack import DevOptions, run
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    boto3.setup_default_session()
-    boto3.DEFAULT_SESSION.events.register("before-send", on_aws_request)  # type: ignore[union-attr]
     outcome: dict[str, Any] = {}
 
     def drive() -> None:
@@ -59,7 +55,30 @@ def run_on_local_stack(
             os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=drive, daemon=True).start()
-    run(DevOptions(port=port, workers=workers, executor=executor))
+    run(
+        DevOptions(port=port, workers=workers, executor=executor),
+        app_factory=app_factory,
+        resolve_handler=resolve_handler,
+    )
+    return outcome
+
+
+def run_on_local_stack(
+    measure: Callable[[str], dict[str, Any]],
+    *,
+    on_aws_request: Callable[..., None],
+    executor: str | None = None,
+    workers: int = 4,
+    json_out: Path | None = None,
+) -> int:
+    """:func:`measure_on_local_stack`, then print the results as JSON (and write them to ``json_out``).
+
+    ``on_aws_request`` is registered as a botocore ``before-send`` handler on the default session,
+    which the store and queue adapters use; the stack's own moto and poller clients are not counted.
+    """
+    boto3.setup_default_session()
+    boto3.DEFAULT_SESSION.events.register("before-send", on_aws_request)  # type: ignore[union-attr]
+    outcome = measure_on_local_stack(measure, executor=executor, workers=workers)
     print(json.dumps(outcome, indent=2))
     if json_out:
         json_out.write_text(json.dumps(outcome, indent=2))

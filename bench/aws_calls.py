@@ -31,8 +31,6 @@ import contextvars
 import json
 import math
 import os
-import signal
-import socket
 import statistics
 import sys
 import tempfile
@@ -665,8 +663,7 @@ def run_stack(samples: int, quick: bool = False) -> dict[str, Any]:
     """Start the local stack in this process (main thread), measure from another thread, stop."""
     sys.path.insert(0, str(ROOT))
     import boto3
-
-    from a2a_devstack.stack import DevOptions, run
+    from _stack import measure_on_local_stack
 
     card = Path(tempfile.mkdtemp(prefix="a2a-bench-")) / "extended-card.json"
     card.write_text(json.dumps({"name": "Extended bench agent"}))
@@ -677,40 +674,23 @@ def run_stack(samples: int, quick: bool = False) -> dict[str, Any]:
             "A2A_API_KEYS": json.dumps({"bench-key": "bench"}),
         }
     )
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     boto3.setup_default_session()
     recorder = Recorder()
     recorder.install(boto3.DEFAULT_SESSION)
     activity = Activity()
-    outcome: dict[str, Any] = {}
 
     def app_factory() -> Any:
         from a2a_serverless.transport.app import create_app
 
         return LabelMiddleware(create_app(), activity)
 
-    def drive() -> None:
-        import httpx
-
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(600):
-            try:
-                if httpx.get(base + "/.well-known/agent-card.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        try:
-            outcome.update(measure(base, recorder, activity, samples, quick))
-        except Exception as exc:
-            outcome["error"] = repr(exc)
-        finally:
-            os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=drive, daemon=True).start()
     with contextlib.redirect_stdout(sys.stderr):  # the functions' EMF lines and the ready line
-        run(DevOptions(port=port, workers=2), app_factory=app_factory, resolve_handler=wrap_handlers(activity))
+        outcome = measure_on_local_stack(
+            lambda base: measure(base, recorder, activity, samples, quick),
+            workers=2,
+            app_factory=app_factory,
+            resolve_handler=wrap_handlers(activity),
+        )
     card.unlink(missing_ok=True)
     card.parent.rmdir()
     if "error" in outcome:
