@@ -95,7 +95,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
         require_push_capability(runtime)
     message = request.message
     _check_ids(message, config)
-    _check_work_size(scope, request, ctx)
+    work = _checked_work_item(scope, request, ctx)
     # No read-before-write for idempotency: the create transaction's condition on the
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
     try:
@@ -114,7 +114,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
             violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
         ) from None
     if queued:
-        _enqueue(runtime, _work_item(scope, record.task.id, request, ctx))
+        _enqueue(runtime, replace(work, task_id=record.task.id))
     return Submitted(record, accepted)
 
 
@@ -131,14 +131,17 @@ def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
             raise InvalidParamsError(violations=[too_long])
 
 
-def _check_work_size(scope: Scope, request: SendMessageRequest, ctx: CallContext) -> None:
-    """The work item carries the request's metadata, configuration and extensions to the worker,
-    JSON in JSON, ASCII-escaped: a body under the size limit can make more than one queue message
-    holds (``\\`` doubles, an emoji becomes 14 bytes). Found out at enqueue, after the task was
-    stored, that failed the task with a 500; refused before anything is written instead."""
+def _checked_work_item(scope: Scope, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
+    """The work item for this request, built before anything is written, its task id a stand-in of
+    the same length when the task is yet to be created (a UUID, like the one it will get).
+
+    It carries the request's metadata, configuration and extensions to the worker, JSON in JSON,
+    ASCII-escaped: a body under the size limit can make more than one queue message holds (``\\``
+    doubles, an emoji becomes 14 bytes). Found out at enqueue, after the task was stored, that
+    failed the task with a 500; refused before anything is written instead."""
     item = _work_item(scope, request.message.task_id or str(uuid.uuid4()), request, ctx)
     if len(item.to_json()) <= MAX_WORK_ITEM_BYTES:  # ASCII: characters are bytes
-        return
+        return item
     sizes = {
         "metadata": len(item.metadata),
         "configuration": len(item.configuration),
