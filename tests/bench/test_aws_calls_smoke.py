@@ -12,22 +12,12 @@ from typing import Any
 
 import pytest
 
+from testkit.spec import V1_METHODS
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-METHODS = {
-    "SendMessage",
-    "SendStreamingMessage",
-    "GetTask",
-    "ListTasks",
-    "CancelTask",
-    "SubscribeToTask",
-    "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs",
-    "DeleteTaskPushNotificationConfig",
-    "GetExtendedAgentCard",
-}
+METHODS = set(V1_METHODS)
 
 
 @pytest.fixture(scope="module")

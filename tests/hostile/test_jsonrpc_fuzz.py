@@ -57,19 +57,9 @@ from google.protobuf.message import Message as PbMessage
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-V1_METHODS = (
-    "SendMessage",
-    "SendStreamingMessage",
-    "GetTask",
-    "ListTasks",
-    "CancelTask",
-    "SubscribeToTask",
-    "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs",
-    "DeleteTaskPushNotificationConfig",
-    "GetExtendedAgentCard",
-)
+from testkit.json_paths import node_paths
+from testkit.spec import V1_METHODS
+
 _PUSH = "tasks/pushNotificationConfig"
 V03_METHODS = (
     "message/send",
@@ -501,17 +491,6 @@ V03_PARAMS: dict[str, st.SearchStrategy[Any]] = {
 }
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, child in value.items():
-            found += _paths(child, (*prefix, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found += _paths(child, (*prefix, index))
-    return found
-
-
 MUTANTS = st.one_of(
     junk,
     st.sampled_from(
@@ -546,7 +525,7 @@ MUTANTS = st.one_of(
 def mutated(draw: st.DrawFn, valid: st.SearchStrategy[Any]) -> Any:
     """A schema-following value with one node replaced, removed, or given an unknown sibling."""
     value = copy.deepcopy(draw(valid))
-    path = draw(st.sampled_from(_paths(value)[1:] or [()]))  # the root is replaced by params_for's junk
+    path = draw(st.sampled_from(node_paths(value)[1:] or [()]))  # the root is replaced by params_for's junk
     if not path:
         return draw(MUTANTS)
     parent = value

@@ -23,6 +23,7 @@ from google.protobuf.message import Message as PbMessage
 from hypothesis import strategies as st
 
 from a2a_serverless.models import format_timestamp
+from testkit.json_paths import node_paths
 
 EXACT = 2**53
 
@@ -214,22 +215,11 @@ junk = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, child in value.items():
-            found += _paths(child, (*prefix, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found += _paths(child, (*prefix, index))
-    return found
-
-
 @st.composite
 def mutated(draw: st.DrawFn, valid: st.SearchStrategy[Any]) -> Any:
     """A valid input with one node replaced by junk, or one object key removed."""
     value = copy.deepcopy(draw(valid))
-    path = draw(st.sampled_from(_paths(value)))
+    path = draw(st.sampled_from(node_paths(value)))
     if not path:
         return draw(junk)
     parent = value
