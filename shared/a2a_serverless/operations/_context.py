@@ -5,11 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..auth import Principal
-from ..errors import InvalidParamsError, TaskNotFoundError
+from ..errors import FieldViolation, InvalidParamsError, TaskNotFoundError
 from ..ports import Scope
 from ..runtime import Runtime
 
-__all__ = ["MAX_ID_LENGTH", "RESERVED_TENANT", "CallContext", "check_task_id", "id_too_long", "resolve_scope"]
+__all__ = [
+    "MAX_ID_LENGTH",
+    "RESERVED_TENANT",
+    "CallContext",
+    "check_id_length",
+    "check_task_id",
+    "id_too_long",
+    "resolve_scope",
+]
 
 MAX_ID_LENGTH = 256
 """Ids (task, context, message, config, tenant) longer than this many bytes (UTF-8) are refused:
@@ -20,6 +28,12 @@ not characters: 256 emoji would be a 3 KB key."""
 
 def id_too_long(value: str) -> bool:
     return len(value.encode("utf-8", "surrogatepass")) > MAX_ID_LENGTH
+
+
+def check_id_length(field: str, value: str) -> None:
+    """InvalidParams naming ``field`` when ``value`` is longer than an id may be."""
+    if id_too_long(value):
+        raise InvalidParamsError(violations=[FieldViolation(field, f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")])
 
 RESERVED_TENANT = "v1"
 """Not a tenant: ``/v1/...`` is the v0.3 REST binding, so ``/v1/message:send`` must never be read

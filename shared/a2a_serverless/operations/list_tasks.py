@@ -7,7 +7,7 @@ from ..lifecycle import with_history_length, without_artifacts
 from ..models import ListTasksRequest, ListTasksResponse, TaskState
 from ..ports import InvalidPageToken, TaskQuery
 from ..runtime import Runtime
-from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
+from ._context import CallContext, check_id_length, resolve_scope
 
 __all__ = ["DEFAULT_PAGE_SIZE", "list_tasks"]
 
@@ -15,10 +15,7 @@ DEFAULT_PAGE_SIZE = 50
 
 
 def list_tasks(request: ListTasksRequest, ctx: CallContext, runtime: Runtime) -> ListTasksResponse:
-    if id_too_long(request.context_id):
-        raise InvalidParamsError(
-            violations=[FieldViolation("contextId", f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")]
-        )
+    check_id_length("contextId", request.context_id)
     page_size = request.page_size if request.page_size is not None else DEFAULT_PAGE_SIZE
     query = TaskQuery(
         context_id=request.context_id,

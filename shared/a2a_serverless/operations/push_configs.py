@@ -19,7 +19,7 @@ from ..models import (
 )
 from ..ports import InvalidPageToken, Scope, TaskRecord
 from ..runtime import Runtime
-from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
+from ._context import CallContext, check_id_length, id_too_long, resolve_scope
 from ._push import prepare_config, require_push_capability
 
 __all__ = [
@@ -51,8 +51,7 @@ def create_push_config(
     if not request.task_id:
         raise InvalidParamsError(violations=[FieldViolation("taskId", "Field required")])
     record = _task(ctx, runtime, request.task_id)
-    if id_too_long(request.id):
-        raise InvalidParamsError(violations=[FieldViolation("id", f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")])
+    check_id_length("id", request.id)
     config = prepare_config(request, record.scope, request.task_id, runtime)
     # Notifications start with the task's next event; the dispatcher, seeing the config appear,
     # also delivers any event that was logged between this read and the write.

@@ -50,7 +50,7 @@ from ..models import (
 from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskRecord, WorkItem
 from ..ports.queue import MAX_WORK_ITEM_BYTES
 from ..runtime import Runtime
-from ._context import MAX_ID_LENGTH, CallContext, id_too_long, resolve_scope
+from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
 
 __all__ = ["Submitted", "send_message", "submit_message"]
@@ -126,9 +126,7 @@ def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
         ("message.taskId", message.task_id),
         ("configuration.taskPushNotificationConfig.id", push.id if push is not None else ""),
     ):
-        if id_too_long(value):
-            too_long = FieldViolation(field, f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")
-            raise InvalidParamsError(violations=[too_long])
+        check_id_length(field, value)
 
 
 def _checked_work_item(scope: Scope, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
