@@ -5,13 +5,21 @@ transaction on a table of a thousand items took about 250 ms here, and the local
 quadratically as tasks accumulated. This version keeps DynamoDB's semantics (all conditions are
 checked against the state before the transaction; all writes happen, or none) with a two-phase
 apply: check every condition first, then write, restoring only the touched items if a write
-fails. A lock serialises transactions, which moto's own version does not.
+fails.
+
+One lock serialises every write: transactions, and moto's single-item PutItem, UpdateItem and
+DeleteItem, each of which reads the item, checks its condition and writes it without a lock.
+DynamoDB applies each request to an item atomically; without the lock a conditional UpdateItem
+(CancelTask marking a running task) and a transaction on the same item (the worker's next event),
+both conditioned on the same version, could both pass their checks on the local stack's threaded
+moto server, and the later write dropped the earlier one's change.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -21,24 +29,51 @@ __all__ = ["fast_transactions", "install_fast_transactions"]
 _LOCK = threading.RLock()
 
 
-def install_fast_transactions() -> None:
-    """Replace moto's ``DynamoDBBackend.transact_write_items`` for the rest of the process."""
+_SINGLE_WRITES = ("put_item", "update_item", "delete_item")
+
+
+def _serialized(method: Any) -> Any:
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _LOCK:
+            return method(self, *args, **kwargs)
+
+    call._a2a_serialized = True  # type: ignore[attr-defined]
+    return call
+
+
+def _replacements() -> dict[str, Any]:
     from moto.dynamodb.models import DynamoDBBackend
 
-    DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    replacements: dict[str, Any] = {"transact_write_items": _transact_write_items}
+    for name in _SINGLE_WRITES:
+        original = getattr(DynamoDBBackend, name)
+        replacements[name] = original if getattr(original, "_a2a_serialized", False) else _serialized(original)
+    return replacements
+
+
+def install_fast_transactions() -> None:
+    """Replace moto's ``DynamoDBBackend`` transactions (and lock its single-item writes) for the
+    rest of the process."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    for name, method in _replacements().items():
+        setattr(DynamoDBBackend, name, method)
 
 
 @contextlib.contextmanager
 def fast_transactions() -> Iterator[None]:
-    """The replacement for the duration of a block (tests)."""
+    """The replacements for the duration of a block (tests)."""
     from moto.dynamodb.models import DynamoDBBackend
 
-    original = DynamoDBBackend.transact_write_items
-    DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    originals = {name: getattr(DynamoDBBackend, name) for name in ("transact_write_items", *_SINGLE_WRITES)}
+    for name, method in _replacements().items():
+        setattr(DynamoDBBackend, name, method)
     try:
         yield
     finally:
-        DynamoDBBackend.transact_write_items = original  # type: ignore[method-assign]
+        for name, method in originals.items():
+            setattr(DynamoDBBackend, name, method)
 
 
 def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
