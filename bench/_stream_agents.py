@@ -1,21 +1,88 @@
-"""Executors used by the streaming benchmark (importable as ``bench._stream_agents``)."""
+"""Executors used by the streaming benchmarks (importable as ``bench._stream_agents``).
+
+* ``tick N SECONDS`` (``TickExecutor``; ``bench/streaming.py``): N artifact chunks, one every
+  SECONDS (a sleep before each), each stamped with its emit time;
+* ``chunks N INTERVAL`` (``TickExecutor`` and ``DemoWithChunksExecutor``; ``bench/stream_shapes.py``
+  and the ``stream_*`` shapes of ``bench/aws_calls.py``): an LLM-style answer, N chunks of exactly
+  ``CHUNK_BYTES`` bytes of text appended to ONE artifact (``ARTIFACT_ID``; the first chunk
+  ``append=False``, the rest ``append=True``), INTERVAL seconds of sleep between chunks (0: as fast
+  as the event queue takes them), then COMPLETED. The WORKING and COMPLETED status updates and
+  every chunk carry ``metadata.emittedAt`` (epoch seconds, taken just before the event is handed to
+  the event queue).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
-from a2a_serverless.models import Part
+from a2a_serverless.execution.demo import DemoAgentExecutor
+from a2a_serverless.models import Part, TaskState
+
+CHUNK_BYTES = 40
+ARTIFACT_ID = "answer"
+_CHUNKS = re.compile(r"^\s*chunks\s+(\d+)\s+(\d+(?:\.\d+)?)\s*$")
+
+
+def chunk_text(index: int) -> str:
+    """Chunk ``index``'s text: exactly ``CHUNK_BYTES`` ASCII bytes, its index readable at the start."""
+    text = f"chunk {index:06d} " + "x" * CHUNK_BYTES
+    return text[:CHUNK_BYTES]
+
+
+def parse_chunks(text: str) -> tuple[int, float] | None:
+    """``chunks N INTERVAL`` -> (N, INTERVAL); anything else -> None."""
+    match = _CHUNKS.match(text)
+    return (int(match.group(1)), float(match.group(2))) if match else None
+
+
+EMITS: dict[str, dict[str, list[Any]]] = {}
+"""task id -> ``{"emitted": [...], "returned": [...], "kinds": [...]}``: when the executor handed
+each event of its ``chunks`` run to the event queue, when that call returned (epoch seconds), and
+what it was (``status`` or ``chunk``). Only seen by a benchmark that runs the worker in its own
+process (the local stack does)."""
+
+
+async def stream_chunks(updater: TaskUpdater, count: int, interval: float) -> None:
+    times = EMITS.setdefault(updater.task_id, {"emitted": [], "returned": [], "kinds": []})
+
+    async def emit(send: Callable[[dict[str, float]], Awaitable[None]], kind: str = "status") -> None:
+        now = time.time()
+        times["emitted"].append(now)
+        times["kinds"].append(kind)
+        await send({"emittedAt": now})
+        times["returned"].append(time.time())
+
+    await emit(lambda meta: updater.update_status(TaskState.TASK_STATE_WORKING, metadata=meta))
+    for i in range(count):
+        if i and interval > 0:
+            await asyncio.sleep(interval)
+        await emit(
+            lambda meta, i=i: updater.add_artifact(
+                [Part(text=chunk_text(i))], artifact_id=ARTIFACT_ID, append=i > 0, metadata=meta
+            ),
+            "chunk",
+        )
+    await emit(lambda meta: updater.update_status(TaskState.TASK_STATE_COMPLETED, metadata=meta))
 
 
 class TickExecutor(AgentExecutor):
     """``tick N SECONDS``: N artifact chunks, one every SECONDS, each stamped with its emit time.
-    Anything else: asks for input (an idle task to subscribe to)."""
+    ``chunks N INTERVAL``: see the module docstring. Anything else: asks for input (an idle task
+    to subscribe to)."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        words = context.get_user_input().split()
+        text = context.get_user_input()
+        chunks = parse_chunks(text)
+        if chunks is not None:
+            await stream_chunks(updater, *chunks)
+            return
+        words = text.split()
         if len(words) != 3 or words[0] != "tick":
             await updater.requires_input(updater.new_agent_message([Part(text="waiting")]))
             return
@@ -30,3 +97,16 @@ class TickExecutor(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+class DemoWithChunksExecutor(DemoAgentExecutor):
+    """The product's demo agent (``hello``, ``sleep N``, ``ask me``, ``fail``: the same events),
+    plus ``chunks N INTERVAL``: what ``bench/aws_calls.py`` runs when a ``stream_*`` shape is
+    selected."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        chunks = parse_chunks(context.get_user_input())
+        if chunks is None:
+            await super().execute(context, event_queue)
+            return
+        await stream_chunks(TaskUpdater(event_queue, context.task_id, context.context_id), *chunks)
