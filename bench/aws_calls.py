@@ -17,7 +17,17 @@ million tasks: DynamoDB, SQS (our calls plus an estimate of the event source map
 delete), Lambda (requests and GB-seconds from the template's MemorySize and the durations measured
 here), API Gateway (REST API requests). Prices: the constants below.
 
+Shapes (``--shapes``): ``hello_blocking`` and ``hello_push`` (the default; they come with the
+samples of every method), and the streaming shapes of issue 13, ``stream_800_burst``,
+``stream_800_paced``, ``stream_200_burst`` (any ``stream_<N>_<burst|paced>``): one task each, run
+once after the samples, whose executor (``chunks N INTERVAL`` of ``bench/_stream_agents.py``)
+appends N chunks of 40 bytes to one artifact, as fast as it can (burst) or 50 a second (paced);
+sent with a returnImmediately SendMessage, the window ends when the task is terminal and the stack
+quiet, or at ``--stream-timeout`` seconds. For them: the outcome, DynamoDB calls by operation,
+bytes sent in DynamoDB write requests, RRU / WRU, the worker's wall time, the cost per million.
+
     .venv/bin/python bench/aws_calls.py [--quick] [--samples N] [--json PATH]
+        [--shapes hello_blocking,hello_push,stream_800_burst,...|all] [--stream-timeout 300]
 
 Prints the markdown tables (``render``); ``--json`` writes the raw result. Importing this module
 starts nothing.
@@ -31,6 +41,7 @@ import contextvars
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -38,7 +49,8 @@ import threading
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -142,12 +154,34 @@ def read_units(size: int, *, consistent: bool) -> float:
     return float(units) if consistent else units / 2
 
 
+@dataclass(frozen=True)
+class IndexSchema:
+    """A global secondary index as the table defines it: its key attributes and its projection."""
+
+    name: str
+    keys: tuple[str, ...]
+    projection: str = "ALL"
+    """``ALL``, ``KEYS_ONLY`` or ``INCLUDE``."""
+    non_key: tuple[str, ...] = ()
+    """The ``NonKeyAttributes`` of an ``INCLUDE`` projection."""
+    table_keys: tuple[str, ...] = ()
+
+    def entry(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The index entry of an item (that has the index keys): the table's key attributes, the
+        index's key attributes, then everything (ALL), the listed attributes (INCLUDE) or nothing
+        more (KEYS_ONLY)."""
+        if self.projection == "ALL":
+            return item
+        wanted = {*self.table_keys, *self.keys, *(self.non_key if self.projection == "INCLUDE" else ())}
+        return {name: value for name, value in item.items() if name in wanted}
+
+
 class MotoItems:
     """Reads items straight from moto's in-process backend (what the moto server serves), so a
     write's before and after images can be sized without an AWS call of our own."""
 
     def __init__(self) -> None:
-        self._schemas: dict[str, tuple[tuple[str, ...], list[tuple[str, tuple[str, ...]]]]] = {}
+        self._schemas: dict[str, tuple[tuple[str, ...], list[IndexSchema]]] = {}
 
     def _backend(self) -> Any:
         from moto.core import DEFAULT_ACCOUNT_ID
@@ -155,14 +189,23 @@ class MotoItems:
 
         return dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION]
 
-    def schema(self, table_name: str) -> tuple[tuple[str, ...], list[tuple[str, tuple[str, ...]]]]:
-        """(key attribute names, [(index name, its key attribute names)]) of a table."""
+    def schema(self, table_name: str) -> tuple[tuple[str, ...], list[IndexSchema]]:
+        """(key attribute names, the global secondary indexes with their projections) of a table."""
         if table_name not in self._schemas:
             table = self._backend().get_table(table_name)
             keys = tuple(k for k in (table.hash_key_attr, table.range_key_attr) if k)
-            indexes = [
-                (index.name, tuple(part["AttributeName"] for part in index.schema)) for index in table.global_indexes
-            ]
+            indexes = []
+            for index in table.global_indexes:
+                projection = dict(index.projection or {})
+                indexes.append(
+                    IndexSchema(
+                        name=index.name,
+                        keys=tuple(part["AttributeName"] for part in index.schema),
+                        projection=str(projection.get("ProjectionType") or "ALL"),
+                        non_key=tuple(projection.get("NonKeyAttributes") or ()),
+                        table_keys=keys,
+                    )
+                )
             self._schemas[table_name] = (keys, indexes)
         return self._schemas[table_name]
 
@@ -180,35 +223,73 @@ class MotoItems:
         return {k: item[k] for k in keys if k in item}
 
 
-def gsi_writes(
-    indexes: list[tuple[str, tuple[str, ...]]], before: dict[str, Any] | None, after: dict[str, Any] | None
-) -> float:
-    """Write units a table write costs in the global secondary indexes (projection ALL here): an
-    item entering or leaving an index is one index write, a changed item in it one, a changed index
-    key two (delete + put), each by the index entry's size (taken as the item's)."""
+def gsi_writes(indexes: Sequence[IndexSchema], before: dict[str, Any] | None, after: dict[str, Any] | None) -> float:
+    """Write units a table write costs in the global secondary indexes, by each index's projection:
+    an item entering or leaving an index is one index write, a changed index key two (delete +
+    put), a change of a projected attribute one, each by the index entry's size (table keys + index
+    keys + the projected attributes; for ALL, the whole item). A change of attributes the index
+    does not project costs nothing in it."""
     units = 0.0
-    for _, key_names in indexes:
-        was = before is not None and all(k in before for k in key_names)
-        now = after is not None and all(k in after for k in key_names)
+    for index in indexes:
+        was = before is not None and all(k in before for k in index.keys)
+        now = after is not None and all(k in after for k in index.keys)
         if was and now:
             assert before is not None
             assert after is not None
-            if any(before[k] != after[k] for k in key_names):
-                units += write_units(item_size(before)) + write_units(item_size(after))
-            elif before != after:
-                units += write_units(max(item_size(before), item_size(after)))
+            old, new = index.entry(before), index.entry(after)
+            if any(before[k] != after[k] for k in index.keys):
+                units += write_units(item_size(old)) + write_units(item_size(new))
+            elif old != new:
+                units += write_units(max(item_size(old), item_size(new)))
         elif now:
-            units += write_units(item_size(after))
+            assert after is not None
+            units += write_units(item_size(index.entry(after)))
         elif was:
-            units += write_units(item_size(before))
+            assert before is not None
+            units += write_units(item_size(index.entry(before)))
     return units
+
+
+def batch_get_units(
+    params: dict[str, Any], parsed: dict[str, Any], full_item: Callable[[str, dict[str, Any]], dict[str, Any] | None]
+) -> tuple[float, int]:
+    """(read units, items) of a BatchGetItem: each requested key that was processed is read as a
+    GetItem of its own (an item's size rounded up to 4 KB separately, a missing item at least one
+    unit), strongly consistent or not per table (``ConsistentRead`` in ``RequestItems``). A
+    ``ProjectionExpression`` does not lower the bill: the whole item is sized (``full_item(table,
+    key)``, read from moto), as it is when the response's items do not carry their keys."""
+    units = 0.0
+    items = 0
+    unprocessed = parsed.get("UnprocessedKeys") or {}
+    for table, request in (params.get("RequestItems") or {}).items():
+        consistent = bool(request.get("ConsistentRead"))
+        skipped = (unprocessed.get(table) or {}).get("Keys") or []
+        keys = [key for key in request.get("Keys") or [] if key not in skipped]
+        returned = (parsed.get("Responses") or {}).get(table) or []
+        projected = "ProjectionExpression" in request or "AttributesToGet" in request
+        for key in keys:
+            item = None
+            if not projected:
+                item = next((i for i in returned if all(i.get(k) == v for k, v in key.items())), None)
+            if item is None:
+                item = full_item(table, key)
+            units += read_units(item_size(item), consistent=consistent)
+            items += 1
+    return units, items
+
+
+WRITE_OPS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
+"""The DynamoDB operations whose request bodies count as bytes written."""
+_QUERY_REDUCERS = ("Select", "FilterExpression", "ProjectionExpression", "AttributesToGet")
+"""Query parameters that make the response differ from the items DynamoDB reads (and bills)."""
 
 
 # ------------------------------------------------------------------------------------- recording
 class Recorder:
     """botocore hooks on the default session: ``before-parameter-build`` notes the request and the
-    before images of the items a write touches; ``after-call`` (also called for error responses)
-    notes the call, its component and its billed units."""
+    before images of the items a write touches; ``request-created`` the size of the serialized
+    request body (DynamoDB); ``after-call`` (also called for error responses) notes the call, its
+    component and its billed units."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -221,6 +302,7 @@ class Recorder:
 
     def install(self, session: Any) -> None:
         session.events.register("before-parameter-build", self.before)
+        session.events.register("request-created.dynamodb", self.request_created)
         session.events.register("after-call", self.after)
 
     # -- hooks
@@ -236,6 +318,14 @@ class Recorder:
         except Exception as exc:  # a measuring bug must not break the code under measurement
             context["a2a_bench"] = {"params": params, "before": [], "error": repr(exc)}
 
+    def request_created(self, request: Any, **_: Any) -> None:
+        """The serialized body's size (botocore's retries of a call send the same body again; it is
+        counted once, with the call)."""
+        stash = (getattr(request, "context", None) or {}).get("a2a_bench")
+        if stash is not None:
+            body = request.data if request.data is not None else b""
+            stash["request_bytes"] = len(body.encode() if isinstance(body, str) else body)
+
     def after(self, parsed: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
         stash = context.get("a2a_bench") or {"params": {}, "before": []}
         service = model.service_model.service_id.hyphenize()
@@ -250,6 +340,7 @@ class Recorder:
         }
         try:
             if service == "dynamodb":
+                call["request_bytes"] = stash.get("request_bytes", 0)
                 call.update(self._dynamodb_units(model.name, stash["params"], parsed, stash["before"], call["error"]))
             elif service == "sqs":
                 call.update(_sqs_units(model.name, stash["params"]))
@@ -272,12 +363,20 @@ class Recorder:
     ) -> dict[str, Any]:
         if op == "GetItem":
             consistent = bool(params.get("ConsistentRead"))
-            return {"rru": read_units(item_size(parsed.get("Item")), consistent=consistent)}
+            item = parsed.get("Item")
+            if "ProjectionExpression" in params or "AttributesToGet" in params:
+                item = self.items.get(params["TableName"], params["Key"])  # billed on the whole item
+            return {"rru": read_units(item_size(item), consistent=consistent)}
+        if op == "BatchGetItem":
+            rru, n = batch_get_units(params, parsed, self.items.get)
+            return {"rru": rru, "items": n}
         if op == "Query":
             consistent = bool(params.get("ConsistentRead")) and not params.get("IndexName")
             items = parsed.get("Items")
-            if params.get("Select") == "COUNT" or params.get("FilterExpression") or items is None:
-                items = self._items_read(params)  # what DynamoDB reads, not what it returns
+            if any(k in params for k in _QUERY_REDUCERS) or items is None:
+                # What DynamoDB reads (up to Limit), not what it returns after a filter, a
+                # projection or a count: the same query without them.
+                items = self._items_read(params)
             return {"rru": read_units(sum(item_size(i) for i in items), consistent=consistent), "items": len(items)}
         if op == "TransactGetItems":
             sizes = [item_size(r.get("Item")) for r in parsed.get("Responses", [])]
@@ -286,9 +385,12 @@ class Recorder:
         if not targets:
             return {}
         transactional = op == "TransactWriteItems"
+        pairs = list(zip(targets, before, strict=False))
+        if op == "BatchWriteItem":
+            pairs = _unprocessed_removed(pairs, parsed)
         wru = gsi = 0.0
         sizes: list[dict[str, Any]] = []
-        for (table, key, action), old in zip(targets, before, strict=False):
+        for (table, key, action), old in pairs:
             new = None if error else self.items.get(table, key)
             if action == "ConditionCheck" or error:
                 size = item_size(old)
@@ -300,9 +402,12 @@ class Recorder:
             if not error:
                 gsi += gsi_writes(indexes, old, new)
             moved = [
-                name
-                for name, keys in indexes
-                if old and new and all(k in old and k in new for k in keys) and any(old[k] != new[k] for k in keys)
+                index.name
+                for index in indexes
+                if old
+                and new
+                and all(k in old and k in new for k in index.keys)
+                and any(old[k] != new[k] for k in index.keys)
             ]
             sk = str(key.get("sk", {}).get("S", "?"))
             kind = sk.split("#", 1)[0]
@@ -310,27 +415,28 @@ class Recorder:
                 {"item": kind, "action": action, "before": item_size(old), "after": item_size(new), "moved": moved}
             )
         out: dict[str, Any] = {"wru": wru, "wru_gsi": gsi, "sizes": sizes}
-        if transactional:
-            out["items"] = len(targets)
+        if transactional or op == "BatchWriteItem":
+            out["items"] = len(pairs)
         return out
 
     def _items_read(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """The items a COUNT or filtered Query reads: the same query without them, on a client of
-        its own session (not counted)."""
+        """The items a COUNT, filtered or projected Query reads: the same query without them (its
+        Limit and start key kept), on a client of its own session (not counted). On an index, the
+        index entries are read (as the index projects them)."""
         if self._plain_client is None:
             import boto3
 
             self._plain_client = boto3.session.Session(region_name=REGION).client(
                 "dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL"]
             )
-        query = {k: v for k, v in params.items() if k not in ("Select", "FilterExpression")}
-        if "FilterExpression" in params:
-            used = json.dumps([query.get("KeyConditionExpression", "")])
-            names = {k: v for k, v in query.get("ExpressionAttributeNames", {}).items() if k in used}
-            values = {k: v for k, v in query.get("ExpressionAttributeValues", {}).items() if k in used}
-            query["ExpressionAttributeNames"], query["ExpressionAttributeValues"] = names, values
-            if not names:
-                query.pop("ExpressionAttributeNames")
+        query = {k: v for k, v in params.items() if k not in _QUERY_REDUCERS}
+        used = set(re.findall(r"[#:][A-Za-z0-9_]+", str(query.get("KeyConditionExpression", ""))))
+        for field in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+            kept = {k: v for k, v in query.get(field, {}).items() if k in used}
+            if kept:
+                query[field] = kept
+            else:
+                query.pop(field, None)
         items: list[dict[str, Any]] = self._plain_client.query(**query).get("Items", [])
         return items
 
@@ -350,6 +456,15 @@ def _write_targets(items: MotoItems, op: str, params: dict[str, Any]) -> list[tu
         return [(params["TableName"], items.key_of(params["TableName"], params["Item"]), "Put")]
     if op in ("UpdateItem", "DeleteItem"):
         return [(params["TableName"], params["Key"], op[:-4])]
+    if op == "BatchWriteItem":
+        out = []
+        for table, requests in (params.get("RequestItems") or {}).items():
+            for request in requests:
+                if "PutRequest" in request:
+                    out.append((table, items.key_of(table, request["PutRequest"]["Item"]), "Put"))
+                elif "DeleteRequest" in request:
+                    out.append((table, request["DeleteRequest"]["Key"], "Delete"))
+        return out
     if op == "TransactWriteItems":
         out = []
         for entry in params["TransactItems"]:
@@ -358,6 +473,23 @@ def _write_targets(items: MotoItems, op: str, params: dict[str, Any]) -> list[tu
             out.append((body["TableName"], key, action))
         return out
     return []
+
+
+def _unprocessed_removed(pairs: list[Any], parsed: dict[str, Any]) -> list[Any]:
+    """A BatchWriteItem's ((table, key, action), before) pairs less the items DynamoDB handed back
+    unprocessed (not written, not billed)."""
+    left = []
+    for table, requests in (parsed.get("UnprocessedItems") or {}).items():
+        for request in requests:
+            if "PutRequest" in request:
+                left.append((table, request["PutRequest"]["Item"]))
+            elif "DeleteRequest" in request:
+                left.append((table, request["DeleteRequest"]["Key"]))
+
+    def unprocessed(table: str, key: dict[str, Any]) -> bool:
+        return any(table == t and all(item.get(k) == v for k, v in key.items()) for t, item in left)
+
+    return [pair for pair in pairs if not unprocessed(pair[0][0], pair[0][1])]
 
 
 def _sqs_units(op: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -628,30 +760,133 @@ def run_sample(d: Driver, n: int, notes: dict[str, Any], *, light: bool = False)
         notes.setdefault("dead_letter_states", []).append(failed["status"]["state"])
 
 
-def measure(base: str, recorder: Recorder, activity: Activity, samples: int, quick: bool) -> dict[str, Any]:
+# -------------------------------------------------------------------------------- stream shapes
+HELLO_SHAPES = ("hello_blocking", "hello_push")
+STREAM_SHAPES = ("stream_800_burst", "stream_800_paced", "stream_200_burst")
+"""The streaming shapes of issue 13; any ``stream_<N>_<burst|paced>`` is accepted too."""
+_STREAM_SHAPE = re.compile(r"^stream_(\d+)_(burst|paced)$")
+PACED_INTERVAL = 0.02
+"""Seconds between two chunks of a ``paced`` shape (50 chunks per second)."""
+STREAM_EXECUTOR = "bench._stream_agents:DemoWithChunksExecutor"
+"""The demo agent plus ``chunks N INTERVAL`` (used only when a stream shape is selected)."""
+STREAM_SEND_LABEL = "SendMessage (returnImmediately, chunks)"
+WAIT_LABEL = "GetTask (bench wait, not counted)"
+"""The driver's own polls for a stream task's end: dropped from the calls and requests analysed."""
+WAIT_POLL_SECONDS = 0.5
+
+
+def stream_shape(name: str) -> tuple[int, float] | None:
+    """``stream_<N>_<burst|paced>`` -> (N chunks, seconds between chunks); anything else None."""
+    match = _STREAM_SHAPE.match(name)
+    if match is None:
+        return None
+    return int(match.group(1)), (PACED_INTERVAL if match.group(2) == "paced" else 0.0)
+
+
+def shape_description(name: str) -> str:
+    if name in SHAPES:
+        return SHAPES[name]
+    spec = stream_shape(name)
+    assert spec is not None, name
+    count, interval = spec
+    pace = f"{1 / interval:g} chunks per second (a {interval:g} s sleep between chunks)" if interval else "burst"
+    return (
+        f"one SendMessage (returnImmediately) to an executor that streams {count} chunks of 40 bytes of text into "
+        f"one artifact (append), {pace}, between a WORKING and a COMPLETED status update; the window ends when "
+        "the task is terminal and the stack quiet (the driver's own GetTask polls are not counted); run once"
+    )
+
+
+def run_stream_shape(d: Driver, name: str, tenant: str, cap: float) -> dict[str, Any]:
+    """One task of a stream shape in a window of its own; never longer than ``cap`` seconds (then
+    what happened so far is reported)."""
+    spec = stream_shape(name)
+    assert spec is not None, name
+    count, interval = spec
+    if not d.activity.quiet(d.quiet_seconds):
+        raise RuntimeError(f"the stack did not go quiet before window {name}")
+    d.recorder.window = d.activity.window = name
+    started = time.monotonic()
+    deadline = started + cap
+    info: dict[str, Any] = {"chunks_sent_by_executor": count, "interval_seconds": interval, "cap_seconds": cap}
+    try:
+        task = d.send(tenant, f"chunks {count} {interval:g}", label=STREAM_SEND_LABEL, immediately=True)
+        info["task_id"] = task["id"]
+        state = task["status"]["state"]
+        while state not in TERMINAL and time.monotonic() < deadline:
+            time.sleep(WAIT_POLL_SECONDS)
+            state = d.call(WAIT_LABEL, "GET", f"{tenant}/tasks/{task['id']}")["status"]["state"]
+        info["seconds_to_terminal"] = round(time.monotonic() - started, 2) if state in TERMINAL else None
+        info["timed_out"] = state not in TERMINAL
+        info["quiet_after"] = d.activity.quiet(d.quiet_seconds, timeout=max(30.0, deadline - time.monotonic()))
+    finally:
+        d.seconds[name].append(round(time.monotonic() - started, 2))
+        d.recorder.window = d.activity.window = "between"
+    if "task_id" in info:
+        final = d.call(WAIT_LABEL, "GET", f"{tenant}/tasks/{info['task_id']}")
+        info.update(stream_task_outcome(final))
+    return info
+
+
+def stream_task_outcome(task: dict[str, Any]) -> dict[str, Any]:
+    """State, status message and what reached the task's answer artifact (chunks, in order?)."""
+    sys.path.insert(0, str(ROOT))
+    from bench._stream_agents import ARTIFACT_ID, chunk_text
+
+    status = task.get("status") or {}
+    message = " ".join(p.get("text", "") for p in (status.get("message") or {}).get("parts", []))
+    artifact = next((a for a in task.get("artifacts") or [] if a.get("artifactId") == ARTIFACT_ID), None)
+    texts = [p.get("text", "") for p in (artifact or {}).get("parts", [])]
+    return {
+        "final_state": status.get("state", ""),
+        "final_status_message": message,
+        "chunks_stored": len(texts),
+        "chunks_in_order": texts == [chunk_text(i) for i in range(len(texts))],
+        "artifact_text_bytes": sum(len(t.encode()) for t in texts),
+    }
+
+
+def measure(
+    base: str,
+    recorder: Recorder,
+    activity: Activity,
+    samples: int,
+    quick: bool,
+    shapes: Sequence[str] = HELLO_SHAPES,
+    stream_cap: float = 300.0,
+) -> dict[str, Any]:
     sys.path.insert(0, str(BENCH))
     from push import Receiver  # the webhook receiver of bench/push.py
 
     notes: dict[str, Any] = {}
+    streams: dict[str, Any] = {}
     with Receiver() as receiver:
         driver = Driver(base, recorder, activity, receiver)
         try:
             run_sample(driver, 0, {}, light=quick)  # warm-up: first clients, the signing key set, imports
             first = len(recorder.snapshot())
             first_invocation = len(activity.invocations)
-            for n in range(1, samples + 1):
-                run_sample(driver, n, notes)
+            if any(shape in HELLO_SHAPES for shape in shapes):
+                for n in range(1, samples + 1):
+                    run_sample(driver, n, notes)
+            for shape in (s for s in shapes if stream_shape(s)):
+                if streams and not all(info.get("quiet_after", True) for info in streams.values()):
+                    streams[shape] = {"skipped": "the stack was not quiet after the previous stream shape"}
+                    continue
+                streams[shape] = run_stream_shape(driver, shape, f"/{shape}", stream_cap)
             notes["window_seconds"] = {k: v[-samples:] for k, v in driver.seconds.items()}
         finally:
             driver.close()
-    calls = recorder.snapshot()[first:]
+    calls = [c for c in recorder.snapshot()[first:] if c["label"] != WAIT_LABEL]
     with activity.cond:
-        invocations = list(activity.invocations[first_invocation:])
+        invocations = [i for i in activity.invocations[first_invocation:] if i["label"] != WAIT_LABEL]
     warmup = recorder.snapshot()[:first]
     return {
         "calls": calls,
         "invocations": invocations,
         "notes": notes,
+        "stream_shapes": streams,
+        "window_samples": {shape: 1 for shape in streams},
         "warmup_only": dict(
             Counter(f"{c['component']} {c['service']}.{c['op']}" for c in warmup if c["service"] == "ssm")
         ),
@@ -659,7 +894,9 @@ def measure(base: str, recorder: Recorder, activity: Activity, samples: int, qui
 
 
 # ------------------------------------------------------------------------------------- the stack
-def run_stack(samples: int, quick: bool = False) -> dict[str, Any]:
+def run_stack(
+    samples: int, quick: bool = False, shapes: Sequence[str] = HELLO_SHAPES, stream_cap: float = 300.0
+) -> dict[str, Any]:
     """Start the local stack in this process (main thread), measure from another thread, stop."""
     sys.path.insert(0, str(ROOT))
     import boto3
@@ -686,7 +923,8 @@ def run_stack(samples: int, quick: bool = False) -> dict[str, Any]:
 
     with contextlib.redirect_stdout(sys.stderr):  # the functions' EMF lines and the ready line
         outcome = measure_on_local_stack(
-            lambda base: measure(base, recorder, activity, samples, quick),
+            lambda base: measure(base, recorder, activity, samples, quick, shapes, stream_cap),
+            executor=STREAM_EXECUTOR if any(stream_shape(s) for s in shapes) else None,
             workers=2,
             app_factory=app_factory,
             resolve_handler=wrap_handlers(activity),
@@ -753,9 +991,12 @@ def _units(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "sqs_fifo": 0,
         "sqs_std": 0,
         "sqs_entries": 0,
+        "dynamodb_write_request_bytes": 0,
     }
     for c in calls:
         ops[f"{c['service']}.{c['op']}"] += 1
+        if c["service"] == "dynamodb" and c["op"] in WRITE_OPS:
+            out["dynamodb_write_request_bytes"] += c.get("request_bytes", 0)
         out["rru"] += c.get("rru", 0.0)
         out["wru"] += c.get("wru", 0.0)
         out["wru_gsi"] += c.get("wru_gsi", 0.0)
@@ -784,8 +1025,11 @@ def _median(values: list[float]) -> float:
     return round(statistics.median(values), 1) if values else 0.0
 
 
-def analyse(raw: dict[str, Any], samples: int, facts: dict[str, Any]) -> dict[str, Any]:
+def analyse(
+    raw: dict[str, Any], samples: int, facts: dict[str, Any], shapes: Sequence[str] = HELLO_SHAPES
+) -> dict[str, Any]:
     calls: list[dict[str, Any]] = raw["calls"]
+    window_samples: dict[str, int] = raw.get("window_samples", {})  # runs per window: stream shapes 1
     invocations: list[dict[str, Any]] = raw["invocations"]
     # ---- per method, API side, per request
     requests = [i for i in invocations if i["kind"] == "api"]
@@ -820,9 +1064,10 @@ def analyse(raw: dict[str, Any], samples: int, facts: dict[str, Any]) -> dict[st
                 mine = [c for c in in_window if c["component"] == "api" and c["label"] == name[4:]]
             else:
                 mine = [c for c in in_window if c["component"] == name]
-            entry = _scaled(_units(mine), samples)
+            runs_of_window = window_samples.get(window, samples)
+            entry = _scaled(_units(mine), runs_of_window)
             runs = [i for i in invs if i["kind"] == "lambda" and i["name"] == name]
-            entry["invocations"] = round(len(runs) / samples, 3)
+            entry["invocations"] = round(len(runs) / runs_of_window, 3)
             entry["median_ms"] = _median([i["ms"] for i in runs])
             components[name] = entry
         windows[window] = components
@@ -840,6 +1085,8 @@ def analyse(raw: dict[str, Any], samples: int, facts: dict[str, Any]) -> dict[st
     written: dict[str, list[int]] = defaultdict(list)
     moves: Counter[str] = Counter()
     for c in calls:
+        if c["window"] in window_samples:
+            continue  # the stream shapes have their own figures
         for size in c.get("sizes", []):
             written[size["item"]].append(max(size["before"], size["after"]))
             if size["item"] == "META":
@@ -849,13 +1096,21 @@ def analyse(raw: dict[str, Any], samples: int, facts: dict[str, Any]) -> dict[st
         kind: {"writes": len(v), "median_bytes": int(statistics.median(v)), "max_bytes": max(v)}
         for kind, v in sorted(written.items())
     }
-    shapes = {name: cost_of_shape(name, windows, requests, invocations, facts, samples) for name in SHAPES}
+    costs = {
+        name: cost_of_shape(name, windows, requests, invocations, facts, window_samples.get(name, samples))
+        for name in shapes
+        if name in windows
+    }
     return {
         "methods": methods,
         "windows": windows,
         "per_executor_event": per_event,
         "per_notification": per_notification,
-        "shapes": shapes,
+        "shapes": costs,
+        "stream_shapes": {
+            name: stream_figures(name, info, calls, invocations, costs.get(name))
+            for name, info in raw.get("stream_shapes", {}).items()
+        },
         "item_sizes_written": item_sizes,
         "head_index_key_moves": dict(moves),
         "notes": raw["notes"],
@@ -874,6 +1129,47 @@ SHAPES = {
         "webhook (notifications per task in the table)"
     ),
 }
+
+
+def stream_figures(
+    name: str,
+    info: dict[str, Any],
+    calls: list[dict[str, Any]],
+    invocations: list[dict[str, Any]],
+    cost: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """One stream shape's run: what happened to the task, every DynamoDB call of its window (all
+    components) by operation, the bytes of the write requests, the units, the worker's time, the
+    cost per million such tasks."""
+    if "skipped" in info or cost is None:
+        return dict(info)
+    mine = [c for c in calls if c["window"] == name]
+    dynamodb = [c for c in mine if c["service"] == "dynamodb"]
+    units = _units(dynamodb)
+    worker = [i for i in invocations if i["window"] == name and i["kind"] == "lambda" and i["name"] == "WorkerFunction"]
+    heads = [max(s["before"], s["after"]) for c in dynamodb for s in c.get("sizes", []) if s["item"] == "META"]
+    by_component: dict[str, dict[str, int]] = defaultdict(dict)
+    for c in dynamodb:
+        component = c["component"] if c["component"] != "api" else f"api:{c['label']}"
+        by_component[component][c["op"]] = by_component[component].get(c["op"], 0) + 1
+    return {
+        **info,
+        "description": shape_description(name),
+        "dynamodb_calls": {k.split(".", 1)[1]: v for k, v in units["calls"].items()},
+        "dynamodb_calls_by_component": {k: dict(sorted(v.items())) for k, v in sorted(by_component.items())},
+        "dynamodb_errors": units["errors"],
+        "dynamodb_write_request_bytes": units["dynamodb_write_request_bytes"],
+        "rru": round(units["rru"], 3),
+        "wru": round(units["wru"] + units["wru_gsi"], 3),
+        "wru_of_which_gsi": round(units["wru_gsi"], 3),
+        "transact_items": units["transact_items"],
+        "head_max_bytes": max(heads, default=0),
+        "worker_invocations": len(worker),
+        "worker_ms": [round(i["ms"], 1) for i in worker],
+        "worker_seconds_total": round(sum(i["ms"] for i in worker) / 1000, 2),
+        "per_million_tasks_usd": cost["per_million_tasks_usd"],
+        "total_per_million_tasks_usd": cost["total_per_million_tasks_usd"],
+    }
 
 
 def cost_of_shape(
@@ -940,7 +1236,7 @@ def cost_of_shape(
     per_million["lambda_duration_only"] = round(gb_seconds * LAMBDA_GB_SECOND_ARM64 * 1e6, 2)
     total = round(sum(per_million[k] for k in dollars), 2)
     return {
-        "description": SHAPES[window],
+        "description": shape_description(window),
         "units_per_task": units,
         "per_million_tasks_usd": per_million,
         "total_per_million_tasks_usd": total,
@@ -1023,6 +1319,7 @@ def render(result: dict[str, Any]) -> str:
             f"{d['dynamodb']:.2f} | {d['sqs']:.2f} | {d['lambda']:.2f} ({d['lambda_requests_only']:.2f} + "
             f"{d['lambda_duration_only']:.2f}) | {d['api_gateway']:.2f} | **{s['total_per_million_tasks_usd']:.2f}** |"
         )
+    out += render_stream_shapes(result.get("stream_shapes") or {})
     out += ["", "Task shapes:"]
     out += [f"- `{name}`: {s['description']}." for name, s in result["shapes"].items()]
     out += ["", "Prices (checked " + meta["prices_checked"] + "):"]
@@ -1030,6 +1327,40 @@ def render(result: dict[str, Any]) -> str:
     out += ["", "Notes:"]
     out += [f"- {note}" for note in meta["caveats"]]
     return "\n".join(out) + "\n"
+
+
+def render_stream_shapes(streams: dict[str, Any]) -> list[str]:
+    """The stream shapes' table: per task, every component of the window."""
+    if not streams:
+        return []
+    out = [
+        "",
+        "**Streaming task shapes** (one task each; DynamoDB calls of every component in the window; bytes = "
+        "serialized request bodies of the DynamoDB write calls; worker s = wall time of its invocations)",
+        "",
+        "| shape | outcome | chunks stored | DynamoDB calls | write request bytes | RRU | WRU (GSI) | head max B | "
+        "DynamoDB $/M | total $/M | worker s (invocations) | send → terminal s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in streams.items():
+        if "skipped" in s:
+            out.append(f"| {name} | skipped: {s['skipped']} |  |  |  |  |  |  |  |  |  |  |")
+            continue
+        state = s.get("final_state", "?").removeprefix("TASK_STATE_")
+        if s.get("timed_out"):
+            state += f" (not terminal after {s['cap_seconds']:g} s)"
+        calls = ", ".join(f"{_n(n)} {op}" for op, n in s["dynamodb_calls"].items())
+        terminal = s.get("seconds_to_terminal")
+        out.append(
+            f"| {name} | {state} | {s.get('chunks_stored', '?')} of {s['chunks_sent_by_executor']} | {calls} | "
+            f"{s['dynamodb_write_request_bytes']:,} | {_n(s['rru'])} | {_n(s['wru'])} ({_n(s['wru_of_which_gsi'])}) | "
+            f"{s['head_max_bytes']:,} | {s['per_million_tasks_usd']['dynamodb']:,.2f} | "
+            f"{s['total_per_million_tasks_usd']:,.2f} | {s['worker_seconds_total']:g} ({s['worker_invocations']}) | "
+            f"{terminal if terminal is not None else '-'} |"
+        )
+    messages = {n: s.get("final_status_message") for n, s in streams.items() if s.get("final_status_message")}
+    out += [f"- `{n}` final status message: {m!r}" for n, m in messages.items()]
+    return out
 
 
 def _n(value: float) -> str:
@@ -1048,12 +1379,20 @@ CAVEATS = [
     "operation (0.5 for GetItem, 1 or 2 per item elsewhere) whatever the item size or consistency, so it is not "
     "used. Item sizes follow DynamoDB's published rules, from the attribute values moto stores (approximate: "
     "number sizes, index entry overhead). Reads: per 4 KB, strongly consistent 1, eventually consistent (GSI "
-    "queries) 0.5, Query rounded on the sum of the items read, at least 1 unit. Writes: per 1 KB of the larger "
-    "of the before and after item, at least 1; inside TransactWriteItems 2 per KB per item. Failed conditional "
-    "writes are charged by the existing item's size.",
-    "Global secondary indexes (ByScope, ByContext, projection ALL): each index write billed at 1 WRU per KB (the "
-    "standard rate, also for writes made in a transaction: an assumption); an index key change is a delete plus a "
-    "put (two writes), any other change of an indexed item one write.",
+    "queries) 0.5, Query rounded on the sum of the items read (before a filter, a projection or a count; up to "
+    "its Limit), at least 1 unit; BatchGetItem as one GetItem per key (each item rounded up to 4 KB, a missing "
+    "one 1 unit, ConsistentRead per table); a projection does not lower a read's bill. Writes: per 1 KB of the "
+    "larger of the before and after item, at least 1; inside TransactWriteItems 2 per KB per item; "
+    "BatchWriteItem 1 per KB per item processed. Failed conditional writes are charged by the existing item's "
+    "size.",
+    "Global secondary indexes: each index write billed at 1 WRU per KB (the standard rate, also for writes made in "
+    "a transaction: an assumption), sized by the index's projection as moto's table defines it (ALL: the whole "
+    "item; INCLUDE: the table and index keys plus the listed attributes; KEYS_ONLY: the keys); an item entering "
+    "or leaving an index is one write, an index key change a delete plus a put (two writes), a change of a "
+    "projected attribute one write, a change of attributes the index does not project none.",
+    "Write request bytes: the size of the serialized request body of each DynamoDB PutItem, UpdateItem, "
+    "DeleteItem, TransactWriteItems and BatchWriteItem call (botocore's request-created event), failed ones "
+    "included.",
     "SQS: every queue is FIFO ($0.50 per million); a request is billed per 64 KB of payload. The event source "
     "mappings' ReceiveMessage / DeleteMessage are not made by our code and not counted; the cost adds an estimate "
     "of one receive and one delete per message (BatchSize 1 on every SQS event source in template.yaml). Their "
@@ -1075,13 +1414,17 @@ CAVEATS = [
 ]
 
 
-def build_result(samples: int, quick: bool) -> dict[str, Any]:
-    raw = run_stack(samples, quick)
+def build_result(
+    samples: int, quick: bool, shapes: Sequence[str] = HELLO_SHAPES, stream_cap: float = 300.0
+) -> dict[str, Any]:
+    raw = run_stack(samples, quick, shapes, stream_cap)
     facts = template_facts()
-    result = analyse(raw, samples, facts)
+    result = analyse(raw, samples, facts, shapes)
     result["meta"] = {
         "samples": samples,
         "quick": quick,
+        "shapes": list(shapes),
+        "stream_cap_seconds": stream_cap,
         "date": time.strftime("%Y-%m-%d"),
         "prices_checked": PRICES_CHECKED,
         "prices": {
@@ -1100,14 +1443,37 @@ def build_result(samples: int, quick: bool) -> dict[str, Any]:
     return result
 
 
+def parse_shapes(text: str, parser: argparse.ArgumentParser) -> list[str]:
+    names = [*HELLO_SHAPES, *STREAM_SHAPES] if text.strip() == "all" else [n.strip() for n in text.split(",")]
+    names = [n for n in dict.fromkeys(names) if n]
+    unknown = [n for n in names if n not in HELLO_SHAPES and stream_shape(n) is None]
+    if unknown or not names:
+        parser.error(f"unknown shapes {unknown}: use hello_blocking, hello_push, stream_<N>_<burst|paced> or all")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="AWS calls per A2A method and cost per million tasks (local stack)")
     parser.add_argument("--quick", action="store_true", help="one sample (under a minute)")
     parser.add_argument("--samples", type=int, default=None, help="samples after the warm-up pass (default 5)")
     parser.add_argument("--json", type=Path, help="write the result here")
+    parser.add_argument(
+        "--shapes",
+        default=",".join(HELLO_SHAPES),
+        help="comma-separated task shapes: hello_blocking, hello_push (with them, every method is sampled), "
+        f"{', '.join(STREAM_SHAPES)} or any stream_<N>_<burst|paced> (run once each, after the samples); "
+        "'all' = the hello and the three stream shapes (default: the hello shapes)",
+    )
+    parser.add_argument(
+        "--stream-timeout",
+        type=float,
+        default=300.0,
+        help="cap per stream shape, seconds: then what happened so far is reported (default 300)",
+    )
     args = parser.parse_args(argv)
+    shapes = parse_shapes(args.shapes, parser)
     samples = args.samples or (1 if args.quick else 5)
-    result = build_result(samples, args.quick)
+    result = build_result(samples, args.quick, shapes, args.stream_timeout)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     print(render(result))
