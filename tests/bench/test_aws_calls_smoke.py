@@ -1,6 +1,10 @@
-"""bench/aws_calls.py --quick end to end: it starts the local stack in a subprocess, drives every A2A
-method, and its JSON holds the calls and costs the README's figure 5 is made of. The checks are
-call counts (not timings), which do not depend on the machine's load."""
+"""bench/aws_calls.py end to end, and its unit accounting on its own.
+
+The end-to-end run (``--quick`` plus a 20-chunk stream shape) starts the local stack in a
+subprocess, drives every A2A method, and its JSON holds the calls and costs the README's figure 5
+is made of. Every check is on what is counted (calls, units, requests, bytes, and dollars as the
+price constants times counted units), never on a measured duration or on a comparison of two
+totals that include one: those depend on the machine's load."""
 
 from __future__ import annotations
 
@@ -8,27 +12,49 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from testkit.spec import V1_METHODS
 
-pytestmark = pytest.mark.e2e
-
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = set(V1_METHODS)
+STREAM = "stream_20_burst"
+CHUNKS = 20
+CHUNK_BYTES = 40
+
+
+@pytest.fixture(scope="module")
+def aws_calls() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import aws_calls
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return aws_calls
 
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("aws_calls") / "result.json"
     run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "aws_calls.py"), "--quick", "--json", str(out)],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "aws_calls.py"),
+            "--quick",
+            "--shapes",
+            f"hello_blocking,hello_push,{STREAM}",
+            "--stream-timeout",
+            "60",
+            "--json",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=150,
         check=False,
     )
     assert run.returncode == 0, run.stderr[-3000:]
@@ -37,20 +63,25 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return data
 
 
+# ------------------------------------------------------------------------------- end to end (stack)
+@pytest.mark.e2e
 def test_every_method_is_measured(result: dict[str, Any]) -> None:
     assert {m["method"] for m in result["methods"].values()} == METHODS
     assert all(m["requests"] >= 1 for m in result["methods"].values())
     assert result["measure_errors"] == []
 
 
+@pytest.mark.e2e
 def test_get_task_reads_the_head_once_and_writes_nothing(result: dict[str, Any]) -> None:
     get_task = result["methods"]["GetTask"]
     assert get_task["calls"] == {"dynamodb.GetItem": 1.0}
     assert get_task["rru"] == 1.0  # one strongly consistent read of a head under 4 KB
     assert get_task["wru"] == get_task["wru_gsi"] == 0
     assert get_task["sqs_calls"] == 0
+    assert get_task["dynamodb_write_request_bytes"] == 0
 
 
+@pytest.mark.e2e
 def test_send_message_queues_one_work_item_in_one_transaction(result: dict[str, Any]) -> None:
     sends = {label: m for label, m in result["methods"].items() if m["method"] == "SendMessage"}
     assert len(sends) >= 2  # blocking and returnImmediately at least
@@ -59,8 +90,10 @@ def test_send_message_queues_one_work_item_in_one_transaction(result: dict[str, 
         assert m["calls"]["dynamodb.TransactWriteItems"] == 1.0, label
         assert m["sqs_fifo"] == 1.0, label  # the work queue is FIFO, one 64 KB chunk
         assert m["wru"] > 0, label
+        assert m["dynamodb_write_request_bytes"] > 0, label
 
 
+@pytest.mark.e2e
 def test_background_work_is_attributed(result: dict[str, Any]) -> None:
     hello = result["windows"]["hello_blocking"]
     assert hello["WorkerFunction"]["invocations"] == 1.0
@@ -73,28 +106,158 @@ def test_background_work_is_attributed(result: dict[str, Any]) -> None:
     assert result["notes"]["dead_letter_states"] == ["TASK_STATE_FAILED"]
 
 
-def test_costs_are_positive_and_add_up(result: dict[str, Any]) -> None:
-    assert set(result["shapes"]) == {"hello_blocking", "hello_push"}
+@pytest.mark.e2e
+def test_each_cost_is_the_prices_times_the_counted_units(result: dict[str, Any], aws_calls: ModuleType) -> None:
+    m = aws_calls
+    assert set(result["shapes"]) == {"hello_blocking", "hello_push", STREAM}
+    template = result["meta"]["template"]
+    # The event source mappings' requests are billed at the FIFO price when every consumed queue is FIFO.
+    all_fifo = all(template["queues"][queue]["fifo"] for queue in template["sqs_event_sources"])
     for name, shape in result["shapes"].items():
-        parts = shape["per_million_tasks_usd"]
-        services = [parts[k] for k in ("dynamodb", "sqs", "lambda", "api_gateway")]
-        assert all(v > 0 for v in services), name
+        u, usd = shape["units_per_task"], shape["per_million_tasks_usd"]
+        assert u["api_requests"] >= 1, name
+        assert u["lambda_requests"] >= u["api_requests"] + 1, name  # the routes' functions + the worker
+        assert u["rru"] > 0, name
+        assert u["wru"] > u["wru_of_which_gsi"] > 0, name
+        esm = u["sqs_requests_event_source_estimate"]
+        fifo = u["sqs_requests_ours_fifo"] + (esm if all_fifo else 0)
+        standard = u["sqs_requests_ours_standard"] + (0 if all_fifo else esm)
+        expected = {
+            "dynamodb": u["rru"] * m.DYNAMODB_RRU + u["wru"] * m.DYNAMODB_WRU,
+            "sqs": fifo * m.SQS_FIFO_REQUEST + standard * m.SQS_STANDARD_REQUEST,
+            "lambda_requests_only": u["lambda_requests"] * m.LAMBDA_REQUEST,
+            "lambda_duration_only": u["lambda_gb_seconds"] * m.LAMBDA_GB_SECOND_ARM64,
+            "api_gateway": u["api_requests"] * m.API_GATEWAY_REST_REQUEST,
+        }
+        for part, dollars in expected.items():
+            assert usd[part] == pytest.approx(dollars * 1e6, abs=0.011), (name, part)
+        assert usd["lambda"] == pytest.approx(usd["lambda_requests_only"] + usd["lambda_duration_only"], abs=0.011)
+        services = [usd[k] for k in ("dynamodb", "sqs", "lambda", "api_gateway")]
         assert shape["total_per_million_tasks_usd"] == pytest.approx(sum(services), abs=0.011), name
-        assert parts["lambda"] == pytest.approx(
-            parts["lambda_requests_only"] + parts["lambda_duration_only"], abs=0.011
-        )
-    assert (
-        result["shapes"]["hello_push"]["total_per_million_tasks_usd"]
-        > result["shapes"]["hello_blocking"]["total_per_million_tasks_usd"]
-    )
 
 
-def test_render_is_importable_without_side_effects(result: dict[str, Any]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import aws_calls
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+@pytest.mark.e2e
+def test_push_adds_counted_work(result: dict[str, Any]) -> None:
+    methods, windows = result["methods"], result["windows"]
+    assert result["notes"]["notifications"][0] >= 3  # at least the task, its artifact, COMPLETED
+    # The inline config is written with the task; its deliveries advance a cursor; the dispatcher
+    # queues them (the blocking shape's only SQS request is the work item).
+    assert methods["SendMessage (blocking, inline push config)"]["wru"] > methods["SendMessage (blocking)"]["wru"]
+    assert windows["hello_push"]["PushDeliveryFunction"]["calls"].get("dynamodb.UpdateItem", 0) >= 1
+    blocking = result["shapes"]["hello_blocking"]["units_per_task"]
+    pushed = result["shapes"]["hello_push"]["units_per_task"]
+    assert blocking["sqs_requests_ours_fifo"] == 1
+    assert pushed["sqs_requests_ours_fifo"] >= 2
+
+
+@pytest.mark.e2e
+def test_stream_shape_stores_every_chunk_and_counts_its_writes(result: dict[str, Any]) -> None:
+    s = result["stream_shapes"][STREAM]
+    assert s["final_state"] == "TASK_STATE_COMPLETED", s
+    assert not s["timed_out"]
+    assert s["chunks_stored"] == CHUNKS
+    assert s["chunks_in_order"]
+    assert s["artifact_text_bytes"] == CHUNKS * CHUNK_BYTES
+    assert s["worker_invocations"] >= 1
+    # Every chunk's text goes to DynamoDB at least once; writes of the worker are billed.
+    assert s["dynamodb_write_request_bytes"] > CHUNKS * CHUNK_BYTES
+    assert sum(n for op, n in s["dynamodb_calls"].items() if op in {"TransactWriteItems", "PutItem"}) >= 1
+    assert s["wru"] > s["wru_of_which_gsi"] >= 0
+    assert s["per_million_tasks_usd"]["dynamodb"] > 0
+    assert "WorkerFunction" in s["dynamodb_calls_by_component"]
+
+
+@pytest.mark.e2e
+def test_render_is_importable_without_side_effects(result: dict[str, Any], aws_calls: ModuleType) -> None:
     markdown = aws_calls.render(result)
     assert "| GetTask | GatewayFunction | 1 GetItem |" in markdown
     assert "**Cost per million tasks**" in markdown
+    assert f"| {STREAM} | COMPLETED | {CHUNKS} of {CHUNKS} |" in markdown
+
+
+# ----------------------------------------------------------------------- unit accounting (no stack)
+def _s(text: str) -> dict[str, str]:
+    return {"S": text}
+
+
+def _index(m: ModuleType, projection: str, non_key: tuple[str, ...] = ()) -> Any:
+    return m.IndexSchema("ByX", ("gk",), projection, non_key, ("pk", "sk"))
+
+
+def test_gsi_all_projection_sizes_the_whole_item(aws_calls: ModuleType) -> None:
+    m = aws_calls
+    index = _index(m, "ALL")
+    big = {"pk": _s("p"), "sk": _s("s"), "gk": _s("g"), "body": _s("x" * 3000)}
+    assert m.gsi_writes([index], None, big) == 3  # enters the index: one put of a 3 KB entry
+    assert m.gsi_writes([index], big, {**big, "body": _s("y" * 3000)}) == 3  # changed in place
+    assert m.gsi_writes([index], big, {**big, "gk": _s("h")}) == 6  # moved: delete + put
+    assert m.gsi_writes([index], big, dict(big)) == 0  # unchanged
+    assert m.gsi_writes([index], big, None) == 3  # deleted
+    assert m.gsi_writes([index], {"pk": _s("p"), "sk": _s("s")}, {"pk": _s("p"), "sk": _s("t")}) == 0
+
+
+def test_gsi_keys_only_ignores_other_attributes(aws_calls: ModuleType) -> None:
+    m = aws_calls
+    index = _index(m, "KEYS_ONLY")
+    big = {"pk": _s("p"), "sk": _s("s"), "gk": _s("g"), "body": _s("x" * 3000)}
+    assert m.gsi_writes([index], None, big) == 1  # the entry: table keys + index key, under 1 KB
+    assert m.gsi_writes([index], big, {**big, "body": _s("y" * 5000)}) == 0  # not projected: free
+    assert m.gsi_writes([index], big, {**big, "gk": _s("h")}) == 2  # moved: delete + put
+
+
+def test_gsi_include_charges_only_projected_changes(aws_calls: ModuleType) -> None:
+    m = aws_calls
+    index = _index(m, "INCLUDE", ("state",))
+    item = {"pk": _s("p"), "sk": _s("s"), "gk": _s("g"), "state": _s("WORKING"), "task": _s("x" * 3000)}
+    assert m.gsi_writes([index], None, item) == 1
+    assert m.gsi_writes([index], item, {**item, "task": _s("y" * 3000)}) == 0
+    assert m.gsi_writes([index], item, {**item, "state": _s("COMPLETED")}) == 1
+    include_big = _index(m, "INCLUDE", ("task",))
+    assert m.gsi_writes([include_big], item, {**item, "task": _s("y" * 3000)}) == 3
+
+
+def test_batch_get_rounds_each_item_and_reads_consistency_per_table(aws_calls: ModuleType) -> None:
+    m = aws_calls
+    a1, a2, b1, gone = ({"pk": _s(k)} for k in ("a1", "a2", "b1", "gone"))
+    stored = {
+        "a1": {**a1, "v": _s("x" * 5000)},  # 2 units of 4 KB
+        "a2": {**a2, "v": _s("x" * 100)},  # 1
+        "b1": {**b1, "v": _s("x" * 100)},
+    }
+    params = {
+        "RequestItems": {
+            "A": {"Keys": [a1, a2, gone], "ConsistentRead": True},
+            "B": {"Keys": [b1], "ProjectionExpression": "pk"},
+        }
+    }
+    parsed = {"Responses": {"A": [stored["a1"], stored["a2"]], "B": [{"pk": _s("b1")}]}}
+    seen: list[str] = []
+
+    def full_item(table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        seen.append(f"{table}:{key['pk']['S']}")
+        return stored.get(key["pk"]["S"])
+
+    units, items = m.batch_get_units(params, parsed, full_item)
+    # A (consistent): 2 + 1 + 1 (a missing item is still one read); B (eventual): 0.5
+    assert (units, items) == (4.5, 4)
+    assert seen == ["A:gone", "B:b1"]  # a projected read is billed on the whole item
+    parsed["UnprocessedKeys"] = {"A": {"Keys": [a1]}}
+    assert m.batch_get_units(params, parsed, full_item) == (2.5, 3)
+
+
+def test_write_request_bytes_count_write_calls_only(aws_calls: ModuleType) -> None:
+    calls = [
+        {"service": "dynamodb", "op": "TransactWriteItems", "request_bytes": 900, "error": ""},
+        {"service": "dynamodb", "op": "BatchWriteItem", "request_bytes": 50, "error": ""},
+        {"service": "dynamodb", "op": "UpdateItem", "request_bytes": 40, "error": "ConditionalCheckFailed"},
+        {"service": "dynamodb", "op": "GetItem", "request_bytes": 70, "error": ""},
+        {"service": "dynamodb", "op": "Query", "request_bytes": 80, "error": ""},
+    ]
+    assert aws_calls._units(calls)["dynamodb_write_request_bytes"] == 990
+
+
+def test_stream_shape_names(aws_calls: ModuleType) -> None:
+    assert aws_calls.stream_shape("stream_800_burst") == (800, 0.0)
+    assert aws_calls.stream_shape("stream_800_paced") == (800, 0.02)
+    assert aws_calls.stream_shape("hello_blocking") is None
+    assert set(aws_calls.STREAM_SHAPES) == {"stream_800_burst", "stream_800_paced", "stream_200_burst"}
