@@ -1247,9 +1247,14 @@ def cost_of_shape(
 def render(result: dict[str, Any]) -> str:
     """The markdown section: calls per method, background work per task, cost per million tasks."""
     meta = result["meta"]
+    shapes = meta.get("shapes", HELLO_SHAPES)
+    sampled = any(shape in HELLO_SHAPES for shape in shapes)
+    runs = f"samples: {meta['samples']}" if sampled else "no method samples (stream shapes only)"
+    if any(stream_shape(shape) for shape in shapes):
+        runs += "; each stream shape run once"
     out = [
-        f"Local stack, samples: {meta['samples']} (after a warm-up pass); units per request (methods) or per task "
-        "(shapes), averaged over the samples. RRU / WRU computed from item sizes (see the notes).",
+        f"Local stack, {runs} (after a warm-up pass); units per request (methods) or per task "
+        "(shapes), averaged over the runs. RRU / WRU computed from item sizes (see the notes).",
         "",
         "**AWS calls per A2A method, API side** (per request; function = the template's function that serves the "
         "REST route; ms = median local request time)",
