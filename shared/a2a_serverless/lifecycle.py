@@ -1,20 +1,20 @@
-"""Task lifecycle rules as pure functions, and the one read-modify-write loop over the store.
+"""How events make a task: the pure fold every writer and every reader shares.
 
-``apply_event`` folds a ``StreamResponse`` into a ``Task`` (digest 3.4, 3.9): status updates move
+``apply_event`` folds one ``StreamResponse`` into a ``Task`` (digest 3.4, 3.9): status updates move
 the previous status message into history; artifact updates add, replace or append by
 ``artifactId``. Anything after a terminal state, or an append to an unknown artifact, is an
-``InvalidAgentResponseError``. ``mutate`` applies a change under the store's optimistic
-concurrency: it re-reads and re-applies on ``VersionConflict``, so no update is ever lost.
+``InvalidAgentResponseError``. ``fold`` applies a sequence of them: the stores assemble a task from
+its snapshot and the events logged after it with it, and the worker validates each executor event
+with it before the event is written, so what is read is exactly what was validated.
+
+The run's rules (claim, settle, cancel, recovery) are in :mod:`a2a_serverless.transitions`.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
 
-from .errors import InvalidAgentResponseError, TaskNotFoundError
+from .errors import InvalidAgentResponseError
 from .models import (
     Artifact,
     Message,
@@ -22,29 +22,25 @@ from .models import (
     Role,
     StreamResponse,
     Task,
-    TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    utc_now,
 )
-from .ports import Scope, TaskRecord, TaskStore, VersionConflict
 
 __all__ = [
-    "CANCELED_TEXT",
+    "DEFAULT_MAX_HISTORY",
     "agent_message",
     "apply_event",
-    "end_task",
-    "mutate",
+    "fold",
     "status_event",
     "with_history_length",
     "without_artifacts",
 ]
 
-T = TypeVar("T")
-Change = tuple[TaskRecord, Sequence[StreamResponse]]
+DEFAULT_MAX_HISTORY = 200
+"""Messages kept in a task's history (``Settings.max_history``'s default)."""
 
 
-def apply_event(task: Task, event: StreamResponse, *, max_history: int = 200) -> Task:
+def apply_event(task: Task, event: StreamResponse, *, max_history: int = DEFAULT_MAX_HISTORY) -> Task:
     """The task after ``event``. Raises ``InvalidAgentResponseError`` for an event the task cannot
     take (anything after a terminal state, a foreign task id, an append to an unknown artifact)."""
     if task.status.state.is_terminal:
@@ -68,6 +64,19 @@ def apply_event(task: Task, event: StreamResponse, *, max_history: int = 200) ->
             raise InvalidAgentResponseError("a Task event must describe the task being executed")
         return event.task
     raise InvalidAgentResponseError("empty event")
+
+
+def fold(task: Task | None, events: Iterable[StreamResponse], *, max_history: int = DEFAULT_MAX_HISTORY) -> Task | None:
+    """``task`` with ``events`` applied in order. With no task yet, the first event must be the
+    ``Task`` a log starts with; None when there is nothing at all."""
+    for event in events:
+        if task is None:
+            if event.task is None:
+                raise InvalidAgentResponseError("a task's log must start with the Task")
+            task = event.task
+            continue
+        task = apply_event(task, event, max_history=max_history)
+    return task
 
 
 def _check_ids(task: Task, task_id: str, context_id: str) -> None:
@@ -120,47 +129,3 @@ def agent_message(task: Task, text: str, message_id: str) -> Message:
         task_id=task.id,
         context_id=task.context_id,
     )
-
-
-CANCELED_TEXT = "Canceled at the caller's request."
-"""The status message of a task canceled by CancelTask (by the operation or by its worker)."""
-
-
-def end_task(record: TaskRecord, state: TaskState, text: str = "", *, max_history: int = 200) -> Change:
-    """The record moved to ``state`` by the server itself (cancel, failure, dead letter), with
-    ``text`` as the agent's status message, and nothing left pending, running or to cancel."""
-    task = record.task
-    message = agent_message(task, text, str(uuid.uuid4())) if text else None
-    event = status_event(task, TaskStatus(state=state, message=message, timestamp=utc_now()))
-    new_task = apply_event(task, event, max_history=max_history)
-    ended = replace(record, task=new_task, pending_message_id="", running_message_id="", cancel_requested=False)
-    return ended, [event]
-
-
-def mutate(
-    store: TaskStore,
-    scope: Scope,
-    task_id: str,
-    change: Callable[[TaskRecord], Change | None],
-    *,
-    attempts: int = 20,
-) -> TaskRecord:
-    """Read the task, compute ``change(record)`` and commit it, retrying on ``VersionConflict``.
-
-    ``change`` returns the new record and its events, or None for "nothing to do" (then the current
-    record is returned). It may raise an ``A2AError`` to abort; it must be a pure function of the
-    record because it can run several times.
-    """
-    for _ in range(attempts):
-        record = store.get_task(scope, task_id)
-        if record is None:
-            raise TaskNotFoundError(metadata={"taskId": task_id})
-        outcome = change(record)
-        if outcome is None:
-            return record
-        new_record, events = outcome
-        try:
-            return store.commit(replace(new_record, version=record.version, last_seq=record.last_seq), events)
-        except VersionConflict:
-            continue
-    raise VersionConflict(f"task {task_id} kept changing; gave up after {attempts} attempts")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from a2a_devstack._moto_query import partition_queries
 from a2a_devstack._moto_transactions import fast_transactions
 from a2a_devstack.resources import create_resources, load_template
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
@@ -49,7 +50,7 @@ def dynamodb_table(aws: tuple[Any, Any], template: dict[str, Any]) -> Iterator[t
     params=[
         pytest.param("memory", id="memory"),
         pytest.param("dynamodb", id="dynamodb"),
-        # the local stack's moto, with its two-phase TransactWriteItems (a2a_devstack)
+        # the local stack's moto, with its two-phase TransactWriteItems and partition queries (a2a_devstack)
         pytest.param("dynamodb-devstack", id="dynamodb-devstack"),
     ]
 )
@@ -61,5 +62,5 @@ def store(request: pytest.FixtureRequest) -> Iterator[TaskStore]:
     if request.param == "dynamodb":
         yield DynamoDBTaskStore(table, client=SerializedClient(client))
         return
-    with fast_transactions():
+    with fast_transactions(), partition_queries():
         yield DynamoDBTaskStore(table, client=SerializedClient(client))

@@ -6,6 +6,7 @@ with gap-free event logs, ListTasks ordering and paging, and push config storage
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import threading
@@ -17,12 +18,15 @@ from typing import Any
 import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
+from a2a_serverless.lifecycle import fold
 from a2a_serverless.models import (
+    Artifact,
     Message,
     Part,
     Role,
     StreamResponse,
     Task,
+    TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
@@ -94,6 +98,13 @@ def change(record: TaskRecord, **task_update: Any) -> TaskRecord:
     return replace(record, task=record.task.model_copy(update=task_update))
 
 
+def logged(store: TaskStore, record: TaskRecord, events: list[StreamResponse]) -> TaskRecord:
+    """Commit ``events`` as a run does: the record's task is the fold of them."""
+    folded = fold(record.task, events)
+    assert folded is not None
+    return store.commit(replace(record, task=folded), events)
+
+
 def with_status(record: TaskRecord, state: TaskState, at: datetime) -> TaskRecord:
     return change(record, status=TaskStatus(state=state, timestamp=at))
 
@@ -108,7 +119,7 @@ def notes(store: TaskStore, scope: Scope, task_id: str) -> list[tuple[int, str]]
 
 
 def ids(store: TaskStore, scope: Scope, query: TaskQuery | None = None) -> list[str]:
-    return [r.task_id for r in store.list_tasks(scope, query or TaskQuery()).records]
+    return [t.id for t in store.list_tasks(scope, query or TaskQuery()).tasks]
 
 
 def pages(store: TaskStore, scope: Scope, query: TaskQuery) -> list[list[str]]:
@@ -116,7 +127,7 @@ def pages(store: TaskStore, scope: Scope, query: TaskQuery) -> list[list[str]]:
     token = ""
     while True:
         page = store.list_tasks(scope, replace(query, page_token=token))
-        out.append([r.task_id for r in page.records])
+        out.append([t.id for t in page.tasks])
         token = page.next_page_token
         if not token:
             return out
@@ -152,14 +163,16 @@ def a_reply(message_id: str) -> Message:
 
 
 def test_a_task_answered_by_a_message_is_readable_but_never_listed(store: TaskStore) -> None:
-    # Given two tasks, one of which the agent answered with a message only
+    # Given two tasks, one of which the agent answered with a message only (the completed task's
+    # status message, stored as given: no event folds into that)
     create(store, ALICE, "t1")
     replied = create(store, ALICE, "t2")
-    store.commit(replace(replied, reply=a_reply("r-1")))
+    completed = TaskStatus(state=COMPLETED, message=a_reply("r-1"), timestamp=T0)
+    store.commit(replace(change(replied, status=completed), replied=True), snapshot=True)
 
     # When the caller lists, then only the real task is there; the reply is still readable
     page = store.list_tasks(ALICE, TaskQuery())
-    assert [r.task_id for r in page.records] == ["t1"]
+    assert [t.id for t in page.tasks] == ["t1"]
     assert page.total_size == 1
     got = store.get_task(ALICE, "t2")
     assert got is not None
@@ -171,14 +184,14 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
     # picked up here, so an adapter that forgets to persist one fails)
     flags: dict[str, Any] = {}
     for f in fields(TaskRecord):
-        if f.name in {"scope", "task", "version", "last_seq", "created_at"}:
+        if f.name in {"scope", "task", "version", "last_seq", "created_at", "checkpoint"}:
             continue
         if f.type == "bool":
             flags[f.name] = True
         elif f.type == "str":
             flags[f.name] = f"{f.name}-1"
-        elif f.type == "Message | None":
-            flags[f.name] = a_reply("r-1")
+        elif f.type == "int":
+            flags[f.name] = 1_700_000_000
         else:
             pytest.fail(f"teach this test TaskRecord.{f.name}: {f.type}")
     created_at = T0 + timedelta(microseconds=1500)
@@ -188,18 +201,21 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
     store.create_task(record, [], message_id="m1")
     after_create = store.get_task(ALICE, "t1")
     flipped: dict[str, Any] = {
-        k: (False if v is True else a_reply("r-2") if isinstance(v, Message) else f"{v}-2") for k, v in flags.items()
+        k: (False if v is True else v + 1 if isinstance(v, int) else f"{v}-2") for k, v in flags.items()
     }
     assert after_create is not None
     store.commit(replace(after_create, **flipped))
     after_commit = store.get_task(ALICE, "t1")
+    head = store.get_head(ALICE, "t1")
 
-    # Then each read returns what was written (timestamps at millisecond precision)
+    # Then each read returns what was written (timestamps at millisecond precision), and the head
+    # alone is the record's bookkeeping
     assert after_create.created_at == T0 + timedelta(milliseconds=1)
     assert {name: getattr(after_create, name) for name in flags} == flags
     assert after_commit is not None
     assert {name: getattr(after_commit, name) for name in flags} == flipped
     assert after_commit.created_at == after_create.created_at
+    assert head == after_commit.head
 
 
 @pytest.mark.parametrize(
@@ -213,8 +229,9 @@ def test_a_task_does_not_exist_outside_its_scope(store: TaskStore, outsider: Sco
     assert store.get_task(outsider, "t1") is None
     assert store.read_events(outsider, "t1") == []
     assert store.find_task_by_message(outsider, "msg-t1") is None
+    assert store.get_head(outsider, "t1") is None
     page = store.list_tasks(outsider, TaskQuery())
-    assert (page.records, page.total_size, page.next_page_token) == ([], 0, "")
+    assert (page.tasks, page.total_size, page.next_page_token) == ([], 0, "")
 
 
 def test_stored_state_does_not_alias_what_callers_hold(store: TaskStore) -> None:
@@ -315,12 +332,16 @@ def test_a_push_config_can_be_created_with_the_task(store: TaskStore) -> None:
 
 
 def test_a_create_must_fit_one_transaction(store: TaskStore) -> None:
-    # 100 items: head, idempotency key and 98 events
-    assert create(store, ALICE, "big", events=98).last_seq == 98
+    # Many small events share log items; what bounds a create is what one transaction can carry
+    assert create(store, ALICE, "many", events=500).last_seq == 500
+    assert [e.seq for e in store.read_events(ALICE, "many", after_seq=250, limit=3)] == [251, 252, 253]
 
+    task = a_task("too-big")
+    bulky = [an_event(task, "z" * (380 * 1024)) for _ in range(9)]
     with pytest.raises(ValueError, match="transaction"):
-        create(store, ALICE, "too-big", events=99)
+        store.create_task(TaskRecord(scope=ALICE, task=task), bulky, message_id="m-big")
     assert store.get_task(ALICE, "too-big") is None
+    assert store.find_task_by_message(ALICE, "m-big") is None
 
 
 # ---------------------------------------------------------------------- commit
@@ -331,10 +352,7 @@ def test_commit_advances_the_version_and_appends_gap_free_events(store: TaskStor
     first = create(store, ALICE, "t1", events=1)
 
     # When two commits follow, one with two events and one with none
-    second = store.commit(
-        with_status(first, WORKING, T0 + timedelta(seconds=1)),
-        [an_event(first.task, "w1"), an_event(first.task, "w2")],
-    )
+    second = logged(store, first, [an_event(first.task, "w1"), an_event(first.task, "w2")])
     third = store.commit(replace(second, pending_message_id="m9"))
 
     # Then each commit is version + 1, and the log runs 1..3 without gaps
@@ -351,11 +369,11 @@ def test_a_stale_commit_conflicts_and_writes_nothing(store: TaskStore) -> None:
     create(store, ALICE, "t1", events=1)
     read = store.get_task(ALICE, "t1")
     assert read is not None
-    store.commit(with_status(read, WORKING, T0), [an_event(read.task, "winner")])
+    logged(store, read, [an_event(read.task, "winner")])
 
     # When the second commits on its stale read
     with pytest.raises(VersionConflict):
-        store.commit(with_status(read, COMPLETED, T0), [an_event(read.task, "loser")])
+        logged(store, read, [an_event(read.task, "loser", COMPLETED)])
 
     # Then only the first write is there
     stored = store.get_task(ALICE, "t1")
@@ -367,7 +385,9 @@ def test_a_stale_commit_conflicts_and_writes_nothing(store: TaskStore) -> None:
 @pytest.mark.parametrize(
     "forge",
     [
-        pytest.param(lambda r: TaskRecord(scope=ALICE, task=a_task("ghost"), version=1), id="missing-task"),
+        pytest.param(
+            lambda r: TaskRecord(scope=ALICE, task=a_task("ghost"), version=1, created_at=T0), id="missing-task"
+        ),
         pytest.param(lambda r: replace(r, scope=BOB), id="other-scope"),
         pytest.param(lambda r: replace(r, last_seq=r.last_seq + 5), id="wrong-last-seq"),
         pytest.param(lambda r: replace(r, version=r.version + 1), id="future-version"),
@@ -398,7 +418,8 @@ def test_concurrent_read_modify_write_loses_no_update(store: TaskStore) -> None:
             assert record.task.metadata is not None
             counted = change(record, metadata={"counter": record.task.metadata["counter"] + 1})
             try:
-                store.commit(counted, [an_event(record.task, f"worker-{n}")])
+                # (a metadata edit no event expresses: stored as a snapshot)
+                store.commit(counted, [an_event(record.task, f"worker-{n}")], snapshot=True)
                 return attempt
             except VersionConflict:
                 continue
@@ -423,10 +444,11 @@ def test_a_commit_must_fit_one_transaction(store: TaskStore) -> None:
     record = create(store, ALICE, "t1", events=0)
 
     with pytest.raises(ValueError, match="transaction"):
-        store.commit(record, [an_event(record.task, f"n{n}") for n in range(100)])
+        store.commit(record, [an_event(record.task, "z" * (380 * 1024)) for _ in range(9)])
 
-    committed = store.commit(record, [an_event(record.task, f"n{n}") for n in range(99)])
-    assert committed.last_seq == 99
+    committed = logged(store, record, [an_event(record.task, f"n{n}") for n in range(1000)])
+    assert committed.last_seq == 1000
+    assert notes(store, ALICE, "t1")[-1] == (1000, "n999")
 
 
 # ---------------------------------------------------------------------- events
@@ -441,7 +463,7 @@ def test_a_task_or_event_too_large_for_one_item_is_refused_and_nothing_is_writte
 
     # When a commit or a create would write them, then it is refused before anything is written
     with pytest.raises(ItemTooLarge):
-        store.commit(replace(record, task=big_task))
+        store.commit(replace(record, task=big_task), snapshot=True)
     with pytest.raises(ItemTooLarge):
         store.commit(record, [big_event])
     with pytest.raises(ItemTooLarge):
@@ -453,7 +475,8 @@ def test_a_task_or_event_too_large_for_one_item_is_refused_and_nothing_is_writte
     assert store.get_task(ALICE, "t2") is None
     assert store.find_task_by_message(ALICE, "m2") is None
     # and a task just under the limit still fits
-    store.commit(replace(record, task=record.task.model_copy(update={"metadata": {"blob": "y" * (300 * 1024)}})))
+    just_fits = record.task.model_copy(update={"metadata": {"blob": "y" * (300 * 1024)}})
+    store.commit(replace(record, task=just_fits), snapshot=True)
 
 
 def test_read_events_after_a_seq_with_a_limit(store: TaskStore) -> None:
@@ -466,6 +489,143 @@ def test_read_events_after_a_seq_with_a_limit(store: TaskStore) -> None:
     assert store.read_events(ALICE, "missing") == []
 
 
+# ---------------------------------------------------------------------- snapshot and log
+
+
+def a_chunk(task: Task, n: int, text: str) -> StreamResponse:
+    artifact = Artifact(artifact_id="answer", parts=[Part(text=text)])
+    update = TaskArtifactUpdateEvent(task_id=task.id, context_id=task.context_id, artifact=artifact, append=n > 0)
+    return StreamResponse(artifact_update=update)
+
+
+def a_status(task: Task, state: TaskState) -> StreamResponse:
+    update = TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=TaskStatus(state=state))
+    return StreamResponse(status_update=update)
+
+
+def sent(store: TaskStore, task_id: str) -> TaskRecord:
+    """A task as SendMessage creates it: its log starts with the Task."""
+    task = a_task(task_id)
+    return store.create_task(TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], message_id=f"m-{task_id}")
+
+
+def test_a_streamed_task_reads_back_exactly_after_every_commit(store: TaskStore) -> None:
+    # Given a task streaming an answer in chunks, a few per commit, as a run does
+    record = sent(store, "t1")
+    record = logged(store, record, [a_status(record.task, WORKING)])
+    text = ""
+    for n in range(60):
+        chunk = f"chunk {n:02d} " + "w" * 2000
+        text += chunk
+        record = logged(store, record, [a_chunk(record.task, n, chunk)])
+
+        # Then every read, whether it folds many events or starts from a fresh snapshot, is exact
+        got = store.get_task(ALICE, "t1")
+        assert got is not None
+        assert got.task == record.task
+        assert "".join(p.text or "" for p in got.task.artifacts[0].parts) == text
+        assert (got.version, got.last_seq, got.checkpoint) == (record.version, record.last_seq, record.checkpoint)
+
+    # And the log grew past the snapshot often enough for checkpoints, but not on every commit
+    assert 0 < record.checkpoint.seq < record.last_seq
+    assert record.checkpoint.tail < record.checkpoint.size + 64 * 1024
+
+
+def test_a_settled_task_is_checkpointed_and_reads_as_one_snapshot(store: TaskStore) -> None:
+    record = sent(store, "t1")
+    record = logged(store, record, [a_status(record.task, WORKING), a_chunk(record.task, 0, "hello")])
+    assert record.checkpoint.seq == 0  # still running: the log is folded on read
+
+    done = logged(store, record, [a_status(record.task, COMPLETED)])
+
+    assert done.checkpoint.seq == done.last_seq == 4
+    assert done.checkpoint.tail == 0
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert got.task == done.task
+    assert got.task.artifacts[0].parts[0].text == "hello"
+
+
+def test_a_snapshot_stores_the_task_as_given_whatever_the_events_say(store: TaskStore) -> None:
+    # Given a task whose history is edited (a change no event expresses)
+    record = sent(store, "t1")
+    edited = change(record, history=[a_reply("r-1")], metadata={"turn": 2})
+
+    store.commit(edited, snapshot=True)
+
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert got.task == edited.task
+    assert got.checkpoint.seq == got.last_seq == 1
+
+
+def test_a_checkpoint_that_would_not_fit_one_item_is_skipped_and_the_task_still_reads(store: TaskStore) -> None:
+    # Given a task whose answer grows past one item in chunks that each fit one
+    record = sent(store, "t1")
+    record = logged(store, record, [a_status(record.task, WORKING)])
+    for n in range(3):
+        record = logged(store, record, [a_chunk(record.task, n, str(n) * (200 * 1024))])
+
+    # When it completes (a checkpoint is due, and the snapshot would be 600 KB)
+    done = logged(store, record, [a_status(record.task, COMPLETED)])
+
+    # Then the commit went through without it, and the task reads back whole
+    assert done.state is COMPLETED
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert got.task == done.task
+    assert sum(len(p.text or "") for p in got.task.artifacts[0].parts) == 600 * 1024
+
+
+def test_the_head_is_the_records_bookkeeping_without_the_task(store: TaskStore) -> None:
+    record = sent(store, "t1")
+    record = logged(store, replace(record, running_message_id="m-t1"), [a_status(record.task, WORKING)])
+
+    head = store.get_head(ALICE, "t1")
+
+    assert head == record.head
+    assert (head.state, head.last_seq, head.running_message_id) == (WORKING, 2, "m-t1")
+    assert store.get_head(ALICE, "missing") is None
+
+
+def test_expired_runs_are_the_running_tasks_whose_lease_ended(store: TaskStore) -> None:
+    # Given three running tasks with leases, one of another scope, and one task not running
+    for task_id, scope, lease in [("a", ALICE, 100), ("b", ALICE, 300), ("c", BOB, 50), ("d", ALICE, 0)]:
+        created = create(store, scope, task_id)
+        store.commit(replace(created, running_message_id="m" if lease else "", lease_until=lease))
+
+    # Then the sweeper finds those whose lease ended before now, oldest first, across scopes
+    assert store.expired_runs(now=200) == [(BOB, "c"), (ALICE, "a")]
+    assert store.expired_runs(now=200, limit=1) == [(BOB, "c")]
+    assert store.expired_runs(now=50) == []
+
+    # And a renewed or settled run is no longer one
+    renewed = store.get_task(ALICE, "a")
+    assert renewed is not None
+    store.commit(replace(renewed, lease_until=500))
+    settled = store.get_task(BOB, "c")
+    assert settled is not None
+    store.commit(replace(settled, running_message_id="", lease_until=0))
+    assert store.expired_runs(now=400) == [(ALICE, "b")]
+
+
+@pytest.mark.asyncio
+async def test_a_stream_waiting_for_events_returns_when_there_are_some(store: TaskStore) -> None:
+    # Given a task with one event
+    record = sent(store, "t1")
+
+    # When a stream waits for events after the first, then the wait ends by the time they exist
+    # (the memory store wakes it; DynamoDB's waits are sleeps of at most the given time)
+    patience = 30 if isinstance(store, MemoryTaskStore) else 0.2
+    waiting = asyncio.ensure_future(store.wait_for_events(ALICE, "t1", 1, patience))
+    await asyncio.sleep(0.05)
+    await asyncio.to_thread(logged, store, record, [a_status(record.task, WORKING)])
+    await asyncio.wait_for(waiting, 10)
+
+    # And a wait for events that already exist returns at once
+    await asyncio.wait_for(store.wait_for_events(ALICE, "t1", 1, patience), 5)
+
+
 # ---------------------------------------------------------------------- list tasks
 
 
@@ -475,20 +635,23 @@ def test_tasks_are_listed_newest_first_with_task_id_breaking_ties(store: TaskSto
 
     page = store.list_tasks(ALICE, TaskQuery())
 
-    assert [r.task_id for r in page.records] == ["d", "c", "b", "a", "e"]
+    assert [t.id for t in page.tasks] == ["d", "c", "b", "a", "e"]
     assert (page.total_size, page.next_page_token) == (5, "")
-    assert page.records[0].version == 1
-    assert page.records[0].scope == ALICE
+    assert page.tasks[0] == a_task("d", at=T0 + timedelta(seconds=2))
 
 
 def test_a_commit_moves_the_task_in_the_listing(store: TaskStore) -> None:
     older = create(store, ALICE, "older", at=T0)
     create(store, ALICE, "newer", at=T0 + timedelta(seconds=1))
 
-    store.commit(with_status(older, WORKING, T0 + timedelta(seconds=5)))
+    working = TaskStatusUpdateEvent(
+        task_id="older", context_id="ctx-1", status=TaskStatus(state=WORKING, timestamp=T0 + timedelta(seconds=5))
+    )
+    logged(store, older, [StreamResponse(status_update=working)])
 
     assert ids(store, ALICE) == ["older", "newer"]
     assert ids(store, ALICE, TaskQuery(state=WORKING)) == ["older"]
+    assert store.list_tasks(ALICE, TaskQuery(state=WORKING)).tasks[0].status == working.status
 
 
 def test_a_task_without_a_status_timestamp_is_listed_by_creation_time(store: TaskStore) -> None:
@@ -860,7 +1023,7 @@ def test_special_characters_cannot_merge_two_scopes(store: TaskStore, one: Scope
         got = store.get_task(scope, "task#1/é")
         assert got is not None
         assert got.task.metadata == {"owner": scope.owner}
-        assert [r.task.metadata for r in store.list_tasks(scope, TaskQuery(context_id="ctx#1")).records] == [
+        assert [t.metadata for t in store.list_tasks(scope, TaskQuery(context_id="ctx#1")).tasks] == [
             {"owner": scope.owner}
         ]
         assert [e.seq for e in store.read_events(scope, "task#1/é")] == [1]
@@ -875,7 +1038,7 @@ def test_ids_with_special_characters_round_trip(store: TaskStore) -> None:
     create(store, ALICE, "t#1", context_id="c#")
     store.put_push_config(ALICE, a_config("p#/ß", task_id=task_id))
 
-    store.commit(created, [an_event(created.task, "next")])
+    logged(store, created, [an_event(created.task, "next")])
 
     assert store.find_task_by_message(ALICE, message_id) == task_id
     assert ids(store, ALICE, TaskQuery(context_id=context_id)) == [task_id]
@@ -902,20 +1065,45 @@ def test_dynamodb_items_are_scoped_and_expire_with_the_task(dynamodb_table: tupl
 
     by_sk = {(i["pk"]["S"], i["sk"]["S"]): i for i in _items(client, table)}
     head = by_sk[("TASK#acme#al%23ice#t%231", "META")]
-    event = by_sk[("TASK#acme#al%23ice#t%231", "EVT#000000000001")]
+    log = by_sk[("TASK#acme#al%23ice#t%231", "EVT#000000000001")]
+    snapshot = by_sk[("TASK#acme#al%23ice#t%231", "META#SNAP")]
     message = by_sk[("MSG#acme#al%23ice#m1", "MSG")]
     expiry = str(int((T0 + timedelta(days=7)).timestamp()))
-    assert {head["ttl"]["N"], event["ttl"]["N"], message["ttl"]["N"]} == {expiry}
-    assert (head["state"]["S"], head["version"]["N"], head["lastSeq"]["N"]) == (
-        "TASK_STATE_SUBMITTED",
-        "1",
-        "1",
-    )
+    assert {head["ttl"]["N"], log["ttl"]["N"], snapshot["ttl"]["N"], message["ttl"]["N"]} == {expiry}
+    assert (head["state"]["S"], head["version"]["N"], head["lastSeq"]["N"]) == ("TASK_STATE_SUBMITTED", "1", "1")
     assert head["gsi1pk"]["S"] == "SCOPE#acme#al%23ice"
     assert head["gsi1sk"]["S"] == head["gsi2sk"]["S"] == "2025-01-01T00:00:00.000Z#t#1"
-    assert Task.model_validate_json(head["task"]["S"]) == task
-    assert (event["seq"]["N"], event["taskId"]["S"], event["owner"]["S"]) == ("1", "t#1", "al#ice")
-    assert StreamResponse.model_validate_json(event["event"]["S"]) == an_event(task, "e1")
+    # the head holds no task content: it stays the same size whatever the task grows to
+    assert "task" not in head
+    assert Task.model_validate_json(snapshot["task"]["S"]) == task
+    assert snapshot["seq"]["N"] == "1"
+    assert (log["seq"]["N"], log["first"]["N"], log["taskId"]["S"], log["owner"]["S"]) == ("1", "1", "t#1", "al#ice")
+    assert json.loads(log["events"]["S"]) == [an_event(task, "e1").to_wire()]
+
+
+def test_dynamodb_log_items_hold_a_commits_events_and_large_payloads_are_compressed(
+    dynamodb_table: tuple[Any, str],
+) -> None:
+    # Given a task created by SendMessage (its log starts with the Task: no snapshot needed yet)
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    task = a_task("t1")
+    record = store.create_task(TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], message_id="m1")
+
+    # When one commit logs 40 events
+    events = [an_event(task, f"chunk {n} " + "x" * 100) for n in range(40)]
+    logged(store, record, events)
+
+    # Then they share one log item, keyed by the last, compressed; and each reads back on its own
+    items = {i["sk"]["S"]: i for i in _items(client, table) if i["sk"]["S"].startswith("EVT#")}
+    assert sorted(items) == ["EVT#000000000001", "EVT#000000000041"]
+    batch = items["EVT#000000000041"]
+    assert (batch["first"]["N"], batch["seq"]["N"]) == ("2", "41")
+    assert "eventsZ" in batch
+    assert len(bytes(batch["eventsZ"]["B"])) < sum(len(e.to_json()) for e in events) / 4
+    assert "META#SNAP" not in {i["sk"]["S"] for i in _items(client, table)}
+    assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=20, limit=3)] == [21, 22, 23]
+    assert store.read_events(ALICE, "t1", after_seq=40)[0].event == events[-1]
 
 
 def test_dynamodb_items_never_expire_with_ttl_days_zero(dynamodb_table: tuple[Any, str]) -> None:
@@ -923,7 +1111,7 @@ def test_dynamodb_items_never_expire_with_ttl_days_zero(dynamodb_table: tuple[An
     store = DynamoDBTaskStore(table, client=client, ttl_days=0)
 
     record = create(store, ALICE, "t1", events=1)
-    store.commit(record, [an_event(record.task, "e2")])
+    logged(store, record, [an_event(record.task, "e2")])
     store.put_push_config(ALICE, a_config("p1"))
 
     assert [i for i in _items(client, table) if "ttl" in i] == []
@@ -945,7 +1133,7 @@ def test_the_memory_store_wakes_a_waiter_when_its_task_is_written() -> None:
         waiter.start()
     assert not woken["t1"].wait(0.2), "returned with nothing written"
 
-    store.commit(first, [an_event(first.task, "e2")])
+    logged(store, first, [an_event(first.task, "e2")])
 
     assert woken["t1"].wait(10)
     assert not woken["t2"].wait(0.2), "a write to another task woke it"

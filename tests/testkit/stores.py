@@ -63,10 +63,12 @@ class SpyStore(MemoryTaskStore):
         return self._counted(super().delete_push_config, *args, **kwargs)
 
     def contents(self) -> Any:
-        """Every task head, event, push config and idempotency key, as stored (immutable values)."""
+        """Every task head, snapshot, event, push config and idempotency key, as stored (immutable
+        values)."""
         with self._lock:
             return (
                 dict(self._heads),
+                dict(self._snapshots),
                 {key: dict(events) for key, events in self._events.items()},
                 {key: dict(configs) for key, configs in self._push.items()},
                 dict(self._messages),

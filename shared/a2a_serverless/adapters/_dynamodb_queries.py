@@ -1,4 +1,5 @@
-"""Query arguments (minus ``TableName``) for the tasks table: events, push configs and ListTasks.
+"""Query arguments (minus ``TableName``) for the tasks table: a task, its log, push configs,
+ListTasks and expired leases.
 
 Pages resume *after* a position with a key condition (``<`` or ``BETWEEN ... AND :position``,
 whose inclusive end the caller skips), not ``ExclusiveStartKey``, so a token needs only the
@@ -11,18 +12,39 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ports.store import Scope, TaskQuery
-from ._dynamodb_codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, Item, Keys, event_sk
+from ._dynamodb_codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
 
-__all__ = ["ListingQueries", "events_query", "listing_queries", "push_configs_query"]
+__all__ = [
+    "ListingQueries",
+    "events_query",
+    "expired_leases_query",
+    "listing_queries",
+    "push_configs_query",
+    "task_query",
+]
 
 
-def events_query(scope: Scope, task_id: str, after_seq: int) -> dict[str, Any]:
+def task_query(pk: str) -> dict[str, Any]:
+    """Snapshot and head in one strongly consistent read: the two keys at the top of the task's
+    events-and-head range (without a snapshot: the head and the newest log item)."""
+    return {
+        "KeyConditionExpression": "pk = :pk AND sk <= :top",
+        "ExpressionAttributeValues": {":pk": {"S": pk}, ":top": {"S": SNAPSHOT_SK}},
+        "ScanIndexForward": False,
+        "Limit": 2,
+        "ConsistentRead": True,
+    }
+
+
+def events_query(pk: str, after_seq: int, up_to_seq: int | None = None) -> dict[str, Any]:
+    """The log items holding events after ``after_seq`` (up to ``up_to_seq`` when given): items
+    are keyed by the last event they hold."""
     return {
         "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
         "ExpressionAttributeValues": {
-            ":pk": {"S": Keys(scope).task_pk(task_id)},
+            ":pk": {"S": pk},
             ":first": {"S": event_sk(max(after_seq, 0) + 1)},
-            ":last": {"S": EVENT_SK_LAST},
+            ":last": {"S": event_sk(up_to_seq) if up_to_seq is not None else EVENT_SK_LAST},
         },
         "ConsistentRead": True,
     }
@@ -38,6 +60,15 @@ def push_configs_query(scope: Scope, task_id: str, after_sk: str) -> dict[str, A
         condition = "pk = :pk AND begins_with(sk, :prefix)"
         values[":prefix"] = {"S": PUSH_SK_PREFIX}
     return {"KeyConditionExpression": condition, "ExpressionAttributeValues": values, "ConsistentRead": True}
+
+
+def expired_leases_query(shard: str, now: int) -> dict[str, Any]:
+    """Running tasks of one lease shard whose lease ended before ``now``, oldest first."""
+    return {
+        "IndexName": "ByLease",
+        "KeyConditionExpression": "leaseShard = :shard AND leaseUntil < :now",
+        "ExpressionAttributeValues": {":shard": {"S": shard}, ":now": {"N": str(now)}},
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,25 +11,40 @@ import binascii
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
-from ..ports.store import InvalidPageToken, ItemTooLarge, Scope, TaskQuery
+from ..ports.store import (
+    MAX_ITEM_PAYLOAD_BYTES,
+    Checkpoint,
+    InvalidPageToken,
+    ItemTooLarge,
+    Scope,
+    TaskQuery,
+    TaskRecord,
+)
 
 __all__ = [
+    "LOG_ITEM_BYTES",
+    "MAX_COMMIT_BYTES",
     "MAX_ITEM_PAYLOAD_BYTES",
     "MAX_TRANSACTION_ITEMS",
-    "check_commit_size",
-    "check_create",
+    "SNAPSHOT_MIN_TAIL_BYTES",
+    "Planned",
     "check_listing_position",
     "check_page_size",
     "check_payload_size",
+    "checkpoint_due",
     "commit_listing_key",
     "decode_page_token",
     "encode_page_token",
     "listing_fingerprint",
     "listing_key",
+    "pack_events",
     "parse_timestamp",
+    "plan_commit",
+    "plan_create",
     "push_config_for",
     "push_fingerprint",
     "status_floor",
@@ -126,17 +141,19 @@ def check_page_size(page_size: int) -> None:
         raise ValueError("page_size must be at least 1")
 
 
-def check_create(events: Sequence[StreamResponse], message_id: str, with_push: bool) -> None:
-    if not message_id:
-        raise ValueError("message_id is required")
-    items = 2 + len(events) + (1 if with_push else 0)
-    if items > MAX_TRANSACTION_ITEMS:
-        raise ValueError(f"create_task writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction")
+LOG_ITEM_BYTES = 256 * 1024
+"""Events committed together share log items of at most this many bytes of event JSON (one item
+holds at least one event, which alone may be up to ``MAX_ITEM_PAYLOAD_BYTES``)."""
 
+MAX_COMMIT_BYTES = 3 * 1024 * 1024
+"""What one commit may write in all (events and snapshot), below DynamoDB's 4 MB per transaction
+with room for the head and the items' bookkeeping. Writers that batch (the worker) stay under it."""
 
-MAX_ITEM_PAYLOAD_BYTES = 400 * 1024 - 8 * 1024
-"""DynamoDB's item limit (400 KB, names and values) less room for the keys and bookkeeping
-attributes next to the JSON payload(s) of a head or event item."""
+SNAPSHOT_MIN_TAIL_BYTES = 64 * 1024
+"""A checkpoint is due once the events logged after the snapshot reach this many bytes and at
+least the snapshot's own size: so snapshots are rewritten a logarithmic number of times as a task
+grows (their total stays within twice the task's size), and a read never folds more than this
+plus the snapshot's size of events."""
 
 
 def check_payload_size(*payloads: str) -> None:
@@ -146,10 +163,96 @@ def check_payload_size(*payloads: str) -> None:
         raise ItemTooLarge(f"{size} bytes of task data do not fit one item (at most {MAX_ITEM_PAYLOAD_BYTES})")
 
 
-def check_commit_size(events: Sequence[StreamResponse]) -> None:
-    items = 1 + len(events)
-    if items > MAX_TRANSACTION_ITEMS:
-        raise ValueError(f"commit writes {items} items; at most {MAX_TRANSACTION_ITEMS} fit one transaction")
+def checkpoint_due(task: Task, checkpoint: Checkpoint, new_last_seq: int, tail_bytes: int) -> bool:
+    """Whether a commit that leaves the log at ``new_last_seq`` with ``tail_bytes`` of events
+    after the snapshot should also write a new snapshot: when there is anything new to include and
+    the task settled (so a finished or waiting task reads as one item), or the tail has grown."""
+    if new_last_seq <= checkpoint.seq:
+        return False
+    state = task.status.state
+    if state.is_terminal or state.is_interrupted:
+        return True
+    return tail_bytes >= max(SNAPSHOT_MIN_TAIL_BYTES, checkpoint.size)
+
+
+def pack_events(payloads: Sequence[str]) -> list[list[str]]:
+    """Consecutive event payloads grouped into log items of at most ``LOG_ITEM_BYTES``."""
+    items: list[list[str]] = []
+    size = 0
+    for payload in payloads:
+        length = len(payload.encode("utf-8"))
+        if not items or size + length > LOG_ITEM_BYTES:
+            items.append([])
+            size = 0
+        items[-1].append(payload)
+        size += length
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """What a commit writes, worked out before anything is: the events' payloads, the snapshot's
+    (None: no snapshot) and the checkpoint the head will record."""
+
+    payloads: list[str]
+    snapshot: str | None
+    checkpoint: Checkpoint
+    new_last_seq: int
+
+
+def plan_create(record: TaskRecord, events: Sequence[StreamResponse], message_id: str) -> Planned:
+    """What a new task's creation writes. A log that starts with the ``Task`` (SendMessage's) is
+    its own snapshot: the task is the fold of it. Otherwise ``record.task`` is stored as the
+    snapshot as of the last event, so the task reads back as given."""
+    if not message_id:
+        raise ValueError("message_id is required")
+    payloads = [event.to_json() for event in events]
+    for payload in payloads:
+        check_payload_size(payload)
+    tail = sum(len(p.encode("utf-8")) for p in payloads)
+    text: str | None = None
+    if not events or events[0].task is None:
+        text = record.task.to_json()
+        check_payload_size(text)
+    written = tail + (len(text.encode("utf-8")) if text is not None else 0)
+    if written > MAX_COMMIT_BYTES:
+        raise ValueError(f"create_task writes {written} bytes; at most {MAX_COMMIT_BYTES} fit one transaction")
+    if text is not None:
+        checkpoint = Checkpoint(seq=len(payloads), size=len(text.encode("utf-8")), tail=0)
+    else:
+        checkpoint = Checkpoint(tail=tail)
+    return Planned(payloads, text, checkpoint, len(payloads))
+
+
+def plan_commit(record: TaskRecord, events: Sequence[StreamResponse], *, snapshot: bool) -> Planned:
+    """Both stores' commit rules: sizes checked (ItemTooLarge, ValueError), the checkpoint decided.
+    A snapshot that was asked for must fit; one that is merely due is skipped when it does not.
+    The record must be one the store handed out (it carries the task's creation time)."""
+    if record.created_at is None:
+        raise ValueError("commit a record read from the store (it carries the task's created_at)")
+    payloads = [event.to_json() for event in events]
+    for payload in payloads:
+        check_payload_size(payload)
+    new_last_seq = record.last_seq + len(payloads)
+    added = sum(len(p.encode("utf-8")) for p in payloads)
+    tail = record.checkpoint.tail + added
+    text: str | None = None
+    if snapshot or checkpoint_due(record.task, record.checkpoint, new_last_seq, tail):
+        text = record.task.to_json()
+        try:
+            check_payload_size(text)
+        except ItemTooLarge:
+            if snapshot:
+                raise
+            text = None
+    written = added + (len(text.encode("utf-8")) if text is not None else 0)
+    if written > MAX_COMMIT_BYTES or 1 + len(pack_events(payloads)) + (text is not None) > MAX_TRANSACTION_ITEMS:
+        raise ValueError(f"commit writes {written} bytes in too many items for one transaction")
+    if text is not None:
+        checkpoint = Checkpoint(seq=new_last_seq, size=len(text.encode("utf-8")), tail=0)
+    else:
+        checkpoint = Checkpoint(seq=record.checkpoint.seq, size=record.checkpoint.size, tail=tail)
+    return Planned(payloads, text, checkpoint, new_last_seq)
 
 
 def push_config_for(config: TaskPushNotificationConfig, task_id: str = "") -> TaskPushNotificationConfig:

@@ -3,31 +3,49 @@
 Item layout (keys are built in :mod:`._dynamodb_codec`; caller values in keys are percent-encoded,
 and an owner longer than 256 encoded characters is keyed as ``!<sha256 of the name>``):
 
-* ``pk=TASK#<tenant>#<owner>#<taskId>``, ``sk=META``: the head. ``task`` (ProtoJSON), ``version``,
-  ``lastSeq``, ``cancelRequested``, ``pendingMessageId``, ``runningMessageId``, ``protocolVersion``,
-  ``tenant``, ``owner``, ``taskId``, ``contextId``, ``state``, ``createdAt``, ``updatedAt``, ``ttl``.
-* same pk, ``sk=EVT#<seq, 12 digits>``: one ``event`` (StreamResponse JSON) with ``seq``, ``taskId``,
-  ``tenant``, ``owner``, ``createdAt``, ``ttl``. Append-only.
+* ``pk=TASK#<tenant>#<owner>#<taskId>``, ``sk=META``: the head, small and of a fixed shape whatever
+  the task holds: ``version``, ``lastSeq``, the checkpoint (``snapSeq``, ``snapBytes``,
+  ``tailBytes``), ``state``, ``contextId``, ``cancelRequested``, ``pendingMessageId``,
+  ``runningMessageId``, ``replied``, ``protocolVersion``, ``tenant``, ``owner``, ``taskId``,
+  ``createdAt``, ``updatedAt``, ``ttl``, the listing keys, and while a run is alive its lease
+  (``leaseUntil``, ``leaseShard``).
+* same pk, ``sk=EVT#<seq, 12 digits>``: a log item, the events ``first`` .. ``seq`` of one commit
+  (``events``: a JSON array of StreamResponses, or ``eventsZ`` compressed), with ``taskId``,
+  ``tenant``, ``owner``, ``createdAt``, ``ttl``. Append-only; keyed by its last event.
+* same pk, ``sk=META#SNAP``: the snapshot, the whole Task (``task`` or ``taskZ``) as of event
+  ``seq``, rewritten at checkpoints (the task settled, or the log outgrew the snapshot).
 * same pk, ``sk=PUSH#<configId>``: one push ``config`` (JSON) and its delivery cursor ``deliveredSeq``.
 * ``pk=MSG#<tenant>#<owner>#<messageId>``, ``sk=MSG``: send idempotency, ``taskId`` of the task it created.
 
-The head also carries ``gsi1pk = SCOPE#<tenant>#<owner>`` and ``gsi2pk = CTX#<tenant>#<owner>#<contextId>``
-with ``gsi1sk = gsi2sk = <status timestamp, fixed width>#<taskId>``: the ``ByScope`` and
-``ByContext`` indexes list a scope's tasks newest first. Every item of a task expires ``ttl_days``
-after the task was created (``ttl`` omitted when ``ttl_days`` is 0).
+Reads assemble the task: one strongly consistent Query returns the snapshot and the head (the two
+keys at the top of the range, ``sk <= META#SNAP``); when events follow the snapshot, a second Query
+returns their log items. A settled task therefore costs one read of two small-to-task-sized items.
+
+Indexes (each projects only what its readers need, so an ordinary commit, which changes neither
+what ListTasks sorts and filters on nor the lease, writes no index):
+
+* ``ByScope`` (``gsi1pk = SCOPE#<tenant>#<owner>``, ``gsi1sk = <status timestamp, fixed width>#<taskId>``)
+  and ``ByContext`` (``gsi2pk = CTX#<tenant>#<owner>#<contextId>``, the same sort key): ListTasks,
+  newest first; they project the keys and ``state`` (the status filter). The tasks of a page are then
+  read back: their snapshots in one BatchGetItem, and for unfinished ones the events after it.
+* ``ByLease`` (``leaseShard = RUN#<0-7>``, ``leaseUntil``): the heads of running tasks, for the
+  sweeper; it projects ``tenant``, ``owner`` and ``taskId``.
+
+Every item of a task expires ``ttl_days`` after the task was created (``ttl`` omitted when 0).
 
 Writes are conditional and atomic: a create is one transaction (head, idempotency key, first events,
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
-``lastSeq``, each event put only if its seq is free), or a single conditional UpdateItem when it
-appends no events. botocore's standard retry mode retries throttling and transient errors; each
-transaction carries a ``ClientRequestToken``, so such a retry of one that had landed unseen succeeds
-instead of failing its own conditions. (UpdateItem has no token: that rare case surfaces as a
-``VersionConflict``, and the caller's re-read shows its change applied.) Nothing else is retried
-here, except a create that lost a ``TransactionConflict`` race.
+``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
+single conditional UpdateItem when it writes only the head. botocore's standard retry mode retries
+throttling and transient errors; each transaction carries a ``ClientRequestToken``, so such a retry
+of one that had landed unseen succeeds instead of failing its own conditions. (UpdateItem has no
+token: that rare case surfaces as a ``VersionConflict``, and the caller's re-read shows its change
+applied.) Nothing else is retried here, except a create that lost a ``TransactionConflict`` race.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 import uuid
@@ -37,48 +55,57 @@ from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
+from pydantic import TypeAdapter
 
-from ..models import StreamResponse, TaskPushNotificationConfig, utc_now
+from ..lifecycle import DEFAULT_MAX_HISTORY, fold
+from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
+    Checkpoint,
     DuplicateMessage,
     PushTarget,
     Scope,
     StoredEvent,
+    TaskHead,
     TaskPage,
     TaskQuery,
     TaskRecord,
     VersionConflict,
 )
 from ._dynamodb_codec import (
+    LEASE_SHARDS,
     META_SK,
     MSG_SK,
     PUSH_SK_PREFIX,
+    SNAPSHOT_SK,
     Item,
     Keys,
+    LogItem,
     config_from_item,
-    event_item,
+    head_condition,
+    head_from_item,
     head_item,
-    head_update,
+    log_item,
+    log_item_from,
     message_item,
     push_item,
     push_sk,
     push_target_from_item,
     push_upsert,
-    record_from_item,
-    stored_event_from_item,
+    read_payload,
+    snapshot_item,
     ttl_epoch,
 )
-from ._dynamodb_queries import events_query, listing_queries, push_configs_query
+from ._dynamodb_queries import events_query, expired_leases_query, listing_queries, push_configs_query, task_query
 from ._store_common import (
-    check_commit_size,
-    check_create,
     check_listing_position,
     check_page_size,
-    commit_listing_key,
     decode_page_token,
     encode_page_token,
     listing_fingerprint,
     listing_key,
+    pack_events,
+    plan_commit,
+    plan_create,
     push_config_for,
     push_fingerprint,
     status_floor,
@@ -88,8 +115,11 @@ from ._store_common import (
 __all__ = ["DynamoDBTaskStore"]
 
 _CREATE_ATTEMPTS = 5
+_READ_ATTEMPTS = 5
 _NOT_EXISTS = "attribute_not_exists(pk)"
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
+_EVENTS = TypeAdapter(list[StreamResponse])
+_BATCH_GET_KEYS = 100
 
 
 class DynamoDBTaskStore:
@@ -103,6 +133,7 @@ class DynamoDBTaskStore:
         *,
         ttl_days: int = 30,
         clock: Callable[[], datetime] = utc_now,
+        max_history: int = DEFAULT_MAX_HISTORY,
     ) -> None:
         if ttl_days < 0:
             raise ValueError("ttl_days must be 0 (keep forever) or more")
@@ -110,6 +141,7 @@ class DynamoDBTaskStore:
         self._client = client
         self._ttl_days = ttl_days
         self._clock = clock
+        self._max_history = max_history
 
     @property
     def client(self) -> Any:
@@ -130,20 +162,20 @@ class DynamoDBTaskStore:
         message_id: str,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
-        check_create(events, message_id, push_config is not None)
+        plan = plan_create(record, events, message_id)
+        payloads = plan.payloads
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
         created_at = to_millis(record.created_at or self._clock())
-        stored = replace(record, version=1, last_seq=len(events), created_at=created_at)
+        stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
         ttl = ttl_epoch(created_at, self._ttl_days)
         items: list[dict[str, Any]] = [
-            self._put(head_item(stored, created_at, listing_key(record.task, created_at), ttl), _NOT_EXISTS),
+            self._put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), _NOT_EXISTS),
             self._put(message_item(record.scope, message_id, record.task_id, ttl), _NOT_EXISTS)
             | {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
         ]
-        items += [
-            self._put(event_item(record.scope, record.task_id, seq, event, created_at, ttl), _NOT_EXISTS)
-            for seq, event in enumerate(events, start=1)
-        ]
+        items += self._log_puts(record.scope, record.task_id, 1, payloads, created_at, ttl)
+        if plan.snapshot is not None:
+            items.append(self._put(snapshot_item(record.scope, record.task_id, len(payloads), plan.snapshot, ttl)))
         if push is not None:
             items.append(self._put(push_item(record.scope, push, ttl, record.protocol_version)))
         wrapped = [{"Put": item} for item in items]
@@ -172,58 +204,102 @@ class DynamoDBTaskStore:
         """DynamoDB tells no one: callers poll (a Streams consumer could, at the cost of a hop)."""
         time.sleep(max(0.0, timeout))
 
+    async def wait_for_events(self, scope: Scope, task_id: str, after_seq: int, max_wait: float) -> None:
+        await asyncio.sleep(max(0.0, max_wait))
+
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
+        """Snapshot and head in one Query; the events logged after the snapshot in a second one
+        when there are any. The head is read after the snapshot (descending order), so a commit
+        landing in between can only make the head newer: its events are then read too. Should
+        the snapshot come out newer than the head anyway, the read is repeated."""
+        pk = Keys(scope).task_pk(task_id)
+        for _ in range(_READ_ATTEMPTS):
+            items = self.client.query(TableName=self._table, **task_query(pk)).get("Items", [])
+            by_sk = {str(item["sk"]["S"]): item for item in items}
+            found = by_sk.get(META_SK)
+            if found is None:
+                return None
+            head, checkpoint = head_from_item(scope, found)
+            snapshot = by_sk.get(SNAPSHOT_SK)
+            base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
+            if base_seq > head.last_seq:
+                continue
+            base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+            logs = [log_item_from(item) for sk, item in by_sk.items() if sk.startswith("EVT#")]
+            if head.last_seq > base_seq and not (
+                logs and logs[0].first == base_seq + 1 and logs[0].last == head.last_seq
+            ):
+                logs = [log_item_from(item) for item in self._query(**events_query(pk, base_seq, head.last_seq))]
+            events = [event for log in logs for event in _events_of(log) if base_seq < event[0] <= head.last_seq]
+            task = fold(base, (event for _, event in events), max_history=self._max_history)
+            if task is None:
+                raise RuntimeError(f"task {task_id} has a head but neither a snapshot nor a first event")
+            return _record(head, checkpoint, task)
+        raise VersionConflict(f"task {task_id} kept changing while it was read")
+
+    def get_head(self, scope: Scope, task_id: str) -> TaskHead | None:
         item = self._get(Keys(scope).task_pk(task_id), META_SK)
-        return record_from_item(scope, item) if item is not None else None
+        return head_from_item(scope, item)[0] if item is not None else None
 
     def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
         item = self._get(Keys(scope).message_pk(message_id), MSG_SK)
         return str(item["taskId"]["S"]) if item is not None else None
 
-    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = ()) -> TaskRecord:
-        check_commit_size(events)
+    def commit(
+        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+    ) -> TaskRecord:
+        plan = plan_commit(record, events, snapshot=snapshot)
         now = self._clock()
-        new_last_seq = record.last_seq + len(events)
-        key = {"pk": {"S": Keys(record.scope).task_pk(record.task_id)}, "sk": {"S": META_SK}}
-        update = head_update(record, new_last_seq, commit_listing_key(record.task, record.created_at), now)
+        stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
+        created_at = record.created_at
+        assert created_at is not None  # (plan_commit checked)
+        ttl = ttl_epoch(created_at, self._ttl_days)
+        head = self._put(head_item(stored, listing_key(record.task, created_at), ttl, now)) | head_condition(
+            record.version, record.last_seq
+        )
         try:
-            if not events:
-                self.client.update_item(TableName=self._table, Key=key, **update)
+            if not plan.payloads and plan.snapshot is None:
+                self.client.put_item(**head)
             else:
-                ttl = ttl_epoch(record.created_at or now, self._ttl_days)
-                puts = [
-                    {"Put": self._put(event_item(record.scope, record.task_id, seq, event, now, ttl), _NOT_EXISTS)}
-                    for seq, event in enumerate(events, start=record.last_seq + 1)
-                ]
-                head = {"Update": {"TableName": self._table, "Key": key, **update}}
-                self.client.transact_write_items(TransactItems=[head, *puts], ClientRequestToken=_request_token())
+                puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
+                if plan.snapshot is not None:
+                    snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
+                    puts.append(self._put(snap))
+                transact = [{"Put": put} for put in [head, *puts]]
+                self.client.transact_write_items(TransactItems=transact, ClientRequestToken=_request_token())
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             codes = {str(reason.get("Code")) for reason in _cancellation_reasons(exc)}
             if code == "ConditionalCheckFailedException" or codes & _LOST_RACE:
                 raise VersionConflict(f"task {record.task_id} changed since it was read") from None
             raise
-        return replace(record, version=record.version + 1, last_seq=new_last_seq)
+        return stored
 
     def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
         if limit <= 0:
             return []
-        items = self._query(**events_query(scope, task_id, after_seq), Limit=limit)
+        pk = Keys(scope).task_pk(task_id)
         out: list[StoredEvent] = []
-        for item in items:
-            out.append(stored_event_from_item(item))
-            if len(out) == limit:
-                break
+        # A log item holds at least one event: ``limit`` items are always enough.
+        for item in self._query(**events_query(pk, after_seq), Limit=min(limit, 25)):
+            for seq, event in _events_of(log_item_from(item)):
+                if seq > after_seq:
+                    out.append(StoredEvent(seq=seq, event=event))
+                    if len(out) == limit:
+                        return out
         return out
 
     def list_tasks(self, scope: Scope, query: TaskQuery) -> TaskPage:
         """Tasks of ``scope`` from the ``ByScope`` index (``ByContext`` with a context filter), newest
         first. A state filter is applied after DynamoDB's ``Limit``, so this keeps querying until the
         page is full (plus one item of look-ahead, so the last page's token is '') or the index ends.
-        ``total_size`` is a ``Select=COUNT`` query with the same conditions.
+        ``total_size`` is a ``Select=COUNT`` query with the same conditions. The page's tasks are
+        then read: their snapshots in one BatchGetItem (eventually consistent: a stale snapshot only
+        means more events to fold), and, for each task not finished as of its snapshot, the events
+        after it (a strongly consistent Query).
 
         Global secondary indexes are eventually consistent: a task created or changed a moment ago
-        may be missing or stale here (``get_task`` is strongly consistent).
+        may be missing or in its old place here (``get_task`` is strongly consistent).
         """
         check_page_size(query.page_size)
         fingerprint = listing_fingerprint(scope, query)
@@ -246,10 +322,21 @@ class DynamoDBTaskStore:
         # A first page that ended before the look-ahead saw every match: no need to count.
         total = len(matches) if not cursor and not more else self._count(queries.everything)
         return TaskPage(
-            records=[record_from_item(scope, item) for item in page],
+            tasks=self._read_listed([str(item["pk"]["S"]) for item in page]),
             next_page_token=encode_page_token(page[-1][sort_key]["S"], fingerprint) if more else "",
             total_size=total,
         )
+
+    def expired_runs(self, now: int, limit: int = 100) -> list[tuple[Scope, str]]:
+        found: list[tuple[int, Scope, str]] = []
+        for shard in range(LEASE_SHARDS):
+            for item in self._query(**expired_leases_query(f"RUN#{shard}", now), Limit=limit):
+                scope = Scope(str(item["tenant"]["S"]), str(item["owner"]["S"]))
+                found.append((int(item["leaseUntil"]["N"]), scope, str(item["taskId"]["S"])))
+                if len(found) >= limit * LEASE_SHARDS:
+                    break
+        found.sort(key=lambda entry: entry[0])
+        return [(scope, task_id) for _, scope, task_id in found[:limit]]
 
     # ------------------------------------------------------------------ push configs
 
@@ -316,6 +403,48 @@ class DynamoDBTaskStore:
 
     # ------------------------------------------------------------------ helpers
 
+    def _read_listed(self, pks: list[str]) -> list[Task]:
+        """The tasks of a ListTasks page, in its order: snapshots (BatchGetItem), then the events
+        after each snapshot for the tasks it does not show finished."""
+        snapshots: dict[str, Item] = {}
+        for start in range(0, len(pks), _BATCH_GET_KEYS):
+            keys = [{"pk": {"S": pk}, "sk": {"S": SNAPSHOT_SK}} for pk in pks[start : start + _BATCH_GET_KEYS]]
+            for item in self._batch_get(keys):
+                snapshots[str(item["pk"]["S"])] = item
+        tasks: list[Task] = []
+        for pk in pks:
+            snapshot = snapshots.get(pk)
+            base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+            if base is None or not base.status.state.is_terminal:
+                base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
+                logs = [log_item_from(item) for item in self._query(**events_query(pk, base_seq))]
+                events = (event for log in logs for seq, event in _events_of(log) if seq > base_seq)
+                base = fold(base, events, max_history=self._max_history)
+            if base is not None:  # (a task whose first write is not visible yet to the index's reader)
+                tasks.append(base)
+        return tasks
+
+    def _batch_get(self, keys: list[Item]) -> Iterator[Item]:
+        """Every item of ``keys`` that exists, retrying what DynamoDB leaves unprocessed."""
+        request: dict[str, Any] = {self._table: {"Keys": keys}}
+        for attempt in range(8):
+            response = self.client.batch_get_item(RequestItems=request)
+            yield from response.get("Responses", {}).get(self._table, [])
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                return
+            time.sleep(0.05 * 2**attempt * random.random())
+        raise RuntimeError("BatchGetItem kept leaving keys unprocessed")
+
+    def _log_puts(
+        self, scope: Scope, task_id: str, first_seq: int, payloads: Sequence[str], now: datetime, ttl: int | None
+    ) -> list[dict[str, Any]]:
+        puts: list[dict[str, Any]] = []
+        for group in pack_events(payloads):
+            puts.append(self._put(log_item(scope, task_id, first_seq, group, now, ttl), _NOT_EXISTS))
+            first_seq += len(group)
+        return puts
+
     def _put(self, item: Item, condition: str = "") -> dict[str, Any]:
         put: dict[str, Any] = {"TableName": self._table, "Item": item}
         if condition:
@@ -349,6 +478,27 @@ class DynamoDBTaskStore:
             if not last:
                 return total
             kwargs["ExclusiveStartKey"] = last
+
+
+def _events_of(log: LogItem) -> list[tuple[int, StreamResponse]]:
+    return list(enumerate(_EVENTS.validate_json(log.events_json), start=log.first))
+
+
+def _record(head: TaskHead, checkpoint: Checkpoint, task: Task) -> TaskRecord:
+    return TaskRecord(
+        scope=head.scope,
+        task=task,
+        version=head.version,
+        last_seq=head.last_seq,
+        cancel_requested=head.cancel_requested,
+        pending_message_id=head.pending_message_id,
+        running_message_id=head.running_message_id,
+        lease_until=head.lease_until,
+        replied=head.replied,
+        created_at=head.created_at,
+        protocol_version=head.protocol_version,
+        checkpoint=checkpoint,
+    )
 
 
 def _request_token() -> str:

@@ -1,43 +1,50 @@
 """``TaskStore`` in process memory: the honest fake of :mod:`.dynamodb_store`.
 
-It keeps what DynamoDB keeps (tasks, events, push configs and idempotency keys as serialized JSON),
-so nothing a caller holds aliases stored state, and it answers with the same semantics: conditional
-writes (:class:`VersionConflict`, :class:`DuplicateMessage`), gap-free event sequences, the same
-ordering, page tokens and transaction size limit. One lock makes every operation atomic.
+It keeps what DynamoDB keeps, as serialized JSON: a small head per task, the event log, the
+snapshot written at checkpoints, push configs and idempotency keys; a read assembles the task from
+the snapshot and the events after it, exactly as the DynamoDB store does. So nothing a caller holds
+aliases stored state, and the answers have the same semantics: conditional writes
+(:class:`VersionConflict`, :class:`DuplicateMessage`), gap-free event sequences, the same checkpoint
+rules, ordering, page tokens and size limits. One lock makes every operation atomic.
 
-It differs where only AWS can: items never expire (no TTL), item size limits are not checked, and
-ListTasks is strongly consistent (the DynamoDB indexes are eventually consistent).
+It differs where only AWS can: items never expire (no TTL), and ListTasks is strongly consistent
+(the DynamoDB indexes are eventually consistent). And it can tell waiters when a task changes
+(:meth:`wait_for_change`, :meth:`wait_for_events`), where DynamoDB callers poll.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
+    Checkpoint,
     DuplicateMessage,
     PushTarget,
     Scope,
     StoredEvent,
+    TaskHead,
     TaskPage,
     TaskQuery,
     TaskRecord,
     VersionConflict,
 )
 from ._store_common import (
-    check_commit_size,
-    check_create,
     check_listing_position,
     check_page_size,
-    check_payload_size,
     commit_listing_key,
     decode_page_token,
     encode_page_token,
     listing_fingerprint,
     listing_key,
+    plan_commit,
+    plan_create,
     push_config_for,
     push_fingerprint,
     status_floor,
@@ -58,27 +65,28 @@ class _Push:
 
 @dataclass(frozen=True, slots=True)
 class _Head:
-    meta: TaskRecord  # bookkeeping as stored; its ``task`` is a private copy, never handed out
-    task_json: str
+    head: TaskHead
+    context_id: str
     listing_key: str
-
-    def record(self) -> TaskRecord:
-        reply = self.meta.reply.model_copy(deep=True) if self.meta.reply is not None else None
-        return replace(self.meta, task=Task.model_validate_json(self.task_json), reply=reply)
+    checkpoint: Checkpoint
 
 
 class MemoryTaskStore:
     """Thread-safe in-memory task store (tests, benchmarks, ``A2A_STORE=memory``)."""
 
-    def __init__(self, *, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(self, *, clock: Callable[[], datetime] = utc_now, max_history: int = DEFAULT_MAX_HISTORY) -> None:
         self._clock = clock
+        self._max_history = max_history
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         """Notified (under ``_lock``) whenever a head is written: wakes :meth:`wait_for_change`."""
         self._heads: dict[_Key, _Head] = {}
+        self._snapshots: dict[_Key, tuple[int, str]] = {}
         self._events: dict[_Key, dict[int, str]] = {}
         self._push: dict[_Key, dict[str, _Push]] = {}
         self._messages: dict[_Key, str] = {}
+        self._watchers: dict[_Key, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        """Coroutines in :meth:`wait_for_events`, woken through their loops when the log grows."""
 
     # ------------------------------------------------------------------ tasks
 
@@ -90,12 +98,11 @@ class MemoryTaskStore:
         message_id: str,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
-        check_create(events, message_id, push_config is not None)
+        plan = plan_create(record, events, message_id)
+        payloads = plan.payloads
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
         created_at = to_millis(record.created_at or self._clock())
-        stored = replace(record, version=1, last_seq=len(events), created_at=created_at)
-        head = self._head(stored, listing_key(record.task, created_at))
-        payloads = _checked(events)
+        stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
         key = _task_key(record.scope, record.task_id)
         message_key = (record.scope.tenant, record.scope.owner, message_id)
         with self._lock:
@@ -104,55 +111,100 @@ class MemoryTaskStore:
             log = self._events.get(key, {})
             if key in self._heads or any(seq in log for seq in range(1, len(payloads) + 1)):
                 raise VersionConflict(f"task {record.task_id} already exists")
-            self._heads[key] = head
+            self._heads[key] = _Head(
+                stored.head, record.task.context_id, listing_key(record.task, created_at), stored.checkpoint
+            )
             self._messages[message_key] = record.task_id
-            self._events[key] = {**log, **{seq: text for seq, text in enumerate(payloads, start=1)}}
+            self._events[key] = {**log, **dict(enumerate(payloads, start=1))}
+            if plan.snapshot is not None:
+                self._snapshots[key] = (plan.new_last_seq, plan.snapshot)
             if push is not None:
                 self._push.setdefault(key, {})[push.id] = _Push(push.to_json(), 0, record.protocol_version)
-            self._changed.notify_all()
+            self._notify(key)
         return stored
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
+        key = _task_key(scope, task_id)
         with self._lock:
-            head = self._heads.get(_task_key(scope, task_id))
-        return head.record() if head is not None else None
+            stored = self._heads.get(key)
+            if stored is None:
+                return None
+            snapshot = self._snapshots.get(key)
+            base_seq = snapshot[0] if snapshot is not None else 0
+            log = self._events.get(key, {})
+            tail = [log[seq] for seq in range(base_seq + 1, stored.head.last_seq + 1)]
+        return self._record(stored, snapshot[1] if snapshot is not None else None, tail)
+
+    def get_head(self, scope: Scope, task_id: str) -> TaskHead | None:
+        with self._lock:
+            stored = self._heads.get(_task_key(scope, task_id))
+        return stored.head if stored is not None else None
 
     def wait_for_change(self, scope: Scope, task_id: str, version: int, timeout: float) -> None:
         key = _task_key(scope, task_id)
 
         def moved() -> bool:
-            head = self._heads.get(key)
-            return head is None or head.meta.version != version
+            stored = self._heads.get(key)
+            return stored is None or stored.head.version != version
 
         with self._changed:
             self._changed.wait_for(moved, timeout=max(0.0, timeout))
+
+    async def wait_for_events(self, scope: Scope, task_id: str, after_seq: int, max_wait: float) -> None:
+        key = _task_key(scope, task_id)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        watcher = (loop, future)
+        with self._lock:
+            stored = self._heads.get(key)
+            if stored is None or stored.head.last_seq > after_seq:
+                return
+            self._watchers.setdefault(key, set()).add(watcher)
+        try:
+            await asyncio.wait_for(future, max(0.0, max_wait))
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                waiting = self._watchers.get(key)
+                if waiting is not None:
+                    waiting.discard(watcher)
+                    if not waiting:
+                        del self._watchers[key]
 
     def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
         with self._lock:
             return self._messages.get((scope.tenant, scope.owner, message_id))
 
-    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = ()) -> TaskRecord:
-        check_commit_size(events)
-        payloads = _checked(events)
+    def commit(
+        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+    ) -> TaskRecord:
+        plan = plan_commit(record, events, snapshot=snapshot)
         key = _task_key(record.scope, record.task_id)
         new_key = commit_listing_key(record.task, record.created_at)
         with self._lock:
             current = self._heads.get(key)
-            if current is None or (current.meta.version, current.meta.last_seq) != (
-                record.version,
-                record.last_seq,
-            ):
+            if current is None or (current.head.version, current.head.last_seq) != (record.version, record.last_seq):
                 raise VersionConflict(f"task {record.task_id} changed since it was read")
             log = self._events.setdefault(key, {})
             first = record.last_seq + 1
-            if any(seq in log for seq in range(first, first + len(payloads))):
+            if any(seq in log for seq in range(first, first + len(plan.payloads))):
                 raise VersionConflict(f"task {record.task_id} changed since it was read")
-            stored = replace(record, version=record.version + 1, last_seq=record.last_seq + len(payloads))
             # created_at is written once, at creation.
-            meta = replace(stored, created_at=current.meta.created_at)
-            self._heads[key] = self._head(meta, new_key or current.listing_key)
-            log.update(enumerate(payloads, start=first))
-            self._changed.notify_all()
+            stored = replace(
+                record,
+                version=record.version + 1,
+                last_seq=plan.new_last_seq,
+                checkpoint=plan.checkpoint,
+                created_at=current.head.created_at,
+            )
+            self._heads[key] = _Head(
+                stored.head, record.task.context_id, new_key or current.listing_key, plan.checkpoint
+            )
+            log.update(enumerate(plan.payloads, start=first))
+            if plan.snapshot is not None:
+                self._snapshots[key] = (plan.new_last_seq, plan.snapshot)
+            self._notify(key)
         return stored
 
     def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
@@ -174,23 +226,37 @@ class MemoryTaskStore:
             check_listing_position(cursor, floor)
         with self._lock:
             matches = [
-                head
-                for (tenant, owner, _), head in self._heads.items()
-                if (tenant, owner) == (scope.tenant, scope.owner)
-                and head.meta.reply is None
-                and (not query.context_id or head.meta.task.context_id == query.context_id)
-                and (query.state is None or head.meta.state == query.state)
-                and head.listing_key >= floor
+                (key, stored)
+                for key, stored in self._heads.items()
+                if key[:2] == (scope.tenant, scope.owner)
+                and not stored.head.replied
+                and (not query.context_id or stored.context_id == query.context_id)
+                and (query.state is None or stored.head.state == query.state)
+                and stored.listing_key >= floor
             ]
-        matches.sort(key=lambda head: head.listing_key, reverse=True)
-        after_cursor = [head for head in matches if not cursor or head.listing_key < cursor]
+        matches.sort(key=lambda match: match[1].listing_key, reverse=True)
+        after_cursor = [match for match in matches if not cursor or match[1].listing_key < cursor]
         page = after_cursor[: query.page_size]
         more = len(after_cursor) > query.page_size
+        tasks = []
+        for key, _ in page:
+            record = self.get_task(scope, key[2])
+            if record is not None:
+                tasks.append(record.task)
         return TaskPage(
-            records=[head.record() for head in page],
-            next_page_token=encode_page_token(page[-1].listing_key, fingerprint) if more else "",
+            tasks=tasks,
+            next_page_token=encode_page_token(page[-1][1].listing_key, fingerprint) if more else "",
             total_size=len(matches),
         )
+
+    def expired_runs(self, now: int, limit: int = 100) -> list[tuple[Scope, str]]:
+        with self._lock:
+            expired = sorted(
+                (stored.head.lease_until, key)
+                for key, stored in self._heads.items()
+                if stored.head.lease_until and stored.head.lease_until < now
+            )
+        return [(Scope(key[0], key[1]), key[2]) for _, key in expired[:limit]]
 
     # ------------------------------------------------------------------ push configs
 
@@ -251,20 +317,38 @@ class MemoryTaskStore:
 
     # ------------------------------------------------------------------ helpers
 
-    @staticmethod
-    def _head(record: TaskRecord, key: str) -> _Head:
-        text = record.task.to_json()
-        check_payload_size(text, record.reply.to_json() if record.reply is not None else "")
-        reply = record.reply.model_copy(deep=True) if record.reply is not None else None
-        meta = replace(record, task=Task.model_validate_json(text), reply=reply)
-        return _Head(meta=meta, task_json=text, listing_key=key)
+    def _record(self, stored: _Head, snapshot: str | None, tail: Sequence[str]) -> TaskRecord:
+        base = Task.model_validate_json(snapshot) if snapshot is not None else None
+        task = fold(base, (StreamResponse.model_validate_json(text) for text in tail), max_history=self._max_history)
+        if task is None:
+            raise RuntimeError("a stored task without a snapshot or a first event")
+        head = stored.head
+        return TaskRecord(
+            scope=head.scope,
+            task=task,
+            version=head.version,
+            last_seq=head.last_seq,
+            cancel_requested=head.cancel_requested,
+            pending_message_id=head.pending_message_id,
+            running_message_id=head.running_message_id,
+            lease_until=head.lease_until,
+            replied=head.replied,
+            created_at=head.created_at,
+            protocol_version=head.protocol_version,
+            checkpoint=stored.checkpoint,
+        )
+
+    def _notify(self, key: _Key) -> None:
+        """Wake whoever waits on ``key`` (called under ``_lock``)."""
+        self._changed.notify_all()
+        for loop, future in self._watchers.pop(key, set()):
+            with contextlib.suppress(RuntimeError):  # its loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(_resolve, future)
 
 
-def _checked(events: Sequence[StreamResponse]) -> list[str]:
-    payloads = [event.to_json() for event in events]
-    for payload in payloads:
-        check_payload_size(payload)
-    return payloads
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _task_key(scope: Scope, task_id: str) -> _Key:

@@ -2,6 +2,8 @@
 
 from .queue import WorkItem, WorkQueue
 from .store import (
+    MAX_ITEM_PAYLOAD_BYTES,
+    Checkpoint,
     DuplicateMessage,
     InvalidPageToken,
     ItemTooLarge,
@@ -9,6 +11,7 @@ from .store import (
     Scope,
     StoredEvent,
     StoreError,
+    TaskHead,
     TaskPage,
     TaskQuery,
     TaskRecord,
@@ -17,6 +20,8 @@ from .store import (
 )
 
 __all__ = [
+    "MAX_ITEM_PAYLOAD_BYTES",
+    "Checkpoint",
     "DuplicateMessage",
     "InvalidPageToken",
     "ItemTooLarge",
@@ -24,6 +29,7 @@ __all__ = [
     "Scope",
     "StoreError",
     "StoredEvent",
+    "TaskHead",
     "TaskPage",
     "TaskQuery",
     "TaskRecord",

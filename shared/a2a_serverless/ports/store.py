@@ -6,10 +6,16 @@ not exist. Two implementations honour this contract (``tests/contract/test_task_
 same cases against both): :mod:`a2a_serverless.adapters.memory_store` and
 :mod:`a2a_serverless.adapters.dynamodb_store`.
 
-Concurrency: the head of a task carries a ``version``. :meth:`TaskStore.commit` writes the new head
-and appends its events in one atomic step, only if the stored version still equals the one that was
-read; otherwise it raises :class:`VersionConflict` and writes nothing. Event sequence numbers are
-therefore gap-free and each is written exactly once.
+**What is stored.** A task is a small *head* (its bookkeeping: version, state, the run it waits for
+or runs, the cancel mark, the lease), an append-only *event log* (the source of truth), and a
+*snapshot* of the whole task as of some event, refreshed at checkpoints. A read assembles the task
+from the snapshot and the events after it (:func:`a2a_serverless.lifecycle.fold`), so what is
+written on every event stays small and never grows with the task; see ``docs/architecture.md``.
+
+**Concurrency.** The head carries a ``version``. :meth:`TaskStore.commit` writes the new head and
+appends its events (and a snapshot when one is due) in one atomic step, only if the stored version
+still equals the one the caller holds; otherwise it raises :class:`VersionConflict` and writes
+nothing. Event sequence numbers are therefore gap-free and each is written exactly once.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import Protocol
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
 
 __all__ = [
+    "MAX_ITEM_PAYLOAD_BYTES",
+    "Checkpoint",
     "DuplicateMessage",
     "InvalidPageToken",
     "ItemTooLarge",
@@ -29,12 +37,18 @@ __all__ = [
     "Scope",
     "StoreError",
     "StoredEvent",
+    "TaskHead",
     "TaskPage",
     "TaskQuery",
     "TaskRecord",
     "TaskStore",
     "VersionConflict",
 ]
+
+
+MAX_ITEM_PAYLOAD_BYTES = 400 * 1024 - 8 * 1024
+"""The most bytes of JSON one stored event, or a snapshot, may have: DynamoDB's item limit (400 KB,
+names and values) less room for the keys and bookkeeping next to the payload."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +60,50 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
-class TaskRecord:
-    """The stored head of a task: the protocol ``Task`` plus the bookkeeping around it.
+class Checkpoint:
+    """Where the task's stored snapshot stands: storage bookkeeping the stores keep in the head and
+    hand back with every record, so a writer that never reads (the worker) still knows it.
 
-    ``version`` is the version that was read; ``last_seq`` is the sequence number of the newest
-    event in the task's log (0 before any). ``pending_message_id`` names the user message the next
-    worker run must process ('' when no run is due); ``running_message_id`` the one a worker has
-    claimed and is executing ('' when none). ``reply`` is set when the agent answered with a
-    Message instead of working on a task (a message-only reply): the task is completed with it and
-    never listed. ``cancel_requested`` is set by CancelTask for a
-    task a worker is running; the worker observes it and cancels cooperatively.
+    ``seq`` is the last event the snapshot includes (0: none yet, the task is the fold of its whole
+    log); ``size`` its bytes; ``tail`` the bytes of the events logged after it."""
+
+    seq: int = 0
+    size: int = 0
+    tail: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TaskHead:
+    """A task's bookkeeping without its content: what waiters and watchers poll (one small read).
+
+    ``version`` grows with every commit; ``last_seq`` is the newest event's sequence number (0 before
+    any). ``pending_message_id`` names the user message the next worker run must process ('' when
+    no run is due); ``running_message_id`` the one a worker has claimed and is executing ('' when
+    none); ``lease_until`` (epoch seconds, 0 when not running) is how long that run is known to be
+    alive: its worker renews it, and a run whose lease lapsed is settled by the sweeper.
+    ``cancel_requested`` is CancelTask's mark on a running task, for its worker to act on.
+    ``replied`` is set when the agent answered with a Message instead of working on a task (a
+    message-only reply): the task is completed with it as its status message and never listed.
     """
+
+    scope: Scope
+    task_id: str
+    state: TaskState
+    version: int = 0
+    last_seq: int = 0
+    cancel_requested: bool = False
+    pending_message_id: str = ""
+    running_message_id: str = ""
+    lease_until: int = 0
+    replied: bool = False
+    created_at: datetime | None = None
+    protocol_version: str = "1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """A task with its bookkeeping: the protocol ``Task`` (assembled from the snapshot and the log)
+    plus the head's fields (see :class:`TaskHead`) and where the snapshot stands."""
 
     scope: Scope
     task: Task
@@ -65,9 +112,11 @@ class TaskRecord:
     cancel_requested: bool = False
     pending_message_id: str = ""
     running_message_id: str = ""
-    reply: Message | None = None
+    lease_until: int = 0
+    replied: bool = False
     created_at: datetime | None = None
     protocol_version: str = "1.0"
+    checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
     @property
     def task_id(self) -> str:
@@ -76,6 +125,28 @@ class TaskRecord:
     @property
     def state(self) -> TaskState:
         return self.task.status.state
+
+    @property
+    def reply(self) -> Message | None:
+        """The message-only reply: the completed task's status message."""
+        return self.task.status.message if self.replied else None
+
+    @property
+    def head(self) -> TaskHead:
+        return TaskHead(
+            scope=self.scope,
+            task_id=self.task.id,
+            state=self.task.status.state,
+            version=self.version,
+            last_seq=self.last_seq,
+            cancel_requested=self.cancel_requested,
+            pending_message_id=self.pending_message_id,
+            running_message_id=self.running_message_id,
+            lease_until=self.lease_until,
+            replied=self.replied,
+            created_at=self.created_at,
+            protocol_version=self.protocol_version,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +179,7 @@ class TaskQuery:
 
 @dataclass(frozen=True, slots=True)
 class TaskPage:
-    records: list[TaskRecord]
+    tasks: list[Task]
     next_page_token: str
     total_size: int
 
@@ -132,8 +203,8 @@ class DuplicateMessage(StoreError):
 
 
 class ItemTooLarge(StoreError):
-    """The task (its head with history and artifacts) or one of its events would exceed what one
-    stored item may hold (DynamoDB: 400 KB). Nothing was written."""
+    """An event, or a snapshot the caller asked for, would exceed what one stored item may hold
+    (DynamoDB: 400 KB). Nothing was written."""
 
 
 class InvalidPageToken(StoreError):
@@ -159,7 +230,13 @@ class TaskStore(Protocol):
         ...
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
-        """A strongly consistent read of the head, or None (also for other scopes' tasks)."""
+        """The task as of its newest event, with its bookkeeping (strongly consistent), or None
+        (also for other scopes' tasks). Costs one read for a task whose snapshot is current (every
+        settled task), two while a run is adding events after it."""
+        ...
+
+    def get_head(self, scope: Scope, task_id: str) -> TaskHead | None:
+        """Only the bookkeeping (strongly consistent, one small item): for waiters and watchers."""
         ...
 
     def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
@@ -172,11 +249,30 @@ class TaskStore(Protocol):
         its callers poll; the memory store wakes them when the task is written."""
         ...
 
-    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = ()) -> TaskRecord:
-        """Write ``record`` as the new head and append ``events`` after ``record.last_seq``, if the
-        stored version still equals ``record.version``. Returns the record as stored (version + 1,
-        ``last_seq`` advanced by ``len(events)``). Raises :class:`VersionConflict` otherwise; also
-        when the task does not exist.
+    async def wait_for_events(self, scope: Scope, task_id: str, after_seq: int, max_wait: float) -> None:
+        """:meth:`wait_for_change` for coroutines (streams): return once events after ``after_seq``
+        may exist, at the latest after ``max_wait`` seconds, without holding a thread."""
+        ...
+
+    def commit(
+        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+    ) -> TaskRecord:
+        """Write ``record``'s bookkeeping as the new head and append ``events`` after
+        ``record.last_seq``, if the stored version still equals ``record.version``. Returns the
+        record as stored (version + 1, ``last_seq`` advanced by ``len(events)``, its checkpoint
+        updated). Raises :class:`VersionConflict` otherwise (nothing written); also when the task
+        does not exist.
+
+        ``record.task`` must be the stored task with ``events`` applied
+        (:func:`a2a_serverless.lifecycle.fold`): the store does not read it back, it only takes the
+        head's fields from it and, when a checkpoint is due (the task settled, or the events since
+        the last snapshot outgrew it), writes it as the new snapshot. With ``snapshot=True``
+        ``record.task`` becomes the stored task whatever the events say: for changes no event
+        expresses (history edits, metadata merges, message-only replies); :class:`ItemTooLarge`
+        if it does not fit one item. A checkpoint that would not fit is skipped (reads then fold
+        more events), so a task is not bounded by one item. Each event must fit one item
+        (:class:`ItemTooLarge` otherwise); all of them, the head and the snapshot must fit one
+        transaction (``ValueError`` otherwise: see :data:`~a2a_serverless.adapters.MAX_COMMIT_BYTES`).
         """
         ...
 
@@ -186,9 +282,14 @@ class TaskStore(Protocol):
 
     def list_tasks(self, scope: Scope, query: TaskQuery) -> TaskPage:
         """Tasks of the scope, newest status timestamp first (ties: task id descending), filtered
-        by context, state and ``status_after`` (inclusive); records with a ``reply`` are never
+        by context, state and ``status_after`` (inclusive); message-only replies are never
         listed. ``total_size`` counts every match.
         Raises :class:`InvalidPageToken` for a token this store did not issue for the scope."""
+        ...
+
+    def expired_runs(self, now: int, limit: int = 100) -> list[tuple[Scope, str]]:
+        """(scope, task id) of running tasks whose lease ended before ``now`` (epoch seconds),
+        oldest first, at most ``limit``: for the sweeper. Across every scope."""
         ...
 
     def put_push_config(
