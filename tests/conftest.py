@@ -127,15 +127,15 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
 # IAM policies are checked against this list (tests/template/test_iam.py), and the list against the
 # calls the functions really make when driven under moto (tests/functions/test_aws_calls.py).
 
-_API_READ = {"dynamodb.GetItem", "dynamodb.Query"}
-_API_WRITE = {"dynamodb.TransactWriteItems", "dynamodb.UpdateItem"}
+_API_READ = {"dynamodb.GetItem", "dynamodb.Query", "dynamodb.BatchGetItem"}
+_API_WRITE = {"dynamodb.TransactWriteItems", "dynamodb.PutItem", "dynamodb.UpdateItem"}
 
 AWS_CALLS: dict[str, set[str]] = {
     # The whole app: every A2A method over JSON-RPC, streaming, /tasks/{id} (get, cancel, subscribe).
     "GatewayFunction": _API_READ | _API_WRITE | {"dynamodb.DeleteItem", "sqs.SendMessage"},
     "AgentCardFunction": {"ssm.GetParameter", "ssm.PutParameter"},
     "SendMessageFunction": _API_READ | _API_WRITE | {"sqs.SendMessage"},
-    "ListTasksFunction": {"dynamodb.Query"},
+    "ListTasksFunction": {"dynamodb.Query", "dynamodb.BatchGetItem"},
     "CreatePushConfigFunction": {"dynamodb.GetItem", "dynamodb.UpdateItem"},
     "GetPushConfigFunction": {"dynamodb.GetItem"},
     "ListPushConfigsFunction": {"dynamodb.GetItem", "dynamodb.Query"},
@@ -143,7 +143,8 @@ AWS_CALLS: dict[str, set[str]] = {
     "GetExtendedCardFunction": set(),
     "AuthorizerFunction": set(),  # HTTPS to the token issuer only
     "WorkerFunction": _API_READ | _API_WRITE,
-    "DeadLetterFunction": {"dynamodb.GetItem"} | _API_WRITE,
+    "DeadLetterFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE,
+    "SweeperFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE,
     "PushDispatcherFunction": {"dynamodb.GetItem", "dynamodb.Query", "sqs.SendMessageBatch"},
     "PushDeliveryFunction": {
         "dynamodb.GetItem",

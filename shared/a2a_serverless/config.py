@@ -117,6 +117,10 @@ class Settings(BaseModel):
     stream_max_seconds: float = Field(default=840.0, gt=0, le=3600)
     """A stream ends cleanly after this long (below the function timeout); clients resume with
     ``Last-Event-ID`` on SubscribeToTask."""
+    run_lease_seconds: int = Field(default=60, ge=3, le=3600)
+    """A running task's lease: its worker renews it every third of this while the run is alive;
+    the sweeper (every minute) fails a task whose lease lapsed, so a dead worker is noticed within
+    about this plus a minute."""
     max_body_bytes: int = Field(default=262_144, ge=1024, le=10 * 1024 * 1024)
     max_history: int = Field(default=200, ge=1)
     """Messages kept in a task's stored history (oldest dropped first)."""

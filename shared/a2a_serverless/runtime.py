@@ -37,7 +37,6 @@ class Runtime:
             self._executor = load_executor(self.settings.executor)
         return self._executor
 
-
     @property
     def push_signer(self) -> NotificationSigner | None:
         """The notification signer when ``push_signing`` is on (keys in SSM, loaded on first use)."""

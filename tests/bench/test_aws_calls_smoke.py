@@ -72,10 +72,13 @@ def test_every_method_is_measured(result: dict[str, Any]) -> None:
 
 
 @pytest.mark.e2e
-def test_get_task_reads_the_head_once_and_writes_nothing(result: dict[str, Any]) -> None:
+def test_get_task_reads_snapshot_and_head_at_most_twice_and_writes_nothing(result: dict[str, Any]) -> None:
     get_task = result["methods"]["GetTask"]
-    assert get_task["calls"] == {"dynamodb.GetItem": 1.0}
-    assert get_task["rru"] == 1.0  # one strongly consistent read of a head under 4 KB
+    # A settled task: one Query (its snapshot and head, the top two keys); a running one (the
+    # driver also polls those): a second Query for the events after the snapshot.
+    assert set(get_task["calls"]) == {"dynamodb.Query"}
+    assert 1.0 <= get_task["calls"]["dynamodb.Query"] <= 2.0
+    assert 1.0 <= get_task["rru"] <= 2.0  # small tasks: each Query reads under 4 KB
     assert get_task["wru"] == get_task["wru_gsi"] == 0
     assert get_task["sqs_calls"] == 0
     assert get_task["dynamodb_write_request_bytes"] == 0
@@ -97,7 +100,9 @@ def test_send_message_queues_one_work_item_in_one_transaction(result: dict[str, 
 def test_background_work_is_attributed(result: dict[str, Any]) -> None:
     hello = result["windows"]["hello_blocking"]
     assert hello["WorkerFunction"]["invocations"] == 1.0
-    assert hello["WorkerFunction"]["calls"].get("dynamodb.TransactWriteItems", 0) >= 3
+    # The claim (the head alone, put whole), then the executor's events in group commits
+    assert hello["WorkerFunction"]["calls"]["dynamodb.PutItem"] >= 1
+    assert hello["WorkerFunction"]["calls"].get("dynamodb.TransactWriteItems", 0) >= 1
     assert "sqs.SendMessageBatch" not in hello.get("PushDispatcherFunction", {"calls": {}})["calls"]
     pushed = result["windows"]["hello_push"]
     assert pushed["PushDispatcherFunction"]["calls"]["sqs.SendMessageBatch"] >= 1
@@ -170,7 +175,7 @@ def test_stream_shape_stores_every_chunk_and_counts_its_writes(result: dict[str,
 @pytest.mark.e2e
 def test_render_is_importable_without_side_effects(result: dict[str, Any], aws_calls: ModuleType) -> None:
     markdown = aws_calls.render(result)
-    assert "| GetTask | GatewayFunction | 1 GetItem |" in markdown
+    assert "| GetTask | GatewayFunction | " in markdown
     assert "**Cost per million tasks**" in markdown
     assert f"| {STREAM} | COMPLETED | {CHUNKS} of {CHUNKS} |" in markdown
 

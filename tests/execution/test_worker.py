@@ -17,8 +17,8 @@ from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.errors import TaskNotCancelableError
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
-from a2a_serverless.execution.dead_letter import DEAD_LETTER_TEXT, fail_dead_work_item
-from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
+from a2a_serverless.execution.dead_letter import fail_dead_work_item
+from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import (
     CancelTaskRequest,
     ListTasksRequest,
@@ -33,6 +33,7 @@ from a2a_serverless.operations import CallContext, cancel_task, list_tasks, send
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.transitions import DEAD_LETTER_TEXT, INTERRUPTED_TEXT
 
 
 class RecordingQueue:
@@ -138,7 +139,7 @@ def test_duplicate_deliveries_run_the_executor_once() -> None:
         t.start()
     for t in threads:
         t.join()
-    # Then the executor ran once, and the log has one claim, one artifact, one completion
+    # Then the executor ran once, and the log has one WORKING, one artifact, one completion
     assert CountingExecutor.runs == 1
     record = state_of(runtime, task_id)
     assert record.state is TaskState.TASK_STATE_COMPLETED
@@ -146,8 +147,8 @@ def test_duplicate_deliveries_run_the_executor_once() -> None:
         "task" if e.event.task else "status" if e.event.status_update else "artifact"
         for e in runtime.store.read_events(SCOPE, task_id)
     ]
-    assert kinds == ["task", "status", "status", "artifact", "status"]
-    assert [e.seq for e in runtime.store.read_events(SCOPE, task_id)] == [1, 2, 3, 4, 5]
+    assert kinds == ["task", "status", "artifact", "status"]
+    assert [e.seq for e in runtime.store.read_events(SCOPE, task_id)] == [1, 2, 3, 4]
 
 
 def test_executor_exception_fails_the_task_with_a_safe_message() -> None:
@@ -279,14 +280,13 @@ def test_a_message_only_reply_logs_the_message_then_completed() -> None:
     task_id = send(runtime, "Ann")
     # When the work item runs
     process_work_item(runtime, queue.items[0])
-    # Then the log ends with the Message and then COMPLETED, written together, which carries
-    # the reply: everyone following the log (streams, subscribers, webhooks) sees the task end
+    # Then the log holds the task, then the Message and COMPLETED, written together, which carries
+    # the reply: everyone following the log (streams, subscribers, webhooks) sees the task end.
+    # No WORKING: the claim logs nothing, and the agent's first word was its answer.
     record = state_of(runtime, task_id)
     events = [e.event for e in runtime.store.read_events(SCOPE, task_id)]
-    created, claim, reply, final = events
+    created, reply, final = events
     assert created.task is not None
-    assert claim.status_update is not None
-    assert claim.status_update.status.state is TaskState.TASK_STATE_WORKING
     assert reply.message == record.reply
     assert final.status_update is not None
     assert final.status_update.task_id == task_id

@@ -23,12 +23,13 @@ from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
-from a2a_serverless.execution.worker import INTERRUPTED_TEXT, process_work_item
+from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.runtime import build_runtime
+from a2a_serverless.transitions import INTERRUPTED_TEXT
 
 CHUNKS = 12
 

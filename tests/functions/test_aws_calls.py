@@ -10,6 +10,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -18,6 +19,8 @@ import pytest
 from lambda_events import EVENTS, api_event, body, invoke
 
 from a2a_devstack._lambda import sqs_event
+from a2a_serverless.ports import Scope
+from a2a_serverless.runtime import get_runtime
 from a2a_serverless.transport.app import create_app
 
 if TYPE_CHECKING:
@@ -126,6 +129,16 @@ def test_each_function_calls_only_what_it_declares(
     with recorder.calls_of("DeadLetterFunction"):
         dead = receive(lambda_aws, "WorkQueue")
         assert sqs_invoke(lambda_aws, "dead_letter", "WorkDeadLetterQueue", dead) == {"batchItemFailures": []}
+
+    # A run whose worker died (its lease lapsed), settled by the scheduled sweeper
+    stuck = body(invoke("send_message", send("stuck")))["task"]
+    store = get_runtime().store
+    record = store.get_task(Scope("", "user-alice"), stuck["id"])
+    assert record is not None
+    store.commit(replace(record, pending_message_id="", running_message_id="m-stuck", lease_until=1))
+    with recorder.calls_of("SweeperFunction"):
+        scheduled = json.loads((EVENTS / "eventbridge_scheduled_event.json").read_text())
+        assert invoke("sweeper", scheduled) == {"swept": 1}
 
     # The gateway: the whole app, every unary method over JSON-RPC and the /tasks/{id} routes
     with recorder.calls_of("GatewayFunction"):

@@ -159,9 +159,11 @@ class CountingStore:
         self._wrote(record.scope)
         return self.inner.create_task(record, events, **kwargs)
 
-    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = ()) -> TaskRecord:
+    def commit(
+        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+    ) -> TaskRecord:
         self._wrote(record.scope)
-        return self.inner.commit(record, events)
+        return self.inner.commit(record, events, snapshot=snapshot)
 
     def put_push_config(self, scope: Scope, config: TaskPushNotificationConfig, **kwargs: Any) -> Any:
         self._wrote(scope)
@@ -263,7 +265,7 @@ class World:
                 "cursors": [store.get_push_target(scope, v.id, c.id) for c in configs],
             }
         page = store.list_tasks(scope, TaskQuery(page_size=100))
-        state["listing"] = ([r.task_id for r in page.records], page.total_size)
+        state["listing"] = ([t.id for t in page.tasks], page.total_size)
         return state
 
     def wait_quiet(self, scope: Scope, task_id: str, timeout: float = 20.0) -> TaskRecord:
@@ -285,6 +287,8 @@ def settings(**overrides: Any) -> Settings:
         "api_keys": API_KEYS,
         "poll_interval_seconds": 0.005,
         "stream_poll_seconds": 0.01,
+        # The victims' held run must not renew its lease (a write in alice's scope) mid-suite.
+        "run_lease_seconds": 3600,
         **overrides,
     }
     return Settings(**values)

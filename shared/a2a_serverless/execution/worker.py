@@ -1,18 +1,22 @@
 """Runs one work item: claim the task, run the executor, make sure the task ends settled.
 
-Lifecycle of a run (every step a conditional write through :func:`lifecycle.mutate`):
+The rules are :mod:`a2a_serverless.transitions`; this module drives them:
 
-1. **Claim.** Only the work item whose message is the task's ``pending_message_id`` may start it:
-   the claim moves it to ``running_message_id`` and the task to WORKING. A duplicate delivery finds
-   nothing pending and does nothing, so the executor runs once per message.
-2. **Run.** The executor's events are appended to the task's log as they come. A watcher polls the
-   head for ``cancel_requested`` and, when set, calls the executor's ``cancel`` and stops it.
-3. **Settle.** Whatever happened, the task leaves the run terminal or interrupted: an exception
+1. **Claim.** Only the work item whose message is the task's ``pending_message_id`` may start a run
+   (a duplicate delivery finds nothing pending and does nothing, so the executor runs once per
+   message). The claim records the run and a lease. A redelivered item whose run was claimed and
+   never settled (its worker died) fails the task with a clear message.
+2. **Run.** The executor's events go to a :class:`~.run_log.RunLog` (validated at once, committed
+   in groups, never re-read). A monitor thread reads the task's small head every quarter second:
+   CancelTask's mark makes the worker call the executor's ``cancel`` and stop it; a task another
+   writer ended stops it too. The monitor also renews the run's lease (``run_lease_seconds``, every
+   third of it) while the function has time left: a worker that dies (killed, out of memory) stops renewing,
+   and the sweeper (:mod:`.sweeper`) fails its task once the lease has lapsed.
+3. **Deadline.** The Lambda context says how long the invocation may still run. Before the end (a
+   quarter of the function's time, at most ``DEADLINE_MARGIN_SECONDS``) the executor is stopped and
+   the task fails with a message saying it ran out of time, rather than being cut off silently.
+4. **Settle.** Whatever happened, the task leaves the run terminal or interrupted: an exception
    fails it with a generic message; returning early completes it; a cancel ends it CANCELED.
-
-A redelivered item whose run was already claimed (the worker died: SQS only redelivers after the
-visibility timeout, which is longer than the worker's timeout) fails the task with a clear message
-rather than leaving it WORKING forever.
 """
 
 from __future__ import annotations
@@ -20,178 +24,276 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import replace
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
 
-from ..errors import A2AError, InvalidAgentResponseError
-from ..lifecycle import CANCELED_TEXT, apply_event, end_task, mutate, status_event
-from ..models import Message, Role, SendMessageConfiguration, StreamResponse, Task, TaskState, TaskStatus, utc_now
-from ..ports import Scope, TaskRecord, WorkItem
+from ..errors import InvalidAgentResponseError, TaskNotFoundError
+from ..models import Message, SendMessageConfiguration, Task
+from ..ports import Scope, TaskStore, WorkItem
 from ..runtime import Runtime
-from .api import RequestContext
-from .store_queue import StoreEventQueue
+from ..transitions import (
+    DEAD_LETTER_TEXT,
+    INTERRUPTED_TEXT,
+    LEASE_LOST_TEXT,
+    OUT_OF_TIME_TEXT,
+    Claim,
+    RunEnd,
+    RunLost,
+    claim,
+    mutate,
+    renew_lease,
+    settle,
+)
+from .api import AgentExecutor, RequestContext
+from .run_log import RunLog, RunWriter
 
-__all__ = ["process_work_item", "run_work_item"]
+__all__ = [
+    "CANCEL_POLL_SECONDS",
+    "DEAD_LETTER_TEXT",
+    "INTERRUPTED_TEXT",
+    "LEASE_LOST_TEXT",
+    "OUT_OF_TIME_TEXT",
+    "process_work_item",
+    "run_work_item",
+]
 
 logger = logging.getLogger(__name__)
 
-FAILED_TEXT = "The agent failed while working on this task."
-INTERRUPTED_TEXT = "The agent's run was interrupted before it finished; please send the message again."
-INCOMPLETE_TEXT = "The agent finished without reporting a result."
 CANCEL_POLL_SECONDS = 0.25
 CANCEL_GRACE_SECONDS = 5.0
+"""How long the executor's ``cancel`` (or, out of time, the executor itself) gets to wind down."""
+DEADLINE_MARGIN_SECONDS = 10.0
+MAX_RELATED_TASKS = 20
+
+RemainingMillis = Callable[[], int]
+"""The Lambda context's ``get_remaining_time_in_millis``."""
 
 
-def process_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int = 1) -> None:
+def process_work_item(
+    runtime: Runtime, item: WorkItem, *, receive_count: int = 1, remaining_ms: RemainingMillis | None = None
+) -> None:
     """Synchronous entry point (the SQS handler calls this once per record)."""
-    asyncio.run(run_work_item(runtime, item, receive_count=receive_count))
+    asyncio.run(run_work_item(runtime, item, receive_count=receive_count, remaining_ms=remaining_ms))
 
 
-async def run_work_item(runtime: Runtime, item: WorkItem, *, receive_count: int = 1) -> None:
+async def run_work_item(
+    runtime: Runtime, item: WorkItem, *, receive_count: int = 1, remaining_ms: RemainingMillis | None = None
+) -> None:
     scope = Scope(item.tenant, item.owner)
+    settings = runtime.settings
     # Load the executor before claiming: a bad import path raises ConfigError here, the item goes
     # back to SQS untouched, and after maxReceiveCount the dead-letter handler fails the task.
     executor = runtime.executor
-    claimed = await asyncio.to_thread(_claim, runtime, scope, item, receive_count)
-    if claimed is None:
+    rule = partial(
+        claim,
+        message_id=item.message_id,
+        receive_count=receive_count,
+        now=int(time.time()),
+        lease_seconds=settings.run_lease_seconds,
+        max_history=settings.max_history,
+    )
+    try:
+        claimed = await asyncio.to_thread(mutate, runtime.store, scope, item.task_id, rule)
+    except TaskNotFoundError:
+        logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
         return
-    before, user_message = claimed
+    if claimed.result is Claim.INTERRUPTED:
+        logger.error("run was interrupted; task failed", extra={"task_id": item.task_id})
+        return
+    if claimed.result is Claim.SKIPPED:
+        logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
+        return
+    record = claimed.record
     context = RequestContext(
-        task_id=before.task.id,
-        context_id=before.task.context_id,
-        message=user_message,
-        current_task=before.task,
+        task_id=record.task.id,
+        context_id=record.task.context_id,
+        message=next((m for m in reversed(record.task.history) if m.message_id == item.message_id), None),
+        current_task=record.task,
         configuration=SendMessageConfiguration.model_validate_json(item.configuration) if item.configuration else None,
         metadata=json.loads(item.metadata) if item.metadata else {},
         tenant=scope.tenant,
         caller=scope.owner,
         requested_extensions=item.extensions,
-        related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, user_message),
+        related_tasks=await asyncio.to_thread(_related_tasks, runtime.store, scope, record.task, item.message_id),
     )
-    queue = StoreEventQueue(runtime, scope, before.task.id, item.message_id)
-    execution = asyncio.create_task(executor.execute(context, queue))
-    watcher = asyncio.create_task(_watch_for_cancel(runtime, scope, before.task.id))
-    done, _ = await asyncio.wait({execution, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    writer = RunWriter(runtime.store, record)
+    deadline = _deadline(remaining_ms)
+    loop = asyncio.get_running_loop()
+    canceled, lost = asyncio.Event(), asyncio.Event()
+    monitor = _Monitor(
+        runtime.store,
+        writer,
+        item.message_id,
+        lease_seconds=settings.run_lease_seconds,
+        on_cancel=lambda: loop.call_soon_threadsafe(canceled.set),
+        on_lost=lambda: loop.call_soon_threadsafe(lost.set),
+        alive=(lambda: remaining_ms() > 0) if remaining_ms is not None else (lambda: True),
+    )
+    monitor.start()
+    try:
+        async with RunLog(writer, message_id=item.message_id, max_history=settings.max_history) as log:
+            end = await _supervise(executor, context, log, canceled, lost, deadline)
+            if end is None:
+                logger.warning("the run lost its task to another writer; stopped", extra={"task_id": record.task.id})
+                return
+            try:
+                await log.flush()
+            except RunLost:
+                logger.warning("the run lost its task to another writer", extra={"task_id": record.task.id})
+                return
+            except Exception:
+                end = RunEnd.FAILED  # (logged by the log's committer)
+        rule_end = partial(settle, message_id=item.message_id, end=end, max_history=settings.max_history)
+        try:
+            await asyncio.to_thread(writer.transact, rule_end)
+        except Exception:
+            logger.exception("could not settle task", extra={"task_id": record.task.id})
+    finally:
+        monitor.stop()
+
+
+async def _supervise(
+    executor: AgentExecutor,
+    context: RequestContext,
+    log: RunLog,
+    canceled: asyncio.Event,
+    lost: asyncio.Event,
+    deadline: float | None,
+) -> RunEnd | None:
+    """Run the executor until it returns, raises, is canceled, runs out of time or the run is lost
+    (None). Whatever it emitted on the way is queued in ``log``."""
+    execution = asyncio.create_task(executor.execute(context, log))
+    signals: dict[asyncio.Task[object], RunEnd | None] = {
+        asyncio.create_task(canceled.wait()): RunEnd.CANCELED,
+        asyncio.create_task(lost.wait()): None,
+        asyncio.create_task(log.failed.wait()): RunEnd.FAILED,
+    }
+    timeout = max(0.0, deadline - time.monotonic()) if deadline is not None else None
+    try:
+        done, _ = await asyncio.wait({execution, *signals}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in signals:
+            waiter.cancel()
     if execution in done:
-        watcher.cancel()
-        exc = execution.exception()
-        if exc is not None:
-            _log_failure(exc, before.task.id)
-            text = (
-                "The agent produced an invalid response." if isinstance(exc, InvalidAgentResponseError) else FAILED_TEXT
-            )
-            await asyncio.to_thread(_settle, runtime, scope, item, TaskState.TASK_STATE_FAILED, text)
-        else:
-            await asyncio.to_thread(_settle, runtime, scope, item, None, INCOMPLETE_TEXT)
-        return
-    # Cancel requested: let the executor react, then stop it whatever it does.
-    try:
-        await asyncio.wait_for(executor.cancel(context, queue), CANCEL_GRACE_SECONDS)
-    except (Exception, TimeoutError) as exc:
-        _log_failure(exc, before.task.id)
+        return _outcome(execution, context.task_id)
+    if not done:
+        logger.error("the run reached its deadline; stopping it", extra={"task_id": context.task_id})
+        await _stop(execution, CANCEL_GRACE_SECONDS)
+        return RunEnd.OUT_OF_TIME
+    end = signals[next(waiter for waiter in signals if waiter in done)]
+    if end is RunEnd.CANCELED:
+        # Let the executor react (it usually reports CANCELED), then stop it whatever it does.
+        try:
+            await asyncio.wait_for(executor.cancel(context, log), CANCEL_GRACE_SECONDS)
+        except (Exception, TimeoutError) as exc:
+            _log_failure(exc, context.task_id)
+    await _stop(execution, CANCEL_GRACE_SECONDS)
+    if end is RunEnd.FAILED and isinstance(log.failure, RunLost):
+        return None
+    return end
+
+
+def _outcome(execution: asyncio.Task[None], task_id: str) -> RunEnd | None:
+    if execution.cancelled():
+        return RunEnd.FAILED
+    exc = execution.exception()
+    if exc is None:
+        return RunEnd.RETURNED
+    if isinstance(exc, RunLost):
+        return None
+    _log_failure(exc, task_id)
+    return RunEnd.INVALID if isinstance(exc, InvalidAgentResponseError) else RunEnd.FAILED
+
+
+async def _stop(execution: asyncio.Task[None], grace: float) -> None:
+    """Cancel the executor's coroutine and wait for it to wind down, at most ``grace`` seconds
+    (it may catch the cancellation to clean up; what it emits meanwhile is still stored)."""
     execution.cancel()
-    await asyncio.gather(execution, return_exceptions=True)
-    await asyncio.to_thread(_settle, runtime, scope, item, TaskState.TASK_STATE_CANCELED, "")
+    await asyncio.wait({execution}, timeout=grace)
+    if execution.done() and not execution.cancelled() and (exc := execution.exception()) is not None:
+        logger.warning("executor raised while stopping", exc_info=exc)
 
 
-def _claim(
-    runtime: Runtime, scope: Scope, item: WorkItem, receive_count: int
-) -> tuple[TaskRecord, Message | None] | None:
-    outcome: dict[str, TaskRecord] = {}
-
-    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
-        task = record.task
-        if task.status.state.is_terminal:
-            return None
-        if record.pending_message_id == item.message_id:
-            outcome["before"] = record
-            status = TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=utc_now())
-            event = status_event(task, status)
-            new_task = apply_event(task, event, max_history=runtime.settings.max_history)
-            return replace(record, task=new_task, pending_message_id="", running_message_id=item.message_id), [event]
-        if record.running_message_id == item.message_id and receive_count > 1:
-            outcome["interrupted"] = record
-            return _settled(runtime, record, TaskState.TASK_STATE_FAILED, INTERRUPTED_TEXT)
+def _deadline(remaining_ms: RemainingMillis | None) -> float | None:
+    """When (monotonic) to stop the executor: a margin before the invocation's end."""
+    if remaining_ms is None:
         return None
-
-    try:
-        mutate(runtime.store, scope, item.task_id, change)
-    except A2AError:
-        logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
-        return None
-    if "before" not in outcome:
-        if "interrupted" in outcome:
-            logger.error("run was interrupted; task failed", extra={"task_id": item.task_id})
-        else:
-            logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
-        return None
-    before = outcome["before"]
-    user_message = next((m for m in reversed(before.task.history) if m.message_id == item.message_id), None)
-    return before, user_message
+    remaining = remaining_ms() / 1000
+    return time.monotonic() + remaining - min(DEADLINE_MARGIN_SECONDS, remaining / 4)
 
 
-def _settled(
-    runtime: Runtime, record: TaskRecord, state: TaskState, text: str
-) -> tuple[TaskRecord, list[StreamResponse]]:
-    ended, events = end_task(record, state, text, max_history=runtime.settings.max_history)
-    return ended, list(events)
+class _Monitor:
+    """The run's watcher, on a thread of its own (so a slow or blocking executor cannot stall it):
+    it reads the head every ``CANCEL_POLL_SECONDS`` (the memory store wakes it on a change), reports
+    CancelTask's mark and a task another writer took, and renews the lease while ``alive()``."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        writer: RunWriter,
+        message_id: str,
+        *,
+        lease_seconds: int,
+        on_cancel: Callable[[], object],
+        on_lost: Callable[[], object],
+        alive: Callable[[], bool],
+    ) -> None:
+        self._store = store
+        self._writer = writer
+        self._message_id = message_id
+        self._lease_seconds = lease_seconds
+        self._on_cancel = on_cancel
+        self._on_lost = on_lost
+        self._alive = alive
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="a2a-run-monitor", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=2 * CANCEL_POLL_SECONDS)
+
+    def _watch(self) -> None:
+        record = self._writer.record
+        scope, task_id = record.scope, record.task_id
+        reported_cancel = False
+        while not self._stopped.is_set():
+            try:
+                head = self._store.get_head(scope, task_id)
+                if head is None or head.running_message_id != self._message_id:
+                    if self._writer.record.running_message_id == self._message_id:
+                        self._on_lost()  # someone else ended the run (not the run itself)
+                    return
+                if head.cancel_requested and not reported_cancel:
+                    reported_cancel = True
+                    self._on_cancel()
+                if self._alive() and head.lease_until - time.time() < self._lease_seconds * 2 / 3:
+                    lease = self._lease_seconds
+                    rule = partial(renew_lease, message_id=self._message_id, now=int(time.time()), lease_seconds=lease)
+                    self._writer.transact(rule)
+                version = head.version
+            except Exception:
+                logger.exception("watching the run failed; retrying", extra={"task_id": task_id})
+                version = -1
+            if self._stopped.is_set():
+                return
+            if version < 0:
+                self._stopped.wait(CANCEL_POLL_SECONDS)
+            else:
+                self._store.wait_for_change(scope, task_id, version, CANCEL_POLL_SECONDS)
 
 
-def _settle(runtime: Runtime, scope: Scope, item: WorkItem, state: TaskState | None, text: str) -> None:
-    """Leave the task terminal or interrupted after a run. ``state`` None means "the executor
-    returned": complete it, unless it already settled."""
-
-    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
-        task = record.task
-        current = task.status.state
-        if current.is_interrupted and record.cancel_requested:
-            # CancelTask marked the run, which then stopped for input before the watcher saw the
-            # mark: the cancel was accepted, so it wins over the interruption.
-            return _settled(runtime, record, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT)
-        if current.is_terminal or (state is None and current.is_interrupted):
-            if record.running_message_id or record.cancel_requested:
-                return replace(record, running_message_id="", cancel_requested=False), []
-            return None
-        if state is not None:
-            return _settled(runtime, record, state, text)
-        last = _last_agent_message(task)
-        if last is not None:
-            event = status_event(
-                task, TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=last, timestamp=utc_now())
-            )
-            return replace(record, task=apply_event(task, event), running_message_id=""), [event]
-        if task.artifacts:
-            return _settled(runtime, record, TaskState.TASK_STATE_COMPLETED, "")
-        return _settled(runtime, record, TaskState.TASK_STATE_FAILED, text)
-
-    try:
-        mutate(runtime.store, scope, item.task_id, change)
-    except A2AError:
-        logger.exception("could not settle task", extra={"task_id": item.task_id})
-
-
-MAX_RELATED_TASKS = 20
-
-
-def _related_tasks(runtime: Runtime, scope: Scope, message: Message | None) -> list[Task]:
+def _related_tasks(store: TaskStore, scope: Scope, task: Task, message_id: str) -> list[Task]:
     """The caller's tasks the message refers to (``referenceTaskIds``); unknown ones are skipped."""
+    message: Message | None = next((m for m in reversed(task.history) if m.message_id == message_id), None)
     if message is None:
         return []
-    records = (runtime.store.get_task(scope, task_id) for task_id in message.reference_task_ids[:MAX_RELATED_TASKS])
+    records = (store.get_task(scope, task_id) for task_id in message.reference_task_ids[:MAX_RELATED_TASKS])
     return [record.task for record in records if record is not None]
-
-
-def _last_agent_message(task: Task) -> Message | None:
-    if task.history and task.history[-1].role is Role.ROLE_AGENT:
-        return task.history[-1]
-    return None
-
-
-async def _watch_for_cancel(runtime: Runtime, scope: Scope, task_id: str) -> None:
-    while True:
-        await asyncio.sleep(CANCEL_POLL_SECONDS)
-        record = await asyncio.to_thread(runtime.store.get_task, scope, task_id)
-        if record is None or record.cancel_requested:
-            return
 
 
 def _log_failure(exc: BaseException, task_id: str) -> None:

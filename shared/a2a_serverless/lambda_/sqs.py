@@ -1,4 +1,5 @@
-"""The SQS worker entry point: Powertools batch processing with partial failure reporting."""
+"""The worker's entry points: the SQS worker and dead-letter handlers (Powertools batch processing
+with partial failure reporting) and the scheduled sweeper."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..config import ConfigError
 from ..execution.dead_letter import fail_dead_work_item
+from ..execution.sweeper import sweep
 from ..execution.worker import process_work_item
 from ..ports import WorkItem
 from ..runtime import get_runtime
 from ._observability import logger, metrics
 
-__all__ = ["dead_letter_handler", "preload_executor", "worker_handler"]
+__all__ = ["dead_letter_handler", "preload_executor", "sweeper_handler", "worker_handler"]
 
 
 def preload_executor(environ: Mapping[str, str] = os.environ) -> None:
@@ -32,11 +35,14 @@ def preload_executor(environ: Mapping[str, str] = os.environ) -> None:
             raise
 
 
-def _process(record: SQSRecord) -> None:
+def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
     item = WorkItem.from_json(record.body)
     logger.append_keys(task_id=item.task_id, message_id=item.message_id)
     receive_count = int(record.attributes.approximate_receive_count or 1)
-    process_work_item(get_runtime(), item, receive_count=receive_count)
+    # The run watches the invocation's remaining time: it stops the executor and fails the task
+    # with a clear message before the function would time out.
+    remaining = lambda_context.get_remaining_time_in_millis
+    process_work_item(get_runtime(), item, receive_count=receive_count, remaining_ms=remaining)
     metrics.add_metric(name="WorkItemsProcessed", unit=MetricUnit.Count, value=1)
 
 
@@ -67,3 +73,13 @@ def dead_letter_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     metrics.add_metric(name="DeadLettersReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
     processor = SqsFifoPartialProcessor()
     return dict(process_partial_response(event=event, record_handler=_fail_dead, processor=processor, context=context))
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def sweeper_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
+    """The scheduled sweeper (an EventBridge rule, every minute): fail the tasks whose run stopped
+    renewing its lease (its worker died)."""
+    swept = sweep(get_runtime())
+    metrics.add_metric(name="RunsSwept", unit=MetricUnit.Count, value=swept)
+    return {"swept": swept}

@@ -35,6 +35,7 @@ def check_id_length(field: str, value: str) -> None:
     if id_too_long(value):
         raise InvalidParamsError(violations=[FieldViolation(field, f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")])
 
+
 RESERVED_TENANT = "v1"
 """Not a tenant: ``/v1/...`` is the v0.3 REST binding, so ``/v1/message:send`` must never be read
 as SendMessage for a tenant called ``v1`` (digest 7.3)."""

@@ -31,8 +31,8 @@ def list_tasks(request: ListTasksRequest, ctx: CallContext, runtime: Runtime) ->
             violations=[FieldViolation("pageToken", "not a page token issued for this query")]
         ) from None
     tasks = []
-    for record in page.records:
-        task = with_history_length(record.task, request.history_length)
+    for task in page.tasks:
+        task = with_history_length(task, request.history_length)
         tasks.append(task if request.include_artifacts else without_artifacts(task))
     return ListTasksResponse(
         tasks=tasks, next_page_token=page.next_page_token, page_size=page_size, total_size=page.total_size

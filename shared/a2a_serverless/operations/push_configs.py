@@ -17,7 +17,7 @@ from ..models import (
     ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 )
-from ..ports import InvalidPageToken, Scope, TaskRecord
+from ..ports import InvalidPageToken, Scope, TaskHead
 from ..runtime import Runtime
 from ._context import CallContext, check_id_length, id_too_long, resolve_scope
 from ._push import prepare_config, require_push_capability
@@ -32,13 +32,13 @@ __all__ = [
 DEFAULT_PAGE_SIZE = 100
 
 
-def _task(ctx: CallContext, runtime: Runtime, task_id: str) -> TaskRecord:
+def _task(ctx: CallContext, runtime: Runtime, task_id: str) -> TaskHead:
     require_push_capability(runtime)
     scope = resolve_scope(ctx, runtime, task_id=task_id)
-    record = runtime.store.get_task(scope, task_id)
-    if record is None:
+    head = runtime.store.get_head(scope, task_id)
+    if head is None:
         raise TaskNotFoundError(metadata={"taskId": task_id})
-    return record
+    return head
 
 
 def _task_scope(ctx: CallContext, runtime: Runtime, task_id: str) -> Scope:
@@ -66,9 +66,7 @@ def get_push_config(
     request: GetTaskPushNotificationConfigRequest, ctx: CallContext, runtime: Runtime
 ) -> TaskPushNotificationConfig:
     scope = _task_scope(ctx, runtime, request.task_id)
-    config = (
-        None if id_too_long(request.id) else runtime.store.get_push_config(scope, request.task_id, request.id)
-    )
+    config = None if id_too_long(request.id) else runtime.store.get_push_config(scope, request.task_id, request.id)
     if config is None:
         raise TaskNotFoundError(
             "The push notification configuration does not exist",

@@ -26,15 +26,15 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ..errors import (
     FieldViolation,
     InternalError,
     InvalidParamsError,
     TaskNotFoundError,
-    UnsupportedOperationError,
 )
-from ..lifecycle import end_task, mutate, with_history_length
+from ..lifecycle import with_history_length
 from ..models import (
     Message,
     SendMessageConfiguration,
@@ -47,17 +47,16 @@ from ..models import (
     TaskStatus,
     utc_now,
 )
-from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskRecord, WorkItem
+from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskHead, TaskRecord, WorkItem
 from ..ports.queue import MAX_WORK_ITEM_BYTES
 from ..runtime import Runtime
+from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, mutate
 from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
 
-__all__ = ["Submitted", "send_message", "submit_message"]
+__all__ = ["SCHEDULE_FAILED_TEXT", "Submitted", "send_message", "submit_message"]
 
 logger = logging.getLogger(__name__)
-
-SCHEDULE_FAILED_TEXT = "The task could not be scheduled; please send the message again."
 
 
 @dataclass(frozen=True)
@@ -208,43 +207,13 @@ def _inline_config(
 def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[TaskRecord, bool, bool]:
     """Add ``message`` to an interrupted task. Returns the record, whether its work must be queued,
     and whether this call accepted the message (False for a re-send)."""
-    task_id = message.task_id
-    outcome = {"accepted": False}
-
-    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
-        task = record.task
-        outcome["accepted"] = False
-        if any(m.message_id == message.message_id for m in task.history):
-            return None  # already accepted (a re-send): idempotent
-        if message.context_id and task.context_id and message.context_id != task.context_id:
-            raise InvalidParamsError(
-                violations=[FieldViolation("message.contextId", "does not match the task's contextId")]
-            )
-        state = task.status.state
-        if state.is_terminal:
-            raise UnsupportedOperationError(
-                f"Task {task_id} is in terminal state {state.value} and cannot accept messages",
-                metadata={"taskId": task_id},
-            )
-        if record.pending_message_id or record.running_message_id or not state.is_interrupted:
-            raise UnsupportedOperationError(
-                f"Task {task_id} is still working on a previous message", metadata={"taskId": task_id}
-            )
-        user_message = message.model_copy(update={"context_id": task.context_id})
-        # The agent's question (the interrupted status's message) precedes the answer in history.
-        asked = [task.status.message] if task.status.message is not None else []
-        history = [*task.history, *asked, user_message][-runtime.settings.max_history :]
-        status = task.status.model_copy(update={"message": None})
-        new_task = task.model_copy(update={"history": history, "status": status})
-        outcome["accepted"] = True
-        return replace(record, task=new_task, pending_message_id=message.message_id), []
-
-    record = mutate(runtime.store, scope, task_id, change)
+    rule = partial(continue_with, message=message, max_history=runtime.settings.max_history)
+    committed = mutate(runtime.store, scope, message.task_id, rule)
+    record, accepted = committed.record, committed.result
     # A re-send whose message still waits for a worker is queued again: the first attempt may have
     # stored it and then failed to queue it (SQS deduplication and the worker's conditional claim
     # keep the executor from running twice), as for a re-sent create.
-    queued = outcome["accepted"] or record.pending_message_id == message.message_id
-    return record, queued, outcome["accepted"]
+    return record, accepted or record.pending_message_id == message.message_id, accepted
 
 
 def _work_item(scope: Scope, task_id: str, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
@@ -275,44 +244,43 @@ def _enqueue(runtime: Runtime, item: WorkItem) -> None:
 
 
 def _fail_unscheduled(runtime: Runtime, scope: Scope, item: WorkItem) -> None:
-    def change(record: TaskRecord) -> tuple[TaskRecord, list[StreamResponse]] | None:
-        if record.pending_message_id != item.message_id or record.task.status.state.is_terminal:
-            return None
-        ended, events = end_task(record, TaskState.TASK_STATE_FAILED, SCHEDULE_FAILED_TEXT)
-        return ended, list(events)
-
+    rule = partial(fail_unscheduled, message_id=item.message_id, max_history=runtime.settings.max_history)
     try:
-        mutate(runtime.store, scope, item.task_id, change)
+        mutate(runtime.store, scope, item.task_id, rule)
     except Exception:
         logger.exception("could not fail unscheduled task", extra={"task_id": item.task_id})
 
 
-def is_settled(record: TaskRecord, message_id: str) -> bool:
+def is_settled(head: TaskHead, message_id: str) -> bool:
     """True once the run for ``message_id`` is over and the task is terminal or interrupted."""
-    state = record.task.status.state
     return (
-        record.pending_message_id != message_id
-        and record.running_message_id != message_id
-        and (state.is_terminal or state.is_interrupted)
+        head.pending_message_id != message_id
+        and head.running_message_id != message_id
+        and (head.state.is_terminal or head.state.is_interrupted)
     )
 
 
 def wait_until_settled(runtime: Runtime, record: TaskRecord, message_id: str) -> TaskRecord:
+    """Poll the task's head (one small read) until the run of ``message_id`` is over or the
+    blocking cap passed, then read the whole task once."""
     settings = runtime.settings
     start = time.monotonic()
     deadline = start + settings.blocking_wait_seconds
     delay = settings.poll_interval_seconds
-    while not is_settled(record, message_id) and not record.task.status.state.is_terminal:
+    head = record.head
+    while not is_settled(head, message_id) and not head.state.is_terminal:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        runtime.store.wait_for_change(record.scope, record.task.id, record.version, min(delay, remaining))
+        runtime.store.wait_for_change(record.scope, record.task.id, head.version, min(delay, remaining))
         # Quick answers are the common case: poll at the base interval for the first second, then
-        # back off to at most two reads a second (strongly consistent reads of one item).
+        # back off to at most two reads a second (strongly consistent reads of one small item).
         if time.monotonic() - start > 1.0:
             delay = min(delay * 1.5, 0.5)
-        latest = runtime.store.get_task(record.scope, record.task.id)
+        latest = runtime.store.get_head(record.scope, record.task.id)
         if latest is None:
-            break
-        record = latest
-    return record
+            return record
+        head = latest
+    if head.version == record.version:
+        return record
+    return runtime.store.get_task(record.scope, record.task.id) or record

@@ -36,9 +36,8 @@ from ..models import (
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
-    TaskState,
 )
-from ..ports import Scope, StoredEvent, TaskRecord
+from ..ports import Scope, TaskRecord
 from ..runtime import Runtime
 from ._context import CallContext, resolve_scope
 from .send_message import is_settled, submit_message
@@ -47,6 +46,7 @@ __all__ = ["EventStream", "open_message_stream", "open_subscription"]
 
 StreamItem = tuple[int, StreamResponse]
 FIRST_EVENT_HOLD_SECONDS = 1.0
+_READ_LIMIT = 100
 
 
 def _require_streaming(runtime: Runtime) -> None:
@@ -71,49 +71,50 @@ class EventStream:
 
     async def events(self) -> AsyncIterator[StreamItem]:
         settings = self.runtime.settings
+        store = self.runtime.store
+        task_id = self.record.task.id
         start = time.monotonic()
         deadline = start + settings.stream_max_seconds
         record = self.record
         snapshot = (record.last_seq, StreamResponse(task=with_history_length(record.task, self.history_length)))
         cursor = record.last_seq if self.after_seq is None else self.after_seq
         # A new task's first run may answer with a Message alone, and then the stream must be just
-        # that Message: hold the snapshot back until the first event after the claim tells, for
-        # at most FIRST_EVENT_HOLD_SECONDS (then it is sent, and a late reply is an ordinary event).
+        # that Message: hold the snapshot back until the run's first event tells, for at most
+        # FIRST_EVENT_HOLD_SECONDS (then it is sent, and a late reply is an ordinary event).
         held = self.after_seq is None and bool(self.message_id) and _is_fresh_run(record)
         if self.after_seq == record.last_seq and self._ends_at_snapshot(record):
             return  # the client already has the event that ended this stream: nothing will follow
         if self.after_seq is None and not held:
-            if record.reply is not None and is_settled(record, self.message_id):
+            if record.reply is not None and is_settled(record.head, self.message_id):
                 yield record.last_seq, StreamResponse(message=record.reply)
                 return
             yield snapshot
             if self._ends_at_snapshot(record):
                 return
-        pending: list[StoredEvent] = []
         delay = settings.stream_poll_seconds
         quiet_since = time.monotonic()
         while time.monotonic() < deadline:
-            batch = await asyncio.to_thread(self.runtime.store.read_events, self.scope, record.task.id, cursor, 100)
+            batch = await asyncio.to_thread(store.read_events, self.scope, task_id, cursor, _READ_LIMIT)
             if held:
-                pending.extend(batch)
-                decision = _decide_first(pending)
-                if decision is None and time.monotonic() - start < FIRST_EVENT_HOLD_SECONDS:
-                    await asyncio.sleep(settings.stream_poll_seconds)
-                    cursor = pending[-1].seq if pending else cursor
+                if not batch and time.monotonic() - start < FIRST_EVENT_HOLD_SECONDS:
+                    wait = min(settings.stream_poll_seconds, FIRST_EVENT_HOLD_SECONDS - (time.monotonic() - start))
+                    await store.wait_for_events(self.scope, task_id, cursor, max(0.0, wait))
                     continue
                 held = False
-                if decision == "message":
-                    reply = next(e for e in pending if e.event.message is not None)
+                if batch and batch[0].event.message is not None:
                     # The Message stands for the whole reply (it and the COMPLETED status logged
                     # with it): its id is the newest, so a resume after it is an empty stream.
-                    yield pending[-1].seq, reply.event
+                    reply = batch[0].event
+                    ending = next((e for e in batch if e.event.status_update is not None), None)
+                    yield (ending or batch[0]).seq, reply
                     return
                 yield snapshot
-                batch, pending = pending, []
             if not batch:
                 if time.monotonic() - quiet_since > 2.0:
                     delay = min(delay * 1.5, settings.stream_idle_poll_seconds)
-                await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                await store.wait_for_events(
+                    self.scope, task_id, cursor, min(delay, max(0.0, deadline - time.monotonic()))
+                )
                 continue
             delay, quiet_since = settings.stream_poll_seconds, time.monotonic()
             cursor = batch[-1].seq
@@ -121,6 +122,10 @@ class EventStream:
                 yield stored.seq, stored.event
                 if self._ends_at(stored.event):
                     return
+            if len(batch) < _READ_LIMIT:
+                # Caught up: the next read would most likely find nothing. Wait (the memory store
+                # returns at once when more was logged meanwhile); a full batch reads on at once.
+                await store.wait_for_events(self.scope, task_id, cursor, delay)
 
     def _ends_at(self, event: StreamResponse) -> bool:
         update = event.status_update
@@ -134,35 +139,13 @@ class EventStream:
         if state.is_terminal:
             return True
         # Already interrupted: the end only if this message's run is over (a re-sent message).
-        return state.is_interrupted and self.close_on_interrupted and is_settled(record, self.message_id)
+        return state.is_interrupted and self.close_on_interrupted and is_settled(record.head, self.message_id)
 
 
 def _is_fresh_run(record: TaskRecord) -> bool:
     """A new task whose first run has not produced anything yet: its first executor event may be a
     message-only reply, so the snapshot is held back until that is known."""
-    return record.last_seq <= 1 and len(record.task.history) == 1 and record.reply is None
-
-
-def _decide_first(events: list[StoredEvent]) -> str | None:
-    """'message' (a message-only reply), 'task', or None (only the run's claim seen so far)."""
-    for stored in events:
-        event = stored.event
-        if event.message is not None:
-            return "message"
-        if event.status_update is not None and _is_claim(stored, event):
-            continue
-        return "task"
-    return None
-
-
-def _is_claim(stored: StoredEvent, event: StreamResponse) -> bool:
-    update = event.status_update
-    return (
-        stored.seq == 2
-        and update is not None
-        and update.status.state is TaskState.TASK_STATE_WORKING
-        and update.status.message is None
-    )
+    return record.last_seq <= 1 and len(record.task.history) == 1 and not record.replied
 
 
 def open_message_stream(

@@ -49,10 +49,10 @@ def items_for_event(store: TaskStore, scope: Scope, task_id: str, seq: int) -> l
 def items_for_new_config(
     store: TaskStore, scope: Scope, task_id: str, config_id: str, delivered_seq: int
 ) -> list[DeliveryItem]:
-    record = store.get_task(scope, task_id)
-    if record is None or record.last_seq <= delivered_seq:
+    head = store.get_head(scope, task_id)
+    if head is None or head.last_seq <= delivered_seq:
         return []
-    return [DeliveryItem(scope.tenant, scope.owner, task_id, config_id, up_to_seq=record.last_seq)]
+    return [DeliveryItem(scope.tenant, scope.owner, task_id, config_id, up_to_seq=head.last_seq)]
 
 
 @dataclass

@@ -1,0 +1,212 @@
+"""A run's writes: the event queue handed to the executor, and the one writer of the task's head.
+
+The worker owns its task while it runs it, so it does not read the task before each write: it keeps
+the record as it last committed it, and each commit is conditioned on that record's version. A
+conflict means someone else wrote the task (CancelTask's mark, or another writer that ended the run):
+the writer then reads the task again and lets the rule decide (carry on, or the run is lost).
+
+:class:`RunLog` is the executor's ``EventQueue``. Each event is validated at once against the run's
+view of the task (so an invalid event raises in the executor, where it was emitted), and queued;
+a committer writes what is queued in order, and the events that arrive while a commit is in flight
+go out together in the next one (group commit), within what one transaction can hold. So an agent
+that streams its answer in small chunks costs about one small transaction per chunk when it emits
+them slower than a commit takes, and far fewer when it emits them faster. An event that settles the
+task (terminal or interrupted) is committed before ``enqueue_event`` returns, and closes the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+from ..errors import InvalidAgentResponseError
+from ..models import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+from ..ports import MAX_ITEM_PAYLOAD_BYTES, ItemTooLarge, TaskRecord, TaskStore, VersionConflict
+from ..transitions import Committed, RunLost, Step, Transition, append_steps, executor_event, rebase
+from .api import Event
+
+__all__ = ["BATCH_BYTES", "MAX_PENDING_BYTES", "RunLog", "RunWriter", "to_stream_response"]
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+BATCH_BYTES = 2 * 1024 * 1024
+"""Most event bytes one commit carries (a transaction holds 4 MB, the snapshot included)."""
+MAX_PENDING_BYTES = 8 * 1024 * 1024
+"""An executor that emits faster than its events can be stored waits once this much is queued."""
+_ATTEMPTS = 20
+
+
+def to_stream_response(event: Event) -> StreamResponse:
+    if isinstance(event, Task):
+        return StreamResponse(task=event)
+    if isinstance(event, Message):
+        return StreamResponse(message=event)
+    if isinstance(event, TaskStatusUpdateEvent):
+        return StreamResponse(status_update=event)
+    if isinstance(event, TaskArtifactUpdateEvent):
+        return StreamResponse(artifact_update=event)
+    raise InvalidAgentResponseError(f"unsupported event type {type(event).__name__}")
+
+
+class RunWriter:
+    """Every write of one run (its event batches, lease renewals, the final settle) goes through
+    here, one at a time (the committer and the lease renewer are on different threads)."""
+
+    def __init__(self, store: TaskStore, record: TaskRecord) -> None:
+        self._store = store
+        self._record = record
+        self._lock = threading.Lock()
+
+    @property
+    def record(self) -> TaskRecord:
+        """The task as this run last committed (or read) it."""
+        return self._record
+
+    def transact(self, rule: Callable[[TaskRecord], Transition[R]]) -> Committed[R]:
+        """Apply ``rule`` to the record as last committed and commit its decision; on a conflict,
+        read the task again and re-apply the rule to what is stored now."""
+        with self._lock:
+            record = self._record
+            for _ in range(_ATTEMPTS):
+                decided = rule(record)
+                if decided.record is None:
+                    return Committed(record, decided.result, wrote=False)
+                try:
+                    stored = self._store.commit(
+                        rebase(decided.record, record), decided.events, snapshot=decided.snapshot
+                    )
+                except VersionConflict:
+                    fresh = self._store.get_task(record.scope, record.task_id)
+                    if fresh is None:
+                        raise RunLost() from None
+                    record = self._record = fresh
+                    continue
+                self._record = stored
+                return Committed(stored, decided.result, wrote=True)
+            raise VersionConflict(f"task {record.task_id} kept changing; gave up after {_ATTEMPTS} attempts")
+
+
+class RunLog:
+    """The executor's event queue for one run (see the module docstring). Use it as an async
+    context manager: the committer runs inside it."""
+
+    def __init__(self, writer: RunWriter, *, message_id: str, max_history: int) -> None:
+        self._writer = writer
+        self._message_id = message_id
+        self._max_history = max_history
+        self._task = writer.record.task
+        """The run's view: the task as committed, with every queued step applied."""
+        self._base_seq = writer.record.last_seq
+        self._steps: list[tuple[Step, int]] = []
+        self._queued_bytes = 0
+        self._accepted = 0
+        self._wake = asyncio.Event()
+        self._progress = asyncio.Condition()
+        self._committer: asyncio.Task[None] | None = None
+        self.closed = False
+        """True once an event settled the task: any further one is refused."""
+        self.failure: BaseException | None = None
+        """Why committing stopped (the run lost its task, or the store refused a write)."""
+        self.failed = asyncio.Event()
+
+    async def __aenter__(self) -> RunLog:
+        self._committer = asyncio.create_task(self._commit_queued())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._committer is not None:
+            self._committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._committer
+
+    @property
+    def task(self) -> Task:
+        return self._task
+
+    async def enqueue_event(self, event: Event) -> None:
+        if self.failure is not None:
+            raise self.failure
+        if self.closed:
+            raise InvalidAgentResponseError("the task already settled; no further events")
+        step = executor_event(
+            self._task, to_stream_response(event), first=self._accepted == 0, max_history=self._max_history
+        )
+        self._accepted += 1
+        if step is None:
+            return
+        size = 0
+        for stored in step.events:
+            length = len(stored.to_json().encode("utf-8"))
+            if length > MAX_ITEM_PAYLOAD_BYTES:
+                raise ItemTooLarge(
+                    f"an event of {length} bytes does not fit one item (at most {MAX_ITEM_PAYLOAD_BYTES})"
+                )
+            size += length
+        self._task = step.task
+        self._steps.append((step, size))
+        self._queued_bytes += size
+        self._wake.set()
+        if step.settles:
+            self.closed = True
+            await self.flush()
+        elif self._queued_bytes > MAX_PENDING_BYTES:
+            await self._wait_for(lambda: self._queued_bytes <= MAX_PENDING_BYTES // 2)
+        else:
+            await asyncio.sleep(0)  # let an idle committer start on it right away
+
+    async def flush(self) -> None:
+        """Return once everything queued is committed; raise why it could not be."""
+        self._wake.set()
+        await self._wait_for(lambda: not self._steps)
+
+    async def _wait_for(self, condition: Callable[[], bool]) -> None:
+        async with self._progress:
+            await self._progress.wait_for(lambda: condition() or self.failure is not None)
+        if self.failure is not None:
+            raise self.failure
+
+    async def _commit_queued(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._steps:
+                    batch = self._batch()
+                    rule = partial(
+                        append_steps,
+                        steps=[step for step, _ in batch],
+                        message_id=self._message_id,
+                        base_seq=self._base_seq,
+                    )
+                    committed = await asyncio.to_thread(self._writer.transact, rule)
+                    self._base_seq = committed.record.last_seq
+                    del self._steps[: len(batch)]
+                    self._queued_bytes -= sum(size for _, size in batch)
+                    async with self._progress:
+                        self._progress.notify_all()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            if not isinstance(exc, RunLost):
+                logger.error("could not store the run's events", exc_info=exc)
+            self.failure = exc
+            self.failed.set()
+            async with self._progress:
+                self._progress.notify_all()
+
+    def _batch(self) -> list[tuple[Step, int]]:
+        batch: list[tuple[Step, int]] = []
+        total = 0
+        for step, size in self._steps:
+            if batch and total + size > BATCH_BYTES:
+                break
+            batch.append((step, size))
+            total += size
+        return batch
