@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from moto.server import ThreadedMotoServer
 
 from ._moto_item_size import install_item_size_fix
+from ._moto_query import install_partition_queries
 from ._moto_sqs import install_fifo_receive_lock
 from ._moto_transactions import install_fast_transactions
 
@@ -23,6 +24,8 @@ def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
     install_fast_transactions()  # moto's own copies whole tables per transaction item
     install_fifo_receive_lock()  # moto's receive can hand one FIFO group to two pollers at once
     install_item_size_fix()  # moto counts a replaced attribute twice against the item size limit
+    _cache_module_list()  # moto lists its package directory on every request, under a global lock
+    install_partition_queries()  # moto sorts the whole table on every Query
     server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
     server.start()
     try:
@@ -30,3 +33,21 @@ def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
         yield f"http://{bound_host}:{port}"
     finally:
         server.stop()
+
+
+def _cache_module_list() -> None:
+    """moto's server finds each request's backend by listing its own package directory (a
+    ``listdir`` and ~200 ``isdir`` calls) inside the lock every request takes: a few milliseconds
+    of serialized work per call, which under the local stack's load queued every request behind
+    it. The list cannot change while the process runs (idempotent)."""
+    import moto.backends
+
+    if getattr(moto.backends.list_of_moto_modules, "_a2a_cached", False):
+        return
+    modules = tuple(moto.backends.list_of_moto_modules())
+
+    def cached() -> tuple[str, ...]:
+        return modules
+
+    cached._a2a_cached = True  # type: ignore[attr-defined]
+    moto.backends.list_of_moto_modules = cached

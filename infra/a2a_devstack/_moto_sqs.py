@@ -11,8 +11,11 @@ notifications must stay in order and never run concurrently:
   wait ends, and the spinning threads starved the whole process (notifications took 15 s).
 
 The replacement calls moto's receive without a wait, under a per-queue lock (so the check and the
-mark are one step, as in SQS), and does the long poll itself, sleeping between attempts. Receives
-of different queues still run in parallel.
+mark are one step, as in SQS), and does the long poll itself: it waits on the queue's condition,
+which every send and visibility change of that queue notifies, so a waiting receive answers the
+moment a message arrives and costs nothing while none does (re-checking a few times a second for
+messages whose visibility timeout or delay ran out, which nothing notifies). Receives of different
+queues still run in parallel.
 """
 
 from __future__ import annotations
@@ -21,18 +24,26 @@ import functools
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["install_fifo_receive_lock"]
 
-_POLL_SECONDS = 0.02
+_RECHECK_SECONDS = 0.25
+"""How often a waiting receive looks again without being told (visibility timeouts, delays)."""
 
-_locks: defaultdict[tuple[int, str], threading.Lock] = defaultdict(threading.Lock)
+_conditions: defaultdict[tuple[int, str], threading.Condition] = defaultdict(threading.Condition)
 _guard = threading.Lock()
 
 
+def _condition(backend: Any, queue_name: str) -> threading.Condition:
+    with _guard:
+        return _conditions[(id(backend), queue_name)]
+
+
 def install_fifo_receive_lock() -> None:
-    """Patch ``SQSBackend.receive_message`` for the rest of the process (idempotent)."""
+    """Patch ``SQSBackend``'s receive (and the calls that make messages receivable) for the rest of
+    the process (idempotent)."""
     from moto.sqs.models import SQSBackend
 
     original = SQSBackend.receive_message
@@ -48,15 +59,31 @@ def install_fifo_receive_lock() -> None:
         visibility_timeout: int,
         message_attribute_names: list[str] | None = None,
     ) -> Any:
-        with _guard:
-            lock = _locks[(id(self), queue_name)]
+        condition = _condition(self, queue_name)
         deadline = time.monotonic() + (wait_seconds_timeout or 0)
-        while True:
-            with lock:
+        with condition:
+            while True:
                 result = original(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
-            if result or time.monotonic() >= deadline:
-                return result
-            time.sleep(_POLL_SECONDS)
+                remaining = deadline - time.monotonic()
+                if result or remaining <= 0:
+                    return result
+                condition.wait(min(remaining, _RECHECK_SECONDS))
 
     receive_message._a2a_fifo_lock = True  # type: ignore[attr-defined]
     SQSBackend.receive_message = receive_message  # type: ignore[method-assign]
+    for name in ("send_message", "send_message_batch", "change_message_visibility", "change_message_visibility_batch"):
+        setattr(SQSBackend, name, _notifying(getattr(SQSBackend, name)))
+
+
+def _notifying(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (its first argument the queue's name), then wake the receives waiting on it."""
+
+    @functools.wraps(method)
+    def call(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, queue_name, *args, **kwargs)
+        condition = _condition(self, queue_name)
+        with condition:
+            condition.notify_all()
+        return result
+
+    return call

@@ -1,5 +1,6 @@
-"""What the local stack reads from ``template.yaml`` besides the storage resources: the SQS event
-source mappings (which function consumes which queue, how) and the functions' shared environment.
+"""What the local stack reads from ``template.yaml`` besides the storage resources: the event
+sources (which function consumes which queue or stream, how; which runs on a schedule) and the
+functions' shared environment.
 
 Both are derived from the template so the local stack wires things exactly as the deployment does.
 """
@@ -7,6 +8,7 @@ Both are derived from the template so the local stack wires things exactly as th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,10 +17,12 @@ from .resources import LocalResources
 
 __all__ = [
     "FunctionEnvironment",
+    "ScheduleEventSource",
     "SqsEventSource",
     "StreamEventSource",
     "dynamodb_event_sources",
     "function_environment",
+    "schedule_event_sources",
     "sqs_event_sources",
 ]
 
@@ -110,6 +114,55 @@ def dynamodb_event_sources(template: Mapping[str, Any]) -> list[StreamEventSourc
                     maximum_retry_attempts=int(ev.get("MaximumRetryAttempts", 10)),
                     maximum_record_age_seconds=int(ev.get("MaximumRecordAgeInSeconds", 0)),
                     on_failure_queue_id=_get_att_arn(destination) if destination else None,
+                    timeout_seconds=int(props.get("Timeout", 3)),
+                    memory_mb=int(props.get("MemorySize", 128)),
+                )
+            )
+    return sources
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleEventSource:
+    """One ``Type: Schedule`` (EventBridge rule) or ``ScheduleV2`` (EventBridge Scheduler) event."""
+
+    function_id: str
+    handler: str
+    rule_name: str
+    every_seconds: float
+    timeout_seconds: int
+    memory_mb: int
+
+
+_RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$")
+_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
+
+
+def schedule_event_sources(template: Mapping[str, Any]) -> list[ScheduleEventSource]:
+    """Every scheduled event of the template's serverless functions. Only ``rate(...)`` schedules
+    are understood (a ``cron(...)`` one raises: the local stack would not run it as AWS does)."""
+    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
+    sources: list[ScheduleEventSource] = []
+    for function_id, res in template["Resources"].items():
+        if res.get("Type") != "AWS::Serverless::Function":
+            continue
+        props: Mapping[str, Any] = {**defaults, **res.get("Properties", {})}
+        for event_id, event in props.get("Events", {}).items():
+            if event.get("Type") not in ("Schedule", "ScheduleV2"):
+                continue
+            ev = event["Properties"]
+            expression = str(ev.get("Schedule") or ev.get("ScheduleExpression") or "")
+            match = _RATE.match(expression.strip())
+            if match is None:
+                raise ValueError(
+                    f"{function_id}.{event_id}: the local stack runs rate(...) schedules only, not {expression!r}"
+                )
+            amount, unit = int(match.group(1)), match.group(2).rstrip("s")
+            sources.append(
+                ScheduleEventSource(
+                    function_id=function_id,
+                    handler=_handler_path(str(props["CodeUri"]), str(props["Handler"])),
+                    rule_name=f"{function_id}{event_id}",
+                    every_seconds=float(amount * _UNIT_SECONDS[unit]),
                     timeout_seconds=int(props.get("Timeout", 3)),
                     memory_mb=int(props.get("MemorySize", 128)),
                 )

@@ -39,7 +39,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         executor=args.executor,
         workers=args.workers,
-        visibility_timeout=args.visibility_timeout,
     )
     # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
     if os.getcwd() not in sys.path:
@@ -72,14 +71,6 @@ def _parser() -> argparse.ArgumentParser:
         help="your AgentExecutor (default: $A2A_EXECUTOR, else the template's ExecutorPath, the demo agent)",
     )
     dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
-    dev.add_argument(
-        "--visibility-timeout",
-        type=_positive,
-        default=30,
-        metavar="SECONDS",
-        help="visibility timeout of the queues functions consume, i.e. the redelivery delay after a "
-        "failure; the template's work queue has 5400 (default: %(default)s)",
-    )
     redrive = commands.add_parser(
         "push-redrive",
         help="move dead-lettered push deliveries back onto the delivery queue",

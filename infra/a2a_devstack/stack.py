@@ -1,5 +1,6 @@
-"""The local stack: moto, the template's table and queues, the event source pollers, and uvicorn
-serving the gateway app, all in this process and all stopped together.
+"""The local stack: moto, the template's table and queues, the event source pollers (SQS, the
+table's stream, schedules), and uvicorn serving the gateway app, all in this process and all
+stopped together. Queues, function timeouts and schedules are the template's own.
 
 Startup order matters: the process environment is set (as Lambda would set it) before the worker or
 the app is imported or built, because both read their configuration from it.
@@ -25,14 +26,17 @@ from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_envi
 from ._imports import ImportPathError, import_object
 from ._moto import moto_server
 from ._template import (
+    ScheduleEventSource,
     SqsEventSource,
     StreamEventSource,
     dynamodb_event_sources,
     function_environment,
+    schedule_event_sources,
     sqs_event_sources,
 )
 from .pollers import Handler, SqsPoller, running
 from .resources import LocalResources, create_resources, load_template
+from .schedule_pollers import SchedulePoller
 from .stream_pollers import StreamPoller
 
 __all__ = ["GATEWAY_APP", "DevOptions", "StackError", "run"]
@@ -55,8 +59,6 @@ class DevOptions:
     executor: str | None = None
     workers: int = 4
     """Pollers per SQS event source: how many invocations run at once."""
-    visibility_timeout: int = 30
-    """Replaces the template's VisibilityTimeout on consumed queues, for quick local redelivery."""
     prefix: str = "a2a-local"
 
 
@@ -73,6 +75,7 @@ def run(
     template = dict(template or load_template())
     sources = sqs_event_sources(template)
     stream_sources = dynamodb_event_sources(template)
+    schedules = schedule_event_sources(template)
     with contextlib.ExitStack() as stack:
         shutdown = stack.enter_context(_shutdown_on_signals())
         sock = stack.enter_context(_bind(options.host, options.port))
@@ -80,12 +83,6 @@ def run(
         endpoint = stack.enter_context(moto_server())
         sqs = _client("sqs", endpoint)
         resources = create_resources(_client("dynamodb", endpoint), sqs, prefix=options.prefix, template=template)
-        for queue_id in {source.queue_id for source in sources}:
-            # The one deviation from the template's resources (docs/local-stack.md).
-            sqs.set_queue_attributes(
-                QueueUrl=resources.queue_urls[queue_id],
-                Attributes={"VisibilityTimeout": str(options.visibility_timeout)},
-            )
         _log.info(
             "moto at %s (AWS_ENDPOINT_URL), from template.yaml: %s",
             endpoint,
@@ -116,11 +113,14 @@ def run(
             for source in stream_sources
         ]
         stack.enter_context(running(stream_pollers, 1, abandon=lambda: shutdown.signals > 1))
+        scheduled = [_schedule_poller(source, resolve(source.handler), options.prefix) for source in schedules]
+        stack.enter_context(running(scheduled, 1, abandon=lambda: shutdown.signals > 1))
         _log.info(
             "pollers: %s",
             ", ".join(
                 [f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources]
                 + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in stream_sources]
+                + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in schedules]
             ),
         )
         app = (app_factory or _gateway_app)()
@@ -259,5 +259,12 @@ def _stream_poller(
             function_name=f"{prefix}-{source.function_id}",
             on_failure_queue_url=on_failure,
         )
+
+    return make
+
+
+def _schedule_poller(source: ScheduleEventSource, handler: Handler, prefix: str) -> Callable[[], SchedulePoller]:
+    def make() -> SchedulePoller:
+        return SchedulePoller(source=source, handler=handler, function_name=f"{prefix}-{source.function_id}")
 
     return make

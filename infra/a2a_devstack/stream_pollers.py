@@ -60,8 +60,13 @@ class StreamPoller:
     function_name: str
     on_failure_queue_url: str | None = None
     region: str = "us-east-1"
-    idle_seconds: float = 0.05
+    idle_seconds: float = 0.25
+    """Lambda polls each shard of a DynamoDB stream "at a base rate of 4 times per second"."""
+    describe_every_seconds: float = 10.0
+    """How often the shards are listed again (a table's stream rarely splits)."""
     _iterators: dict[str, str] = field(default_factory=dict)
+    _shards: list[str] = field(default_factory=list)
+    _described_at: float = 0.0
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -77,9 +82,12 @@ class StreamPoller:
     def poll_once(self) -> int:
         """One pass over the shards; returns how many records were handled."""
         handled = 0
-        description = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
-        for shard in description["Shards"]:
-            shard_id = shard["ShardId"]
+        now = time.monotonic()
+        if not self._shards or now - self._described_at > self.describe_every_seconds:
+            description = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
+            self._shards = [shard["ShardId"] for shard in description["Shards"]]
+            self._described_at = now
+        for shard_id in self._shards:
             if shard_id not in self._iterators:
                 self._iterators[shard_id] = self.streams.get_shard_iterator(
                     StreamArn=self.stream_arn, ShardId=shard_id, ShardIteratorType=self.source.starting_position

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from a2a_devstack.resources import load_template
 from a2a_devstack.stack import DevOptions, run
 from a2a_serverless.ports.queue import WorkItem
 
@@ -65,6 +66,13 @@ def resolve(path: str) -> Any:
     return worker
 
 
+def template() -> dict[str, Any]:
+    """The template, with a work queue that redelivers after a second (the test waits for it)."""
+    loaded = load_template()
+    loaded["Resources"]["WorkQueue"]["Properties"]["VisibilityTimeout"] = 1
+    return loaded
+
+
 if __name__ == "__main__":
-    options = DevOptions(port=0, workers=2, visibility_timeout=1, prefix="standin")
-    sys.exit(run(options, app_factory=app, resolve_handler=resolve))
+    options = DevOptions(port=0, workers=2, prefix="standin")
+    sys.exit(run(options, app_factory=app, resolve_handler=resolve, template=template()))

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack._template import SqsEventSource, function_environment, sqs_event_sources
+from a2a_devstack._template import (
+    ScheduleEventSource,
+    SqsEventSource,
+    function_environment,
+    schedule_event_sources,
+    sqs_event_sources,
+)
 from a2a_devstack.resources import LocalResources
 
 
@@ -125,3 +131,52 @@ def test_unresolvable_values_are_left_out() -> None:
     }
     env = function_environment(template, LocalResources())
     assert env.values == {"FLAG": "true", "N": "3"}
+
+
+def test_scheduled_functions_are_the_templates_schedule_events(template: dict[str, Any]) -> None:
+    # When
+    sources = schedule_event_sources(template)
+
+    # Then: the sweeper, every minute, with its own timeout
+    assert sources == [
+        ScheduleEventSource(
+            function_id="SweeperFunction",
+            handler="functions.sweeper:handler",
+            rule_name="SweeperFunctionSweep",
+            every_seconds=60.0,
+            timeout_seconds=60,
+            memory_mb=512,
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("expression", "seconds"),
+    [("rate(1 minute)", 60.0), ("rate(5 minutes)", 300.0), ("rate(2 hours)", 7200.0), ("rate( 1 day )", 86400.0)],
+)
+def test_rate_expressions_are_understood(expression: str, seconds: float) -> None:
+    template = _scheduled("Schedule", {"Schedule": expression})
+    (source,) = schedule_event_sources(template)
+    assert source.every_seconds == seconds
+
+
+def test_a_scheduler_event_counts_too_and_a_cron_expression_is_refused() -> None:
+    (source,) = schedule_event_sources(_scheduled("ScheduleV2", {"ScheduleExpression": "rate(10 minutes)"}))
+    assert source.every_seconds == 600.0
+    with pytest.raises(ValueError, match="rate"):
+        schedule_event_sources(_scheduled("Schedule", {"Schedule": "cron(0 12 * * ? *)"}))
+
+
+def _scheduled(kind: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Resources": {
+            "Fn": {
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "CodeUri": "functions/",
+                    "Handler": "tick.handler",
+                    "Events": {"Tick": {"Type": kind, "Properties": properties}},
+                },
+            }
+        }
+    }
