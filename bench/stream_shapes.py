@@ -35,12 +35,14 @@ runs with its default options (only the port, the worker pollers and the executo
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import json
 import sys
 import threading
 import time
 import uuid
+import zlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -258,10 +260,11 @@ def _commit_times(log: list[dict[str, Any]], events: list[dict[str, Any]]) -> tu
 
 
 def task_log(task_id: str) -> list[dict[str, Any]]:
-    """The task's event items as moto stores them (in this process; no AWS call): each with its
-    ``seq``, commit time (``createdAt``) and whether the executor stamped it (``emittedAt`` in
-    its ``event``; the worker's claim and settle events are not). Empty if the layout is not the
-    one this knows (items with ``taskId``, ``seq``, ``createdAt``)."""
+    """The task's events as moto stores them (in this process; no AWS call): each with its ``seq``,
+    commit time (``createdAt`` of the log item holding it) and whether the executor stamped it
+    (``emittedAt`` in the event; the events the worker adds itself are not). Log items hold one
+    event (``event``) or a commit's events (``first`` .. ``seq``, ``events`` or zlib ``eventsZ``).
+    Empty if the layout is not one this knows (items with ``taskId``, ``seq``, ``createdAt``)."""
     if not task_id:
         return []
     from moto.core import DEFAULT_ACCOUNT_ID
@@ -278,18 +281,31 @@ def task_log(task_id: str) -> list[dict[str, Any]]:
                     if task is None or task.value != task_id or "seq" not in attrs or "createdAt" not in attrs:
                         continue
                     committed = datetime.fromisoformat(str(attrs["createdAt"].value).replace("Z", "+00:00"))
-                    event = attrs.get("event")
-                    out.append(
-                        {
-                            "seq": int(attrs["seq"].value),
-                            "committed_at": committed.timestamp(),
-                            "executor": event is not None and "emittedAt" in str(event.value),
-                        }
-                    )
+                    for seq, event in _item_events(attrs):
+                        out.append(
+                            {"seq": seq, "committed_at": committed.timestamp(), "executor": "emittedAt" in event}
+                        )
             return sorted(out, key=lambda e: e["seq"])
         except RuntimeError:  # the table changed while it was read
             time.sleep(0.05)
     return []
+
+
+def _item_events(attrs: dict[str, Any]) -> list[tuple[int, str]]:
+    """(seq, event JSON) of each event a log item holds."""
+    last = int(attrs["seq"].value)
+    if "event" in attrs:
+        return [(last, str(attrs["event"].value))]
+    if "events" in attrs:
+        text = str(attrs["events"].value)
+    elif "eventsZ" in attrs:
+        raw = attrs["eventsZ"].value
+        text = zlib.decompress(base64.b64decode(raw) if isinstance(raw, str) else bytes(raw)).decode()
+    else:
+        return []
+    events = json.loads(text)
+    first = int(attrs["first"].value)
+    return [(first + n, json.dumps(event)) for n, event in enumerate(events)]
 
 
 # ------------------------------------------------------------------------------------ the run
