@@ -1,6 +1,7 @@
 """A worker process killed mid-run (SIGKILL after k events) loses nothing and strands nothing:
-on redelivery the task is failed with a clear message, and its event log has no gap and no
-duplicate. The worker runs in a real subprocess against a moto server (DynamoDB over HTTP)."""
+the sweeper (once the run's lease lapsed) or the redelivery fails the task with a clear message,
+and its event log has no gap and no duplicate. The worker runs in a real subprocess against a
+moto server (DynamoDB over HTTP)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,14 @@ from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
+from a2a_serverless.execution.sweeper import sweep
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.runtime import build_runtime
-from a2a_serverless.transitions import INTERRUPTED_TEXT
+from a2a_serverless.transitions import INTERRUPTED_TEXT, LEASE_LOST_TEXT
 
 CHUNKS = 12
 
@@ -87,14 +89,17 @@ SCOPE = Scope("", "alice")
 
 
 @pytest.mark.parametrize("kill_after", [2, 5, 9], ids=lambda k: f"after-{k}-events")
-def test_a_killed_worker_leaves_a_gap_free_log_and_a_failed_task(moto: dict[str, Any], kill_after: int) -> None:
+@pytest.mark.parametrize("noticed_by", ["redelivery", "sweeper"])
+def test_a_killed_worker_leaves_a_gap_free_log_and_a_failed_task(
+    moto: dict[str, Any], kill_after: int, noticed_by: str
+) -> None:
     # Given a submitted task whose work item a worker subprocess starts processing
     store = DynamoDBTaskStore(moto["table"])
     queue = NoQueue()
     settings = Settings(store="memory", executor=f"{__name__}:ChunkingExecutor")
     runtime = build_runtime(settings, store=store, queue=queue)
     request = SendMessageRequest(
-        message=Message(message_id=f"m-{kill_after}", role=Role.ROLE_USER, parts=[Part(text="go")]),
+        message=Message(message_id=f"m-{noticed_by}-{kill_after}", role=Role.ROLE_USER, parts=[Part(text="go")]),
         configuration=SendMessageConfiguration(return_immediately=True),
     )
     task_id = submit_message(request, CTX, runtime).task.id
@@ -123,16 +128,24 @@ def test_a_killed_worker_leaves_a_gap_free_log_and_a_failed_task(moto: dict[str,
     assert killed_at.state is TaskState.TASK_STATE_WORKING
     assert killed_at.running_message_id == queue.item.message_id
 
-    # And SQS redelivers the item after the visibility timeout
-    process_work_item(runtime, queue.item, receive_count=2)
+    assert killed_at.lease_until > 0
+    if noticed_by == "sweeper":
+        # And the scheduled sweeper runs once the lease it stopped renewing has lapsed (within about
+        # a minute on AWS; the sweeper is told the time here), long before SQS would redeliver
+        assert sweep(runtime, now=killed_at.lease_until + 1) == 1
+        expected = LEASE_LOST_TEXT
+    else:
+        # And SQS redelivers the item after the visibility timeout
+        process_work_item(runtime, queue.item, receive_count=2)
+        expected = INTERRUPTED_TEXT
 
     # Then the task failed with a clear message instead of staying WORKING
     record = store.get_task(SCOPE, task_id)
     assert record is not None
     assert record.state is TaskState.TASK_STATE_FAILED
     assert record.task.status.message is not None
-    assert record.task.status.message.parts[0].text == INTERRUPTED_TEXT
-    assert record.running_message_id == ""
+    assert record.task.status.message.parts[0].text == expected
+    assert (record.running_message_id, record.lease_until) == ("", 0)
     # And the log is gap-free, each chunk stored exactly once, the failure last
     events = store.read_events(SCOPE, task_id)
     assert [e.seq for e in events] == list(range(1, record.last_seq + 1))
