@@ -10,10 +10,10 @@ from moto.server import ThreadedMotoServer
 
 from ._moto_item_size import install_item_size_fix
 from ._moto_query import install_partition_queries
-from ._moto_sqs import install_fifo_receive_lock
+from ._moto_sqs import drain_receives, install_fifo_receive_lock, resume_receives
 from ._moto_transactions import install_fast_transactions
 
-__all__ = ["moto_server"]
+__all__ = ["drain_receives", "moto_server"]
 
 
 @contextmanager
@@ -26,12 +26,14 @@ def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
     install_item_size_fix()  # moto counts a replaced attribute twice against the item size limit
     _cache_module_list()  # moto lists its package directory on every request, under a global lock
     install_partition_queries()  # moto sorts the whole table on every Query
+    resume_receives()
     server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
     server.start()
     try:
         bound_host, port = server.get_host_and_port()
         yield f"http://{bound_host}:{port}"
     finally:
+        drain_receives()
         server.stop()
 
 

@@ -27,13 +27,30 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["install_fifo_receive_lock"]
+__all__ = ["drain_receives", "install_fifo_receive_lock", "resume_receives"]
 
 _RECHECK_SECONDS = 0.25
 """How often a waiting receive looks again without being told (visibility timeouts, delays)."""
 
 _conditions: defaultdict[tuple[int, str], threading.Condition] = defaultdict(threading.Condition)
 _guard = threading.Lock()
+_draining = threading.Event()
+"""Set while the stack shuts down: long polls answer at once instead of waiting."""
+
+
+def drain_receives() -> None:
+    """End every waiting long poll now, and let none wait until :func:`resume_receives` (the stack
+    calls this when it stops its pollers, so none waits out its 20 s)."""
+    _draining.set()
+    with _guard:
+        conditions = list(_conditions.values())
+    for condition in conditions:
+        with condition:
+            condition.notify_all()
+
+
+def resume_receives() -> None:
+    _draining.clear()
 
 
 def _condition(backend: Any, queue_name: str) -> threading.Condition:
@@ -65,7 +82,7 @@ def install_fifo_receive_lock() -> None:
             while True:
                 result = original(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
                 remaining = deadline - time.monotonic()
-                if result or remaining <= 0:
+                if result or remaining <= 0 or _draining.is_set():
                     return result
                 condition.wait(min(remaining, _RECHECK_SECONDS))
 

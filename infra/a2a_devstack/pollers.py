@@ -46,8 +46,9 @@ class SqsPoller:
     handler: Handler
     function_name: str
     region: str = "us-east-1"
-    wait_seconds: int = 1
-    """Long-poll wait; also bounds how long ``run`` takes to notice a stop."""
+    wait_seconds: int = 20
+    """Long-poll wait (Lambda's event source mapping waits 20 s). A stop does not wait it out:
+    the stack ends the waiting receives (``_moto_sqs.drain_receives``)."""
     retry_seconds: float = 1.0
     """Pause after a failed receive (moto unreachable, say) before polling again."""
 
@@ -133,9 +134,11 @@ def running(
     *,
     abandon: Callable[[], bool] = lambda: False,
     grace_seconds: float = _JOIN_GRACE_SECONDS,
+    on_stop: Callable[[], None] = lambda: None,
 ) -> Iterator[None]:
-    """Run ``per_poller`` threads of each poller; on exit, stop them and wait for the invocations in
-    flight, at most ``grace_seconds`` and no longer once ``abandon()`` says so."""
+    """Run ``per_poller`` threads of each poller; on exit, stop them (``on_stop`` ends what they
+    wait on) and wait for the invocations in flight, at most ``grace_seconds`` and no longer once
+    ``abandon()`` says so."""
     stop = threading.Event()
     threads: list[threading.Thread] = []
     for make in pollers:
@@ -149,6 +152,7 @@ def running(
         yield
     finally:
         stop.set()
+        on_stop()
         deadline = time.monotonic() + grace_seconds
         for thread in threads:
             while thread.is_alive() and time.monotonic() < deadline and not abandon():

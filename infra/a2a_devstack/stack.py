@@ -24,7 +24,7 @@ import uvicorn
 
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
-from ._moto import moto_server
+from ._moto import drain_receives, moto_server
 from ._template import (
     ScheduleEventSource,
     SqsEventSource,
@@ -106,7 +106,9 @@ def run(
         )
         resolve = resolve_handler or _import_handler
         pollers = [_poller(source, resources, endpoint, resolve(source.handler), options.prefix) for source in sources]
-        stack.enter_context(running(pollers, options.workers, abandon=lambda: shutdown.signals > 1))
+        stack.enter_context(
+            running(pollers, options.workers, abandon=lambda: shutdown.signals > 1, on_stop=drain_receives)
+        )
         # One poller per stream source: a shard's records are processed in order, as on Lambda.
         stream_pollers = [
             _stream_poller(source, resources, endpoint, resolve(source.handler), options.prefix)

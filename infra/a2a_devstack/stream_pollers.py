@@ -70,9 +70,11 @@ class StreamPoller:
 
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
+            started = time.monotonic()
             try:
-                if not self.poll_once():
-                    stop.wait(self.idle_seconds)
+                if self.poll_once() < self.source.batch_size:
+                    # Caught up: the next poll at Lambda's base rate (a full batch polls again at once).
+                    stop.wait(max(0.0, self.idle_seconds - (time.monotonic() - started)))
             except Exception:
                 if stop.is_set():
                     break
