@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -28,9 +29,23 @@ ARTIFACT_ID = "answer"
 _CHUNKS = re.compile(r"^\s*chunks\s+(\d+)\s+(\d+(?:\.\d+)?)\s*$")
 
 
+_WORDS = (
+    "the of and to in is that for it as with was on be by this are or from at an not which have but "
+    "can all their more one its has been will would there about other so what when model agent task "
+    "answer stream token request server client store event log write read cost each time first new "
+    "data value state because through between while where into only also after most some than them"
+).split()
+
+
 def chunk_text(index: int) -> str:
-    """Chunk ``index``'s text: exactly ``CHUNK_BYTES`` ASCII bytes, its index readable at the start."""
-    text = f"chunk {index:06d} " + "x" * CHUNK_BYTES
+    """Chunk ``index``'s text: exactly ``CHUNK_BYTES`` ASCII bytes, its index readable at the start,
+    then words drawn (deterministically, seeded by the index) from a list of common English words:
+    text about as compressible as a model's answer (zlib: about 3 to 1 over a whole answer), not a
+    run of one letter that compresses a hundredfold and would flatter a store that compresses."""
+    rng = random.Random(index)
+    text = f"{index:06d} "
+    while len(text) < CHUNK_BYTES:
+        text += rng.choice(_WORDS) + " "
     return text[:CHUNK_BYTES]
 
 

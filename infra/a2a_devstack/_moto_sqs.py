@@ -13,8 +13,9 @@ notifications must stay in order and never run concurrently:
 The replacement calls moto's receive without a wait, under a per-queue lock (so the check and the
 mark are one step, as in SQS), and does the long poll itself: it waits on the queue's condition,
 which every send and visibility change of that queue notifies, so a waiting receive answers the
-moment a message arrives and costs nothing while none does (re-checking a few times a second for
-messages whose visibility timeout or delay ran out, which nothing notifies). Receives of different
+moment a message arrives (or a FIFO group is freed by a delete) and costs nothing while none does
+(re-checking a few times a second for messages whose visibility timeout or delay ran out, which
+nothing notifies). Receives of different
 queues still run in parallel.
 """
 
@@ -88,7 +89,15 @@ def install_fifo_receive_lock() -> None:
 
     receive_message._a2a_fifo_lock = True  # type: ignore[attr-defined]
     SQSBackend.receive_message = receive_message  # type: ignore[method-assign]
-    for name in ("send_message", "send_message_batch", "change_message_visibility", "change_message_visibility_batch"):
+    for name in (
+        "send_message",
+        "send_message_batch",
+        "change_message_visibility",
+        "change_message_visibility_batch",
+        # deleting a FIFO message frees its group: the next message of the group is receivable
+        "delete_message",
+        "delete_message_batch",
+    ):
         setattr(SQSBackend, name, _notifying(getattr(SQSBackend, name)))
 
 
