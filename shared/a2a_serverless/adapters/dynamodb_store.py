@@ -60,7 +60,6 @@ from pydantic import TypeAdapter
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
-    Checkpoint,
     DuplicateMessage,
     PushTarget,
     Scope,
@@ -234,7 +233,7 @@ class DynamoDBTaskStore:
             task = fold(base, (event for _, event in events), max_history=self._max_history)
             if task is None:
                 raise RuntimeError(f"task {task_id} has a head but neither a snapshot nor a first event")
-            return _record(head, checkpoint, task)
+            return TaskRecord.of(head, task, checkpoint)
         raise VersionConflict(f"task {task_id} kept changing while it was read")
 
     def get_head(self, scope: Scope, task_id: str) -> TaskHead | None:
@@ -482,23 +481,6 @@ class DynamoDBTaskStore:
 
 def _events_of(log: LogItem) -> list[tuple[int, StreamResponse]]:
     return list(enumerate(_EVENTS.validate_json(log.events_json), start=log.first))
-
-
-def _record(head: TaskHead, checkpoint: Checkpoint, task: Task) -> TaskRecord:
-    return TaskRecord(
-        scope=head.scope,
-        task=task,
-        version=head.version,
-        last_seq=head.last_seq,
-        cancel_requested=head.cancel_requested,
-        pending_message_id=head.pending_message_id,
-        running_message_id=head.running_message_id,
-        lease_until=head.lease_until,
-        replied=head.replied,
-        created_at=head.created_at,
-        protocol_version=head.protocol_version,
-        checkpoint=checkpoint,
-    )
 
 
 def _request_token() -> str:

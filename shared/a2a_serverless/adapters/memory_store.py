@@ -322,21 +322,7 @@ class MemoryTaskStore:
         task = fold(base, (StreamResponse.model_validate_json(text) for text in tail), max_history=self._max_history)
         if task is None:
             raise RuntimeError("a stored task without a snapshot or a first event")
-        head = stored.head
-        return TaskRecord(
-            scope=head.scope,
-            task=task,
-            version=head.version,
-            last_seq=head.last_seq,
-            cancel_requested=head.cancel_requested,
-            pending_message_id=head.pending_message_id,
-            running_message_id=head.running_message_id,
-            lease_until=head.lease_until,
-            replied=head.replied,
-            created_at=head.created_at,
-            protocol_version=head.protocol_version,
-            checkpoint=stored.checkpoint,
-        )
+        return TaskRecord.of(stored.head, task, stored.checkpoint)
 
     def _notify(self, key: _Key) -> None:
         """Wake whoever waits on ``key`` (called under ``_lock``)."""

@@ -131,6 +131,24 @@ class TaskRecord:
         """The message-only reply: the completed task's status message."""
         return self.task.status.message if self.replied else None
 
+    @classmethod
+    def of(cls, head: TaskHead, task: Task, checkpoint: Checkpoint) -> TaskRecord:
+        """The record a store assembles from a head, the task it read and the head's checkpoint."""
+        return cls(
+            scope=head.scope,
+            task=task,
+            version=head.version,
+            last_seq=head.last_seq,
+            cancel_requested=head.cancel_requested,
+            pending_message_id=head.pending_message_id,
+            running_message_id=head.running_message_id,
+            lease_until=head.lease_until,
+            replied=head.replied,
+            created_at=head.created_at,
+            protocol_version=head.protocol_version,
+            checkpoint=checkpoint,
+        )
+
     @property
     def head(self) -> TaskHead:
         return TaskHead(
