@@ -299,7 +299,13 @@ def build_world(kind: str, inner: TaskStore, dump_table: Callable[[], Any] | Non
     runtime = build_runtime(settings(**overrides), store=store)  # type: ignore[arg-type]
     executor = runtime.executor
     assert isinstance(executor, GatedExecutor)
-    victims = [_create_victim(runtime, executor, tenant, name) for tenant in (TENANT, "") for name in VICTIM_TEXTS]
+    try:
+        victims = [_create_victim(runtime, executor, tenant, name) for tenant in (TENANT, "") for name in VICTIM_TEXTS]
+    except BaseException:
+        # No world: let the held run finish, so no worker outlives the suite's AWS stand-in.
+        executor.gate.set()
+        runtime.queue.shutdown()  # type: ignore[attr-defined]
+        raise
     return World(kind, runtime, store, create_app(runtime), executor, victims, dump_table)
 
 
@@ -331,6 +337,14 @@ def _create_victim(runtime: Runtime, executor: GatedExecutor, tenant: str, name:
         deadline = time.monotonic() + 20
         while not executor.holding(task.id):
             assert time.monotonic() < deadline, "the working task never reached the gate"
+            time.sleep(0.01)
+        # The run's events are committed in groups, after enqueue_event returned: wait for its
+        # WORKING and partial artifact to be stored before the world is looked at.
+        while True:
+            held = runtime.store.get_task(Scope(tenant, VICTIM), task.id)
+            if held is not None and held.task.artifacts:
+                break
+            assert time.monotonic() < deadline, "the working task's events were never stored"
             time.sleep(0.01)
     config = TaskPushNotificationConfig.model_validate(
         {

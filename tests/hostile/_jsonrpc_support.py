@@ -44,7 +44,6 @@ OPERATION_CODES = frozenset({INVALID_PARAMS, *range(-32009, -32000)})
 SPEC_CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, *OPERATION_CODES})
 
 
-
 def message(text: str = "hello", message_id: str = "m-case", **extra: Any) -> dict[str, Any]:
     return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}], **extra}
 

@@ -261,6 +261,7 @@ class _Monitor:
         record = self._writer.record
         scope, task_id = record.scope, record.task_id
         reported_cancel = False
+        failures = 0
         while not self._stopped.is_set():
             try:
                 head = self._store.get_head(scope, task_id)
@@ -275,14 +276,18 @@ class _Monitor:
                     lease = self._lease_seconds
                     rule = partial(renew_lease, message_id=self._message_id, now=int(time.time()), lease_seconds=lease)
                     self._writer.transact(rule)
-                version = head.version
+                version, failures = head.version, 0
             except Exception:
-                logger.exception("watching the run failed; retrying", extra={"task_id": task_id})
+                # The store is unreachable or throttling: back off (up to 5 s), and say so once, then
+                # every 20 failures, rather than four times a second.
+                if failures % 20 == 0:
+                    logger.exception("watching the run failed; retrying", extra={"task_id": task_id})
+                failures += 1
                 version = -1
             if self._stopped.is_set():
                 return
             if version < 0:
-                self._stopped.wait(CANCEL_POLL_SECONDS)
+                self._stopped.wait(min(CANCEL_POLL_SECONDS * 2 ** min(failures, 5), 5.0))
             else:
                 self._store.wait_for_change(scope, task_id, version, CANCEL_POLL_SECONDS)
 
