@@ -67,8 +67,10 @@ def test_a_cancel_marked_before_the_run_stops_for_input_ends_the_task_canceled()
     worker = threading.Thread(target=process_work_item, args=(runtime, queue.items[0]))
     worker.start()
     deadline = time.monotonic() + 5
-    while (record := runtime.store.get_task(SCOPE, task.id)) is None or not record.running_message_id:
-        assert time.monotonic() < deadline, "the worker never claimed the task"
+    while (
+        record := runtime.store.get_task(SCOPE, task.id)
+    ) is None or record.state is not TaskState.TASK_STATE_WORKING:
+        assert time.monotonic() < deadline, "the worker never reported WORKING"
         time.sleep(0.01)
 
     # When CancelTask marks it while it works (the watcher looks only every 0.25 s)
