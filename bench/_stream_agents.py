@@ -29,12 +29,13 @@ ARTIFACT_ID = "answer"
 _CHUNKS = re.compile(r"^\s*chunks\s+(\d+)\s+(\d+(?:\.\d+)?)\s*$")
 
 
-_WORDS = (
+_VOCABULARY = (
     "the of and to in is that for it as with was on be by this are or from at an not which have but "
     "can all their more one its has been will would there about other so what when model agent task "
     "answer stream token request server client store event log write read cost each time first new "
     "data value state because through between while where into only also after most some than them"
-).split()
+)
+_WORDS = _VOCABULARY.split()
 
 
 def chunk_text(index: int) -> str:
