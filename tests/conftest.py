@@ -184,3 +184,14 @@ def aws_calls() -> dict[str, set[str]]:
 @pytest.fixture(scope="session")
 def needed_iam_actions() -> Callable[[set[str]], set[str]]:
     return iam_actions
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Name any run still alive at the end: its (non-daemon) worker thread would keep the process
+    from exiting. A run left behind is a test that did not shut its queue down or release its agent."""
+    alive = sorted(t.name for t in threading.enumerate() if t.name.startswith(("a2a-inline-worker", "a2a-run-monitor")))
+    if alive:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"runs still alive at the end of the session (the process may wait for them): {', '.join(alive)}"
+        if reporter is not None:
+            reporter.write_line(f"WARNING: {message}", yellow=True, bold=True)

@@ -255,8 +255,12 @@ def test_events_emitted_while_a_commit_is_in_flight_go_out_together(monkeypatch:
     task_id = send(runtime, "burst 200")
     store.commits = []
 
+    held = threading.Event()
+
     def hold_the_first(record: TaskRecord, events: Sequence[StreamResponse]) -> None:
-        if events and not store.commits:
+        # (the first commit that carries events: a lease renewal commits none)
+        if events and not held.is_set():
+            held.set()
             deadline = time.monotonic() + 30
             while handed_over < 202 and time.monotonic() < deadline:  # WORKING, 200 chunks, COMPLETED
                 time.sleep(0.005)
@@ -351,3 +355,44 @@ def test_the_sweeper_fails_a_run_whose_worker_died_and_its_redelivery_does_nothi
     assert Recorder.runs == []
     assert record_of(runtime, task_id).version == record.version
     assert sweep(runtime, now=now) == 0
+
+
+class UnreachableStore(SpyingStore):
+    """The memory store whose head reads fail while ``down`` is set (the store unreachable)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = threading.Event()
+
+    def get_head(self, scope: Scope, task_id: str) -> Any:
+        if self.down.is_set():
+            raise ConnectionError("store unreachable")
+        return super().get_head(scope, task_id)
+
+
+def test_a_run_that_cannot_reach_its_store_for_longer_than_its_lease_stops_and_the_sweeper_settles_it() -> None:
+    # Given a run with a 3 s lease whose store becomes unreachable once it is WORKING
+    store = UnreachableStore()
+    runtime, queue = runtime_for("Sleeper", store=store, run_lease_seconds=3)
+    Sleeper.stopped.clear()
+    task_id = send(runtime)
+    worker = threading.Thread(target=process_work_item, args=(runtime, queue.items[0]), daemon=True)
+    worker.start()
+    while not record_of(runtime, task_id).running_message_id:
+        time.sleep(0.02)
+    store.down.set()
+
+    # When the lease lapses unrenewed, the run stops (it does not retry forever: a run without its
+    # store would otherwise keep its worker, and a process, alive)
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert Sleeper.stopped.is_set()
+
+    # Then, the store back, the task is still the run's, and the sweeper settles it as a lost run
+    store.down.clear()
+    assert record_of(runtime, task_id).running_message_id == "m1"
+    assert sweep(runtime, now=int(time.time()) + 4) == 1
+    record = record_of(runtime, task_id)
+    assert record.state is TaskState.TASK_STATE_FAILED
+    assert record.task.status.message is not None
+    assert record.task.status.message.parts[0].text == LEASE_LOST_TEXT

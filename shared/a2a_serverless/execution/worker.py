@@ -262,6 +262,7 @@ class _Monitor:
         scope, task_id = record.scope, record.task_id
         reported_cancel = False
         failures = 0
+        last_read = time.monotonic()
         while not self._stopped.is_set():
             try:
                 head = self._store.get_head(scope, task_id)
@@ -276,7 +277,7 @@ class _Monitor:
                     lease = self._lease_seconds
                     rule = partial(renew_lease, message_id=self._message_id, now=int(time.time()), lease_seconds=lease)
                     self._writer.transact(rule)
-                version, failures = head.version, 0
+                version, failures, last_read = head.version, 0, time.monotonic()
             except Exception:
                 # The store is unreachable or throttling: back off (up to 5 s), and say so once, then
                 # every 20 failures, rather than four times a second.
@@ -284,6 +285,15 @@ class _Monitor:
                     logger.exception("watching the run failed; retrying", extra={"task_id": task_id})
                 failures += 1
                 version = -1
+                if time.monotonic() - last_read > self._lease_seconds:
+                    # The lease has lapsed unrenewed: the sweeper owns the task now, and nothing this
+                    # run writes could commit. Stop it rather than retry forever.
+                    logger.error(
+                        "the store was unreachable for longer than the run's lease; stopping the run",
+                        extra={"task_id": task_id},
+                    )
+                    self._on_lost()
+                    return
             if self._stopped.is_set():
                 return
             if version < 0:
