@@ -121,7 +121,26 @@ class Settings(BaseModel):
     """A running task's lease: its worker renews it every third of this while the run is alive;
     the sweeper (every minute) fails a task whose lease lapsed, so a dead worker is noticed within
     about this plus a minute."""
-    max_body_bytes: int = Field(default=262_144, ge=1024, le=10 * 1024 * 1024)
+    max_body_bytes: int = Field(default=5 * 1024 * 1024, ge=1024, le=10 * 1024 * 1024)
+    """The largest request body taken (larger: a spec-shaped error). On AWS a request reaches a
+    function inside Lambda's 6 MB synchronous invocation payload, with the API Gateway event around
+    it (headers, the body JSON-escaped); 5 MiB leaves that room (``docs/large-content.md``)."""
+    blob_bucket: str = ""
+    """The S3 bucket for large parts (the template's ``BlobsBucket``). With the DynamoDB store and no
+    bucket, a part that does not fit an item fails as it did before there was one."""
+    blob_threshold_bytes: int = Field(default=32 * 1024, ge=1024, le=256 * 1024)
+    """A part whose content (text, raw bytes or data JSON) is this large or larger is stored as an
+    object, with only a pointer in the task."""
+    blob_url_seconds: int = Field(default=900, ge=60, le=12 * 3600)
+    """Lifetime of the presigned GET URL a client gets for a stored part it is not sent inline."""
+    inline_response_bytes: int = Field(default=4 * 1024 * 1024, ge=0, le=5 * 1024 * 1024)
+    """How many bytes of stored parts (as encoded in JSON) a buffered response carries inline; the
+    rest are ``url`` parts. Lambda's buffered response is at most 6 MB, envelope included."""
+    inline_stream_bytes: int = Field(default=1024 * 1024, ge=0, le=16 * 1024 * 1024)
+    """The same, per SSE event."""
+    inline_push_bytes: int = Field(default=0, ge=0, le=4 * 1024 * 1024)
+    """The same, per push notification: none by default, since webhook receivers commonly refuse
+    bodies over 100 KB to 1 MB; a stored part reaches a webhook as a ``url`` part."""
     max_history: int = Field(default=200, ge=1)
     """Messages kept in a task's stored history (oldest dropped first)."""
     task_ttl_days: int = Field(default=30, ge=0)

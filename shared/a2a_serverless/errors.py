@@ -17,6 +17,7 @@ __all__ = [
     "ERROR_DOMAIN",
     "A2AError",
     "ContentTypeNotSupportedError",
+    "ContentUnavailableError",
     "ExtendedAgentCardNotConfiguredError",
     "ExtensionSupportRequiredError",
     "FieldViolation",
@@ -106,6 +107,15 @@ class InvalidParamsError(A2AError):
 
 class InternalError(A2AError):
     """Unexpected failure. The message is always generic; details go to the log only."""
+
+
+class ContentUnavailableError(A2AError):
+    """A part of the task kept in the object store could not be read (an S3 outage): nothing is
+    lost, the request can be retried."""
+
+    jsonrpc_code, http_status, grpc_status = -32603, 503, "UNAVAILABLE"
+    reason = "CONTENT_UNAVAILABLE"
+    default_message = "A stored part of this task cannot be read right now; try again"
 
 
 class UnauthenticatedError(A2AError):

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .blobs import PartOffloader, PartPresenter
 from .config import ConfigError, Settings
 from .ports import TaskStore, WorkQueue
 
@@ -27,6 +28,11 @@ class Runtime:
     settings: Settings
     store: TaskStore
     queue: WorkQueue
+    parts: PartPresenter = field(default_factory=lambda: PartPresenter(None, 900))
+    """Turns the store's references to large parts back into parts for a client (:mod:`.blobs`)."""
+    offloader: PartOffloader | None = None
+    """Stores large parts as objects (the store it was given to does so on every write; a run's
+    event queue does so as events arrive)."""
     _executor: AgentExecutor | None = field(default=None, repr=False)
     _push_signer: NotificationSigner | None = field(default=None, repr=False)
 
@@ -92,19 +98,37 @@ def build_runtime(
     store: TaskStore | None = None,
     queue: WorkQueue | None = None,
     push_signer: NotificationSigner | None = None,
+    offloader: PartOffloader | None = None,
 ) -> Runtime:
     """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
-    benchmarks)."""
+    benchmarks). An explicit store keeps its own large-part handling: pass the ``offloader`` it
+    stores parts with, so runs store theirs alike and responses can read them back."""
+    blobs = offloader.blobs if offloader is not None else None
     if store is None:
         if settings.store == "memory":
+            from .adapters.memory_blobs import MemoryBlobStore
             from .adapters.memory_store import MemoryTaskStore
 
-            store = MemoryTaskStore()
+            offloader = offloader or PartOffloader(MemoryBlobStore(), settings.blob_threshold_bytes)
+            blobs = offloader.blobs
+            store = MemoryTaskStore(offloader=offloader)
         else:
             from .adapters.dynamodb_store import DynamoDBTaskStore
 
-            store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days)
-    runtime = Runtime(settings=settings, store=store, queue=queue, _push_signer=push_signer)  # type: ignore[arg-type]
+            if offloader is None and settings.blob_bucket:
+                from .adapters.s3_blobs import S3BlobStore
+
+                blobs = S3BlobStore(settings.blob_bucket)
+                offloader = PartOffloader(blobs, settings.blob_threshold_bytes)
+            store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days, offloader=offloader)
+    runtime = Runtime(
+        settings=settings,
+        store=store,
+        queue=queue,  # type: ignore[arg-type]
+        parts=PartPresenter(blobs, settings.blob_url_seconds),
+        offloader=offloader,
+        _push_signer=push_signer,
+    )
     if queue is None:
         if settings.queue_url:
             from .adapters.sqs_queue import SqsWorkQueue

@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from a2a_serverless.adapters.memory_blobs import MemoryBlobStore
+from a2a_serverless.blobs import PartOffloader
 from a2a_serverless.config import Settings
 from a2a_serverless.runtime import Runtime, build_runtime
 from a2a_serverless.transport.app import create_app
@@ -104,7 +106,6 @@ class Rig:
 def rig(task_store: Any = None, *, caller: dict[str, str] | None = None, **overrides: Any) -> Iterator[Rig]:
     """The rig on a new ``SpyStore``, or on ``task_store`` (then ``state()`` is not available);
     ``caller``: headers that authenticate the setup requests (``auth_mode="api-key"``)."""
-    store = SpyStore() if task_store is None else task_store
     settings = {
         "store": "memory",
         "poll_interval_seconds": 0.002,
@@ -113,7 +114,11 @@ def rig(task_store: Any = None, *, caller: dict[str, str] | None = None, **overr
         "blocking_wait_seconds": 5.0,
         **overrides,
     }
-    runtime = build_runtime(Settings(**settings), store=store)
+    config = Settings(**settings)
+    # Large parts are stored aside as in production (memory objects: always sent back inline).
+    offloader = PartOffloader(MemoryBlobStore(), config.blob_threshold_bytes)
+    store = SpyStore(offloader) if task_store is None else task_store
+    runtime = build_runtime(config, store=store, offloader=offloader if task_store is None else None)
     loop = asyncio.new_event_loop()
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(runtime)), base_url="http://testserver")
     try:

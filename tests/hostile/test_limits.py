@@ -6,7 +6,8 @@ Every input here is either refused cleanly (the spec's error shape, a 4xx over R
 written) or accepted and stored exactly as sent (then it is read back). Never a 5xx. The limits
 (README, "Limits and bad input"):
 
-* request body: ``max_body_bytes`` (256 KiB by default), with or without Content-Length;
+* request body: ``max_body_bytes`` (5 MiB by default), with or without Content-Length; parts of
+  32 KiB and more are stored as objects (memory here, S3 through the Lambda entry point);
 * JSON nesting: 100 levels;
 * ids (task, context, message, push config, tenant): 256 bytes of UTF-8, because they go into
   DynamoDB keys (partition key at most 2048 bytes, sort key 1024), percent-encoded;
@@ -49,9 +50,11 @@ from moto import mock_aws
 from a2a_devstack._moto_item_size import item_size_fix
 from a2a_devstack.resources import create_resources
 from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.config import Settings
 from a2a_serverless.runtime import reset_runtime
 
-LIMIT = 256 * 1024
+LIMIT = Settings().max_body_bytes
+SQS_LIMIT = 256 * 1024
 TASK_NOT_FOUND = -32001
 EMOJI = "\U0001f600"  # four bytes of UTF-8, twelve once percent-encoded
 RECORDED_EVENT = Path(__file__).parents[1] / "functions" / "events" / "apigw_rest_post_message_send.json"
@@ -165,9 +168,8 @@ def test_body_over_the_limit_is_refused(
 def test_body_at_the_limit_is_stored_as_sent(
     r: Rig, path: str, headers: dict[str, str], make: Make, door: str, framing: str
 ) -> None:
-    """A ~256 KiB text part is stored and read back as sent. The demo agent's echo of it makes the
-    task larger than one DynamoDB item: the task is not bounded by one (its events are folded on
-    read), so the run completes and the echo reads back whole."""
+    """A ~5 MiB text part is stored and read back as sent, and so is the demo agent's echo of it:
+    both are stored as objects, the task keeps pointers, and a response carries them inline."""
     mid = f"m-limit-{door}-{framing}"
     body = padded(LIMIT, make, mid)
     response = post(r, path, headers, chunks(body) if framing == "chunked" else body)
@@ -401,7 +403,7 @@ def fn(moto_tables: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterato
     dynamodb, sqs = moto_tables
     resources = create_resources(dynamodb, sqs, prefix=f"fn-{uuid.uuid4().hex[:6]}")
     queue_url = resources.queue_urls["WorkQueue"]
-    sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"MaximumMessageSize": str(LIMIT)})
+    sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"MaximumMessageSize": str(SQS_LIMIT)})
     for key, value in {
         "POWERTOOLS_METRICS_NAMESPACE": "A2ATest",
         "A2A_STORE": "dynamodb",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.blobs import PartOffloader
 
 __all__ = ["LEAK_MARKERS", "SpyStore"]
 
@@ -36,8 +37,8 @@ class SpyStore(MemoryTaskStore):
     went through (``writes``: a conditional write the store refused, such as the create of an
     idempotent re-send, changed nothing), and showing everything it holds (``contents``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, offloader: PartOffloader | None = None) -> None:
+        super().__init__(offloader=offloader)
         self.attempts = 0
         self.writes = 0
         self._count_lock = threading.Lock()

@@ -10,14 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .dynamodb_store import DynamoDBTaskStore
+    from .memory_blobs import MemoryBlobStore
     from .memory_store import MemoryTaskStore
+    from .s3_blobs import S3BlobStore
     from .sqs_queue import SqsWorkQueue
 
-__all__ = ["DynamoDBTaskStore", "MemoryTaskStore", "SqsWorkQueue"]
+__all__ = ["DynamoDBTaskStore", "MemoryBlobStore", "MemoryTaskStore", "S3BlobStore", "SqsWorkQueue"]
 
 _MODULES = {
     "DynamoDBTaskStore": ".dynamodb_store",
+    "MemoryBlobStore": ".memory_blobs",
     "MemoryTaskStore": ".memory_store",
+    "S3BlobStore": ".s3_blobs",
     "SqsWorkQueue": ".sqs_queue",
 }
 

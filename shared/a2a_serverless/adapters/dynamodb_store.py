@@ -57,6 +57,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 
+from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
@@ -133,6 +134,7 @@ class DynamoDBTaskStore:
         ttl_days: int = 30,
         clock: Callable[[], datetime] = utc_now,
         max_history: int = DEFAULT_MAX_HISTORY,
+        offloader: PartOffloader | None = None,
     ) -> None:
         if ttl_days < 0:
             raise ValueError("ttl_days must be 0 (keep forever) or more")
@@ -141,6 +143,7 @@ class DynamoDBTaskStore:
         self._ttl_days = ttl_days
         self._clock = clock
         self._max_history = max_history
+        self._offloader = offloader
 
     @property
     def client(self) -> Any:
@@ -161,6 +164,8 @@ class DynamoDBTaskStore:
         message_id: str,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
+        if self._offloader is not None:
+            record, events = self._offloader.offload(record, events)
         plan = plan_create(record, events, message_id)
         payloads = plan.payloads
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
@@ -247,6 +252,8 @@ class DynamoDBTaskStore:
     def commit(
         self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
     ) -> TaskRecord:
+        if self._offloader is not None:
+            record, events = self._offloader.offload(record, events)
         plan = plan_commit(record, events, snapshot=snapshot)
         now = self._clock()
         stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)

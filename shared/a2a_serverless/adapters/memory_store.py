@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
@@ -74,9 +75,16 @@ class _Head:
 class MemoryTaskStore:
     """Thread-safe in-memory task store (tests, benchmarks, ``A2A_STORE=memory``)."""
 
-    def __init__(self, *, clock: Callable[[], datetime] = utc_now, max_history: int = DEFAULT_MAX_HISTORY) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        max_history: int = DEFAULT_MAX_HISTORY,
+        offloader: PartOffloader | None = None,
+    ) -> None:
         self._clock = clock
         self._max_history = max_history
+        self._offloader = offloader
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         """Notified (under ``_lock``) whenever a head is written: wakes :meth:`wait_for_change`."""
@@ -98,6 +106,8 @@ class MemoryTaskStore:
         message_id: str,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
+        if self._offloader is not None:
+            record, events = self._offloader.offload(record, events)
         plan = plan_create(record, events, message_id)
         payloads = plan.payloads
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
@@ -179,6 +189,8 @@ class MemoryTaskStore:
     def commit(
         self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
     ) -> TaskRecord:
+        if self._offloader is not None:
+            record, events = self._offloader.offload(record, events)
         plan = plan_commit(record, events, snapshot=snapshot)
         key = _task_key(record.scope, record.task_id)
         new_key = commit_listing_key(record.task, record.created_at)

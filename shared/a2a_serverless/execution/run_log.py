@@ -24,6 +24,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
+from ..blobs import PartOffloader
 from ..errors import InvalidAgentResponseError
 from ..models import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
 from ..ports import MAX_ITEM_PAYLOAD_BYTES, ItemTooLarge, TaskRecord, TaskStore, VersionConflict
@@ -97,8 +98,13 @@ class RunLog:
     """The executor's event queue for one run (see the module docstring). Use it as an async
     context manager: the committer runs inside it."""
 
-    def __init__(self, writer: RunWriter, *, message_id: str, max_history: int) -> None:
+    def __init__(
+        self, writer: RunWriter, *, message_id: str, max_history: int, offloader: PartOffloader | None = None
+    ) -> None:
         self._writer = writer
+        self._offloader = offloader
+        """Stores an event's large parts (:mod:`a2a_serverless.blobs`) before it is queued, so what
+        is queued, measured and folded is what will be written."""
         self._message_id = message_id
         self._max_history = max_history
         self._task = writer.record.task
@@ -135,9 +141,11 @@ class RunLog:
             raise self.failure
         if self.closed:
             raise InvalidAgentResponseError("the task already settled; no further events")
-        step = executor_event(
-            self._task, to_stream_response(event), first=self._accepted == 0, max_history=self._max_history
-        )
+        incoming = to_stream_response(event)
+        if self._offloader is not None and self._offloader.may_offload(incoming):
+            record = self._writer.record
+            incoming = await asyncio.to_thread(self._offloader.offload_one, incoming, record.scope, record.task_id)
+        step = executor_event(self._task, incoming, first=self._accepted == 0, max_history=self._max_history)
         self._accepted += 1
         if step is None:
             return

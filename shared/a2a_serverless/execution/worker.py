@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from ..blobs import has_references
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
 from ..ports import Scope, TaskStore, WorkItem
@@ -106,17 +107,21 @@ async def run_work_item(
         logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
         return
     record = claimed.record
+    # The executor gets every part as it was sent, stored ones read back whatever their size.
+    current = record.task
+    if has_references(current):
+        current = await asyncio.to_thread(runtime.parts.present, current, scope, current.id, None)
     context = RequestContext(
         task_id=record.task.id,
         context_id=record.task.context_id,
-        message=next((m for m in reversed(record.task.history) if m.message_id == item.message_id), None),
-        current_task=record.task,
+        message=next((m for m in reversed(current.history) if m.message_id == item.message_id), None),
+        current_task=current,
         configuration=SendMessageConfiguration.model_validate_json(item.configuration) if item.configuration else None,
         metadata=json.loads(item.metadata) if item.metadata else {},
         tenant=scope.tenant,
         caller=scope.owner,
         requested_extensions=item.extensions,
-        related_tasks=await asyncio.to_thread(_related_tasks, runtime.store, scope, record.task, item.message_id),
+        related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id),
     )
     writer = RunWriter(runtime.store, record)
     deadline = _deadline(remaining_ms)
@@ -133,7 +138,9 @@ async def run_work_item(
     )
     monitor.start()
     try:
-        async with RunLog(writer, message_id=item.message_id, max_history=settings.max_history) as log:
+        async with RunLog(
+            writer, message_id=item.message_id, max_history=settings.max_history, offloader=runtime.offloader
+        ) as log:
             end = await _supervise(executor, context, log, canceled, lost, deadline)
             if end is None:
                 logger.warning("the run lost its task to another writer; stopped", extra={"task_id": record.task.id})
@@ -302,13 +309,16 @@ class _Monitor:
                 self._store.wait_for_change(scope, task_id, version, CANCEL_POLL_SECONDS)
 
 
-def _related_tasks(store: TaskStore, scope: Scope, task: Task, message_id: str) -> list[Task]:
-    """The caller's tasks the message refers to (``referenceTaskIds``); unknown ones are skipped."""
+def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) -> list[Task]:
+    """The caller's tasks the message refers to (``referenceTaskIds``); unknown ones are skipped.
+    Their stored parts come as a client would get them (inline within a response's budget, else
+    as URLs): up to ten tasks, each with files of any size, are not all read into memory."""
     message: Message | None = next((m for m in reversed(task.history) if m.message_id == message_id), None)
     if message is None:
         return []
+    store, budget = runtime.store, runtime.settings.inline_response_bytes
     records = (store.get_task(scope, task_id) for task_id in message.reference_task_ids[:MAX_RELATED_TASKS])
-    return [record.task for record in records if record is not None]
+    return [runtime.parts.present(record.task, scope, record.task_id, budget) for record in records if record]
 
 
 def _log_failure(exc: BaseException, task_id: str) -> None:

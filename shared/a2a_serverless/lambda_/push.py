@@ -129,6 +129,8 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
         max_attempts=settings.push_max_attempts,
         timeout_seconds=settings.push_timeout_seconds,
         remaining_seconds=remaining_seconds,
+        parts=services.runtime.parts,
+        inline_bytes=settings.inline_push_bytes,
     )
     for dead in result.dead_letters:
         services.queue.dead_letter(dead)

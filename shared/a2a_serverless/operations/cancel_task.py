@@ -41,4 +41,5 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
         if latest_record is None:
             raise TaskNotFoundError(metadata={"taskId": request.id})
         record = latest_record
-    return with_history_length(record.task, None)
+    task = with_history_length(record.task, None)
+    return runtime.parts.present(task, scope, task.id, runtime.settings.inline_response_bytes)

@@ -12,7 +12,9 @@ __all__ = ["get_task"]
 
 
 def get_task(request: GetTaskRequest, ctx: CallContext, runtime: Runtime) -> Task:
-    record = runtime.store.get_task(resolve_scope(ctx, runtime, task_id=request.id), request.id)
+    scope = resolve_scope(ctx, runtime, task_id=request.id)
+    record = runtime.store.get_task(scope, request.id)
     if record is None:
         raise TaskNotFoundError(metadata={"taskId": request.id})
-    return with_history_length(record.task, request.history_length)
+    task = with_history_length(record.task, request.history_length)
+    return runtime.parts.present(task, scope, task.id, runtime.settings.inline_response_bytes)

@@ -24,16 +24,22 @@ def list_tasks(request: ListTasksRequest, ctx: CallContext, runtime: Runtime) ->
         page_size=page_size,
         page_token=request.page_token,
     )
+    scope = resolve_scope(ctx, runtime)
     try:
-        page = runtime.store.list_tasks(resolve_scope(ctx, runtime), query)
+        page = runtime.store.list_tasks(scope, query)
     except InvalidPageToken:
         raise InvalidParamsError(
             violations=[FieldViolation("pageToken", "not a page token issued for this query")]
         ) from None
     tasks = []
+    budget = runtime.settings.inline_response_bytes
     for task in page.tasks:
         task = with_history_length(task, request.history_length)
-        tasks.append(task if request.include_artifacts else without_artifacts(task))
+        task = task if request.include_artifacts else without_artifacts(task)
+        # One budget for the page: what the first tasks take inline, the later ones get as URLs.
+        shown = runtime.parts.present(task, scope, task.id, budget)
+        budget = max(0, budget - (len(shown.to_json()) - len(task.to_json())))
+        tasks.append(shown)
     return ListTasksResponse(
         tasks=tasks, next_page_token=page.next_page_token, page_size=page_size, total_size=page.total_size
     )

@@ -28,7 +28,9 @@ import uuid
 from dataclasses import dataclass, replace
 from functools import partial
 
+from ..blobs import check_no_references
 from ..errors import (
+    ContentUnavailableError,
     FieldViolation,
     InternalError,
     InvalidParamsError,
@@ -47,7 +49,7 @@ from ..models import (
     TaskStatus,
     utc_now,
 )
-from ..ports import DuplicateMessage, ItemTooLarge, Scope, TaskHead, TaskRecord, WorkItem
+from ..ports import BlobError, DuplicateMessage, ItemTooLarge, Scope, TaskHead, TaskRecord, WorkItem
 from ..ports.queue import MAX_WORK_ITEM_BYTES
 from ..runtime import Runtime
 from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, mutate
@@ -78,11 +80,14 @@ class Submitted:
 def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> SendMessageResponse:
     config = request.configuration or SendMessageConfiguration()
     record = submit_message(request, ctx, runtime).record
+    response = SendMessageResponse(task=with_history_length(record.task, config.history_length))
     if not config.return_immediately:
         record = wait_until_settled(runtime, record, request.message.message_id)
         if record.reply is not None:
-            return SendMessageResponse(message=record.reply)
-    return SendMessageResponse(task=with_history_length(record.task, config.history_length))
+            response = SendMessageResponse(message=record.reply)
+        else:
+            response = SendMessageResponse(task=with_history_length(record.task, config.history_length))
+    return runtime.parts.present(response, record.scope, record.task_id, runtime.settings.inline_response_bytes)
 
 
 def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> Submitted:
@@ -94,6 +99,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
         require_push_capability(runtime)
     message = request.message
     _check_ids(message, config)
+    check_no_references(message)
     work = _checked_work_item(scope, request, ctx)
     # No read-before-write for idempotency: the create transaction's condition on the
     # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
@@ -111,6 +117,11 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     except ItemTooLarge:
         raise InvalidParamsError(
             violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
+        ) from None
+    except BlobError:
+        logger.exception("could not store the message's large parts; nothing was written")
+        raise ContentUnavailableError(
+            "The message's large parts could not be stored; nothing was written; try again"
         ) from None
     if queued:
         _enqueue(runtime, replace(work, task_id=record.task.id))

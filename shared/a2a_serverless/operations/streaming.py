@@ -29,6 +29,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from ..blobs import has_references
 from ..errors import FieldViolation, InvalidParamsError, TaskNotFoundError, UnsupportedOperationError
 from ..lifecycle import with_history_length
 from ..models import (
@@ -70,6 +71,16 @@ class EventStream:
     history_length: int | None = None
 
     async def events(self) -> AsyncIterator[StreamItem]:
+        """The stream's events, each with its stored parts as a client gets them (inline within
+        ``inline_stream_bytes`` per event, else as URLs)."""
+        parts, budget = self.runtime.parts, self.runtime.settings.inline_stream_bytes
+        task_id = self.record.task.id
+        async for seq, event in self._events():
+            if has_references(event):
+                event = await asyncio.to_thread(parts.present, event, self.scope, task_id, budget)
+            yield seq, event
+
+    async def _events(self) -> AsyncIterator[StreamItem]:
         settings = self.runtime.settings
         store = self.runtime.store
         task_id = self.record.task.id

@@ -1,5 +1,6 @@
 """Ports: the small interfaces the core talks to. Adapters live in :mod:`a2a_serverless.adapters`."""
 
+from .blobs import BlobError, BlobStore
 from .queue import WorkItem, WorkQueue
 from .store import (
     MAX_ITEM_PAYLOAD_BYTES,
@@ -21,6 +22,8 @@ from .store import (
 
 __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
+    "BlobError",
+    "BlobStore",
     "Checkpoint",
     "DuplicateMessage",
     "InvalidPageToken",

@@ -38,9 +38,11 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ..errors import InvalidAgentResponseError
+from ..blobs import PartPresenter
+from ..errors import ContentUnavailableError, InvalidAgentResponseError
 from ..lifecycle import apply_event
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import PushTarget, Scope, StoredEvent, TaskStore
@@ -222,9 +224,14 @@ def deliver(
     max_attempts: int,
     timeout_seconds: float,
     remaining_seconds: Callable[[], float] = lambda: float("inf"),
+    parts: PartPresenter | None = None,
+    inline_bytes: int = 0,
 ) -> DeliveryResult:
     """Deliver what ``item`` asks for (module docstring). ``attempt`` counts from 1 (SQS's
-    receive count); ``remaining_seconds`` is what is left of the invocation."""
+    receive count); ``remaining_seconds`` is what is left of the invocation. ``parts`` turns the
+    log's references to stored parts into what a webhook gets: inline up to ``inline_bytes`` per
+    notification, else presigned URLs; a stored part that cannot be read is retried like a failed
+    send."""
     scope = item.scope
     target = store.get_push_target(scope, item.task_id, item.config_id)
     if target is None:
@@ -237,12 +244,19 @@ def deliver(
     for stored in _events(store, scope, item.task_id, start, item.up_to_seq):
         if remaining_seconds() < timeout_seconds + _SAFETY_SECONDS:
             return DeliveryResult(DeliveryOutcome.CONTINUE, delivered, stored.seq, dead_letters=tuple(dead))
-        if legacy is None:
-            body, content_type = stored.event.to_json().encode(), CONTENT_TYPE
+        show = _presenter(parts, scope, item.task_id, inline_bytes)
+        try:
+            if legacy is None:
+                body, content_type = show(stored.event).to_json().encode(), CONTENT_TYPE
+            else:
+                body, content_type = legacy.body_after(stored.event, show), LEGACY_CONTENT_TYPE
+        except ContentUnavailableError:
+            from .sender import SendResult
+
+            result = SendResult("retry", None, "a stored part of the task could not be read")
         else:
-            body, content_type = legacy.body_after(stored.event), LEGACY_CONTENT_TYPE
-        headers = notification_headers(target.config, item.task_id, stored.seq, body, signer, content_type)
-        result = sender.send(target.config.url, body, headers)
+            headers = notification_headers(target.config, item.task_id, stored.seq, body, signer, content_type)
+            result = sender.send(target.config.url, body, headers)
         if result.outcome == "delivered":
             store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
             delivered += 1
@@ -265,6 +279,17 @@ def deliver(
         dead.append(_dead_letter(item, stored.seq, stored.seq, f"refused: {result.reason}"))
         store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
     return DeliveryResult(DeliveryOutcome.DONE, delivered, dead_letters=tuple(dead))
+
+
+_Shown = TypeVar("_Shown", StreamResponse, Task)
+
+
+def _presenter(
+    parts: PartPresenter | None, scope: Scope, task_id: str, budget: int
+) -> Callable[[_Shown], _Shown]:
+    if parts is None:
+        return lambda obj: obj
+    return partial(parts.present, scope=scope, task_id=task_id, budget=budget)
 
 
 def _is_legacy(target: PushTarget) -> bool:
@@ -292,7 +317,7 @@ class _LegacyTaskBodies:
             except InvalidAgentResponseError:  # not a continuation of what we folded: start over
                 self._task = None
 
-    def body_after(self, event: StreamResponse) -> bytes:
+    def body_after(self, event: StreamResponse, show: Callable[[Task], Task]) -> bytes:
         self._apply(event)
         task = self._task
         if task is None:
@@ -300,7 +325,7 @@ class _LegacyTaskBodies:
             if record is None:  # the task expired with its log: there is no Task left to send
                 raise InvalidAgentResponseError(f"task {self._task_id} is gone; no v0.3 Task to send")
             task = record.task
-        return json.dumps(task_out(task), separators=(",", ":")).encode()
+        return json.dumps(task_out(show(task)), separators=(",", ":")).encode()
 
 
 def _events(store: TaskStore, scope: Scope, task_id: str, start: int, up_to: int) -> list[StoredEvent]:
