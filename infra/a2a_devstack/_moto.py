@@ -1,4 +1,4 @@
-"""moto's server in this process, standing in for DynamoDB and SQS on a free local port."""
+"""moto's server in this process, standing in for DynamoDB, SQS and S3 on a free local port."""
 
 from __future__ import annotations
 

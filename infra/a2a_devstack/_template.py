@@ -174,19 +174,19 @@ def schedule_event_sources(template: Mapping[str, Any]) -> list[ScheduleEventSou
 class FunctionEnvironment:
     values: dict[str, str]
     resource_keys: frozenset[str]
-    """The keys whose value names a local table or queue."""
+    """The keys whose value names a local table, queue or bucket."""
 
 
 def function_environment(template: Mapping[str, Any], resources: LocalResources) -> FunctionEnvironment:
     """``Globals.Function.Environment.Variables`` resolved as CloudFormation would: literals as they
-    are, ``!Ref`` to a parameter as its default, ``!Ref`` to a table as its name and to a queue as its
-    URL (here: the local ones). Values that cannot be resolved locally are left out."""
+    are, ``!Ref`` to a parameter as its default, ``!Ref`` to a table or a bucket as its name and to a
+    queue as its URL (here: the local ones). Values that cannot be resolved locally are left out."""
     variables: Mapping[str, Any] = (
         template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
     )
     parameters: Mapping[str, Any] = template.get("Parameters", {})
     defaults = {name: str(p["Default"]) for name, p in parameters.items() if "Default" in p}
-    located = {**resources.tables, **resources.queue_urls}
+    located = {**resources.tables, **resources.queue_urls, **resources.buckets}
     values: dict[str, str] = {}
     resource_keys: set[str] = set()
     for key, value in variables.items():

@@ -1,13 +1,15 @@
-"""Create the template's DynamoDB tables and SQS queues on moto (or any endpoint) from
+"""Create the template's DynamoDB tables, SQS queues and S3 buckets on moto (or any endpoint) from
 ``template.yaml`` itself, so the local stack and the tests can never drift from what deploys.
 
 Only the properties that shape behaviour are translated (keys, indexes, streams, FIFO, visibility,
-redrive); account-level settings (encryption, PITR, tags) have no local meaning and are skipped.
+redrive); account-level settings (encryption, PITR, tags, a bucket's public access block, policy and
+lifecycle) have no local meaning and are skipped.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,16 +60,31 @@ class LocalResources:
     table_stream_arns: dict[str, str] = field(default_factory=dict)
     queue_urls: dict[str, str] = field(default_factory=dict)
     queue_arns: dict[str, str] = field(default_factory=dict)
+    buckets: dict[str, str] = field(default_factory=dict)
 
 
 def create_resources(
-    dynamodb: Any, sqs: Any, *, prefix: str = "a2a-local", template: dict[str, Any] | None = None
+    dynamodb: Any,
+    sqs: Any,
+    *,
+    s3: Any | None = None,
+    prefix: str = "a2a-local",
+    template: dict[str, Any] | None = None,
 ) -> LocalResources:
     """Create every ``AWS::DynamoDB::Table`` and ``AWS::SQS::Queue`` of the template with the given
-    boto3 clients. Queues are created dead-letter queues first so redrive targets resolve."""
+    boto3 clients, and with an ``s3`` client every ``AWS::S3::Bucket`` (without one, none: the
+    functions then get no bucket name). Queues are created dead-letter queues first so redrive
+    targets resolve."""
     template = template or load_template()
     resources: dict[str, Any] = template["Resources"]
     out = LocalResources()
+    for logical_id, res in resources.items():
+        if res.get("Type") == "AWS::S3::Bucket" and s3 is not None:
+            name = _bucket_name(prefix, logical_id)
+            region = s3.meta.region_name
+            location = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+            s3.create_bucket(Bucket=name, **location)
+            out.buckets[logical_id] = name
     for logical_id, res in resources.items():
         if res.get("Type") == "AWS::DynamoDB::Table":
             name = f"{prefix}-{logical_id}"
@@ -114,6 +131,14 @@ def _table_args(name: str, props: dict[str, Any]) -> dict[str, Any]:
     if stream:
         args["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream["StreamViewType"]}
     return args
+
+
+def _bucket_name(prefix: str, logical_id: str) -> str:
+    """``<prefix>-<logicalid>`` as S3 takes it: lowercase letters, digits and hyphens, 63 at most."""
+    name = re.sub(r"[^a-z0-9-]+", "-", f"{prefix}-{logical_id}".lower())[:63].strip("-")
+    if len(name) < 3:
+        raise ValueError(f"no S3 bucket name can be made of prefix {prefix!r} and {logical_id}")
+    return name
 
 
 def _redrive_target(props: dict[str, Any]) -> str | None:

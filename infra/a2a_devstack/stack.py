@@ -1,4 +1,4 @@
-"""The local stack: moto, the template's table and queues, the event source pollers (SQS, the
+"""The local stack: moto, the template's table, queues and bucket, the event source pollers (SQS, the
 table's stream, schedules), and uvicorn serving the gateway app, all in this process and all
 stopped together. Queues, function timeouts and schedules are the template's own.
 
@@ -82,11 +82,19 @@ def run(
         public_url = _http_url(options.host, sock.getsockname()[1])
         endpoint = stack.enter_context(moto_server())
         sqs = _client("sqs", endpoint)
-        resources = create_resources(_client("dynamodb", endpoint), sqs, prefix=options.prefix, template=template)
+        resources = create_resources(
+            _client("dynamodb", endpoint), sqs, s3=_client("s3", endpoint), prefix=options.prefix, template=template
+        )
         _log.info(
             "moto at %s (AWS_ENDPOINT_URL), from template.yaml: %s",
             endpoint,
-            ", ".join([*resources.tables.values(), *(url.rsplit("/", 1)[-1] for url in resources.queue_urls.values())]),
+            ", ".join(
+                [
+                    *resources.tables.values(),
+                    *(url.rsplit("/", 1)[-1] for url in resources.queue_urls.values()),
+                    *(f"s3://{name}" for name in resources.buckets.values()),
+                ]
+            ),
         )
         if {"PushDeliveryQueue", "PushDeadLetterQueue"} <= resources.queue_urls.keys():
             _log.info(
