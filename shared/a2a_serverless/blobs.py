@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -57,6 +58,8 @@ __all__ = [
     "has_references",
     "map_parts",
 ]
+
+logger = logging.getLogger(__name__)
 
 REF_SCHEME = "a2a-blob:"
 CONTAINER_BYTES = 128 * 1024
@@ -290,6 +293,7 @@ class PartPresenter:
         try:
             return map_parts(obj, show)
         except BlobError as exc:
+            logger.warning("a stored part could not be read", extra={"task_id": task_id, "reason": str(exc)})
             raise ContentUnavailableError() from exc
 
     def _show(self, scope: Scope, task_id: str, part: Part, remaining: list[int | None]) -> Part:
