@@ -3,21 +3,40 @@
 * anything: replies with an ``echo`` artifact and completes;
 * ``ask me``: asks for your name (INPUT_REQUIRED); your next message on the task completes it;
 * ``sleep N``: works for N seconds (at most 60), reporting progress each second; cancel it;
-* ``fail``: raises, to show how an executor failure becomes a FAILED task with a safe message.
+* ``fail``: raises, to show how an executor failure becomes a FAILED task with a safe message;
+* ``file N`` (``N`` bytes, or with ``KB``/``MB``, at most 50 MB): returns a file of that size
+  (:func:`demo_file`), and ``long N`` a text answer of that size (:func:`demo_text`): large
+  content, stored in S3 and sent inline or by URL (``docs/large-content.md``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 
 from ..models import Part, TaskState
 from .api import AgentExecutor, EventQueue, RequestContext
 from .updater import TaskUpdater
 
-__all__ = ["DemoAgentExecutor"]
+__all__ = ["DemoAgentExecutor", "demo_file", "demo_text"]
 
 _SLEEP = re.compile(r"^\s*sleep\s+(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
+_SIZED = re.compile(r"^\s*(file|long)\s+(\d+)\s*(kb|mb|)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "kb": 1024, "mb": 1024 * 1024}
+MAX_DEMO_BYTES = 50 * 1024 * 1024
+_WORDS = ["the", "agent", "wrote", "a", "long", "answer", "about", "serverless", "tasks", "events", "and", "streams"]
+
+
+def demo_file(size: int) -> bytes:
+    """The bytes ``file N`` returns: pseudo-random, the same for the same size."""
+    return random.Random(size).randbytes(size)
+
+
+def demo_text(size: int) -> str:
+    """The text ``long N`` returns: ``size`` ASCII characters of words, the same for the same size."""
+    line = " ".join(_WORDS) + "\n"
+    return (line * (size // len(line) + 1))[:size]
 
 
 class DemoAgentExecutor(AgentExecutor):
@@ -38,6 +57,16 @@ class DemoAgentExecutor(AgentExecutor):
             return
         if text.lower() == "fail":
             raise RuntimeError("demo failure requested")
+        sized = _SIZED.match(text)
+        if sized:
+            size = min(int(sized.group(2)) * _UNITS[sized.group(3).lower()], MAX_DEMO_BYTES)
+            if sized.group(1).lower() == "file":
+                part = Part(raw=demo_file(size), filename=f"demo-{size}.bin", media_type="application/octet-stream")
+                await updater.add_artifact([part], name="file")
+            else:
+                await updater.add_artifact([Part(text=demo_text(size))], name="answer")
+            await updater.complete()
+            return
         match = _SLEEP.match(text)
         if match:
             seconds = min(float(match.group(1)), 60.0)
