@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -401,7 +402,8 @@ def fn(moto_tables: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterato
     authorizer identity. The work queue keeps SQS's default maximum message size (256 KiB): the
     template sets none, and moto's own default is AWS's newer 1 MiB ceiling."""
     dynamodb, sqs = moto_tables
-    resources = create_resources(dynamodb, sqs, prefix=f"fn-{uuid.uuid4().hex[:6]}")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    resources = create_resources(dynamodb, sqs, s3=s3, prefix=f"fn-{uuid.uuid4().hex[:6]}")
     queue_url = resources.queue_urls["WorkQueue"]
     sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"MaximumMessageSize": str(SQS_LIMIT)})
     for key, value in {
@@ -409,6 +411,7 @@ def fn(moto_tables: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterato
         "A2A_STORE": "dynamodb",
         "A2A_TABLE_NAME": resources.tables["TasksTable"],
         "A2A_QUEUE_URL": queue_url,
+        "A2A_BLOB_BUCKET": resources.buckets["BlobsBucket"],
         "A2A_AUTH_MODE": "apigateway",
     }.items():
         monkeypatch.setenv(key, value)
@@ -442,11 +445,19 @@ def send_body(**extra: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("base64_body", [False, True], ids=["text", "base64"])
 def test_lambda_accepts_a_body_at_the_limit(fn: LambdaRig, base64_body: bool) -> None:
-    body = json.dumps(send_body(metadata={"pad": ""})).encode()
-    body = body.replace(b'"pad": ""', b'"pad": "' + b"x" * (LIMIT // 2 - len(body)) + b'"')
+    """A body of exactly the limit: its big text part goes to S3 (the work item, one SQS message,
+    stays small), and the task reads back with the text as sent."""
+    body = json.dumps(send_body(message=message("", "m-at-limit"))).encode()
+    pad = LIMIT - len(body)
+    body = body.replace(b'"text": ""', b'"text": "' + b"x" * pad + b'"')
+    assert len(body) == LIMIT
     response = fn.invoke(body, base64_body=base64_body)
     assert response["statusCode"] == 200, response
     assert fn.written()[1] == 1
+    s3 = boto3.client("s3", region_name="us-east-1")
+    bucket = os.environ["A2A_BLOB_BUCKET"]
+    (stored,) = s3.list_objects_v2(Bucket=bucket)["Contents"]
+    assert stored["Size"] == pad
 
 
 @pytest.mark.parametrize(
