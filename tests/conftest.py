@@ -129,12 +129,13 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
 
 _API_READ = {"dynamodb.GetItem", "dynamodb.Query", "dynamodb.BatchGetItem"}
 _API_WRITE = {"dynamodb.TransactWriteItems", "dynamodb.PutItem", "dynamodb.UpdateItem"}
+_BLOBS_WRITE = {"s3.PutObject", "s3.GetObject"}
 
 AWS_CALLS: dict[str, set[str]] = {
     # The whole app: every A2A method over JSON-RPC, streaming, /tasks/{id} (get, cancel, subscribe).
-    "GatewayFunction": _API_READ | _API_WRITE | {"dynamodb.DeleteItem", "sqs.SendMessage"},
+    "GatewayFunction": _API_READ | _API_WRITE | _BLOBS_WRITE | {"dynamodb.DeleteItem", "sqs.SendMessage"},
     "AgentCardFunction": {"ssm.GetParameter", "ssm.PutParameter"},
-    "SendMessageFunction": _API_READ | _API_WRITE | {"sqs.SendMessage"},
+    "SendMessageFunction": _API_READ | _API_WRITE | _BLOBS_WRITE | {"sqs.SendMessage"},
     "ListTasksFunction": {"dynamodb.Query", "dynamodb.BatchGetItem"},
     "CreatePushConfigFunction": {"dynamodb.GetItem", "dynamodb.UpdateItem"},
     "GetPushConfigFunction": {"dynamodb.GetItem"},
@@ -142,9 +143,9 @@ AWS_CALLS: dict[str, set[str]] = {
     "DeletePushConfigFunction": {"dynamodb.GetItem", "dynamodb.DeleteItem"},
     "GetExtendedCardFunction": set(),
     "AuthorizerFunction": set(),  # HTTPS to the token issuer only
-    "WorkerFunction": _API_READ | _API_WRITE,
-    "DeadLetterFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE,
-    "SweeperFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE,
+    "WorkerFunction": _API_READ | _API_WRITE | _BLOBS_WRITE,
+    "DeadLetterFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE | _BLOBS_WRITE,
+    "SweeperFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE | _BLOBS_WRITE,
     "PushDispatcherFunction": {"dynamodb.GetItem", "dynamodb.Query", "sqs.SendMessageBatch"},
     "PushDeliveryFunction": {
         "dynamodb.GetItem",

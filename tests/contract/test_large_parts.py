@@ -96,7 +96,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     name = f"large-{next(_prefixes)}"
     table = create_resources(dynamodb, sqs, prefix=name, template=load_template()).tables["TasksTable"]
     s3.create_bucket(Bucket=name)
-    blobs = CountingBlobs(S3BlobStore(name, client=s3))
+    blobs = CountingBlobs(S3BlobStore(name))  # its own client, as deployed (moto intercepts it)
     store = DynamoDBTaskStore(table, client=SerializedClient(dynamodb), offloader=PartOffloader(blobs, THRESHOLD))
     if request.param == "dynamodb":
         yield World(store, blobs, PartPresenter(blobs, 900), True)
@@ -182,6 +182,8 @@ def test_events_with_big_parts_are_stored_aside_and_presented_within_the_budget(
         assert part.url.startswith("http")
         assert (part.filename, part.media_type) == ("out.bin", "image/png")
         query = parse_qs(urlsplit(part.url).query)
+        assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]  # SigV4: S3 refuses SigV2 on new buckets
+        assert query["X-Amz-Expires"] == ["900"]
         assert query["response-content-type"] == ["image/png"]
         assert "out.bin" in query["response-content-disposition"][0]
     else:

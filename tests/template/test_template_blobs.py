@@ -9,16 +9,18 @@ from typing import Any
 import pytest
 
 WRITERS = {"GatewayFunction", "SendMessageFunction", "WorkerFunction", "DeadLetterFunction", "SweeperFunction"}
-READERS = {
-    "ListTasksFunction",
+READERS = {"ListTasksFunction", "PushDeliveryFunction"}
+# The push-config functions and the dispatcher read tasks' bookkeeping, never their parts.
+NEITHER = {
+    "AuthorizerFunction",
+    "AgentCardFunction",
+    "GetExtendedCardFunction",
     "CreatePushConfigFunction",
     "GetPushConfigFunction",
     "ListPushConfigsFunction",
     "DeletePushConfigFunction",
     "PushDispatcherFunction",
-    "PushDeliveryFunction",
 }
-NEITHER = {"AuthorizerFunction", "AgentCardFunction", "GetExtendedCardFunction"}
 OBJECTS = {"Fn::Sub": "${BlobsBucket.Arn}/tasks/*"}
 
 

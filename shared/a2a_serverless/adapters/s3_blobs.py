@@ -2,8 +2,10 @@
 
 Objects are put with their media type; a client that is not sent a part inline gets a presigned GET
 URL that serves it with that type and, when the part has one, its file name as the download name.
-The client is path-style, so a URL works against any endpoint (the local stack's moto on
-127.0.0.1 as well as S3), and uses the standard retry mode.
+The client signs with SigV4 (S3 refuses SigV2 URLs for buckets created since 2020), is path-style, so
+a URL works against any endpoint (the local stack's moto on 127.0.0.1 as well as S3), and uses the
+standard retry mode. (moto checks neither signatures nor expiry: that a URL works on AWS is not
+tested here.)
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ class S3BlobStore:
             import boto3
             from botocore.config import Config
 
-            config = Config(retries={"mode": "standard", "max_attempts": 8}, s3={"addressing_style": "path"})
+            # SigV4 for the presigned URLs (botocore's default for S3 presigning is SigV2, which
+            # buckets created since 2020 refuse), path style so a URL works on any endpoint.
+            config = Config(
+                retries={"mode": "standard", "max_attempts": 8},
+                signature_version="s3v4",
+                s3={"addressing_style": "path"},
+            )
             self._client = boto3.client("s3", config=config)
         return self._client
 
