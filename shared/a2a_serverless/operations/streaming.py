@@ -48,6 +48,9 @@ __all__ = ["EventStream", "open_message_stream", "open_subscription"]
 StreamItem = tuple[int, StreamResponse]
 FIRST_EVENT_HOLD_SECONDS = 1.0
 _READ_LIMIT = 100
+STREAM_INLINE_BYTES = 64 * 1024 * 1024
+"""Stored content one stream carries inline in all: a streamed Lambda response is at most 200 MB
+(and past its first 6 MB flows at 2 MB/s); beyond this a stream's large parts are URLs."""
 
 
 def _require_streaming(runtime: Runtime) -> None:
@@ -72,12 +75,16 @@ class EventStream:
 
     async def events(self) -> AsyncIterator[StreamItem]:
         """The stream's events, each with its stored parts as a client gets them (inline within
-        ``inline_stream_bytes`` per event, else as URLs)."""
-        parts, budget = self.runtime.parts, self.runtime.settings.inline_stream_bytes
+        ``inline_stream_bytes`` per event and :data:`STREAM_INLINE_BYTES` per stream, else as URLs)."""
+        parts, per_event = self.runtime.parts, self.runtime.settings.inline_stream_bytes
         task_id = self.record.task.id
+        left = STREAM_INLINE_BYTES
         async for seq, event in self._events():
             if has_references(event):
-                event = await asyncio.to_thread(parts.present, event, self.scope, task_id, budget)
+                budget = min(per_event, left)
+                shown = await asyncio.to_thread(parts.present, event, self.scope, task_id, budget)
+                left = max(0, left - (len(shown.to_json()) - len(event.to_json())))
+                event = shown
             yield seq, event
 
     async def _events(self) -> AsyncIterator[StreamItem]:
