@@ -92,7 +92,7 @@ template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no cont
 	@echo "==> sam build (python3.13 arm64, no container)"
 	@PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(SAM) build --region us-east-1 --build-dir .aws-sam/build \
 		> .aws-sam-build.log 2>&1 || { cat .aws-sam-build.log; exit 1; }
-	@$(BIN)/python -m a2a_devstack.build_check .aws-sam/build --json .aws-sam/package-sizes.json
+	@$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build --json .aws-sam/package-sizes.json
 
 clean: ## remove caches and build output (keeps .venv)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam .aws-sam-build.log

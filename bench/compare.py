@@ -216,10 +216,11 @@ def import_ms(modules: str, prelude: str = "") -> float:
 
 
 def cold_start(args: argparse.Namespace) -> dict[str, Any]:
-    modules = sorted(p.stem for p in (ROOT / "functions").glob("*.py") if not p.stem.startswith("_"))
+    entry_points = ROOT / "shared" / "a2a_serverless" / "functions"
+    modules = sorted(p.stem for p in entry_points.glob("*.py") if not p.stem.startswith("_"))
     if args.quick:
         modules = ["send_message"]
-    pairs = [(f"functions.{m}", PEER_STACK) for m in modules] + [(GATEWAY, f"uvicorn, {PEER_STACK}")]
+    pairs = [(f"a2a_serverless.functions.{m}", PEER_STACK) for m in modules] + [(GATEWAY, f"uvicorn, {PEER_STACK}")]
     peer_targets = {peer for _, peer in pairs}
 
     def measure(target: str) -> float:

@@ -1,6 +1,6 @@
 """Cold-start cost of each Lambda entry point: import time in a fresh interpreter.
 
-Runs ``python -X importtime -c "import functions.<module>"`` several times per handler module and
+Runs ``python -X importtime -c "import a2a_serverless.functions.<module>"`` several times per handler module and
 prints the median cumulative import time (what a cold start pays before the first request), plus
 the same for the reference SDK's server stack when ``a2a-sdk`` is installed, for comparison.
 
@@ -44,8 +44,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    modules = sorted(p.stem for p in (ROOT / "functions").glob("*.py") if not p.stem.startswith("_"))
-    targets = [f"functions.{m}" for m in modules]
+    entry_points = ROOT / "shared" / "a2a_serverless" / "functions"
+    modules = sorted(p.stem for p in entry_points.glob("*.py") if not p.stem.startswith("_"))
+    targets = [f"a2a_serverless.functions.{m}" for m in modules]
     # The gateway function runs uvicorn serving the whole app (functions/run.sh): its cold start.
     targets.append("uvicorn, a2a_serverless.transport.app")
     targets.append("a2a.server.routes")  # the reference SDK's server stack, for comparison

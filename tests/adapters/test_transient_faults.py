@@ -17,11 +17,11 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 from moto.core.models import botocore_stubber
 
-from a2a_devstack.resources import create_resources
 from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.adapters.sqs_queue import SqsWorkQueue
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
+from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 from a2a_serverless.operations import CallContext, get_task

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack._moto_query import partition_queries
-from a2a_devstack._moto_transactions import fast_transactions
-from a2a_devstack.resources import create_resources, load_template
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
+from a2a_serverless.devstack._moto_query import partition_queries
+from a2a_serverless.devstack._moto_transactions import fast_transactions
+from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.ports import TaskStore
 from testkit.aws import SerializedClient, moto_clients
 
@@ -50,7 +50,7 @@ def dynamodb_table(aws: tuple[Any, Any], template: dict[str, Any]) -> Iterator[t
     params=[
         pytest.param("memory", id="memory"),
         pytest.param("dynamodb", id="dynamodb"),
-        # the local stack's moto, with its two-phase TransactWriteItems and partition queries (a2a_devstack)
+        # the local stack's moto, with its two-phase TransactWriteItems and partition queries (a2a_serverless.devstack)
         pytest.param("dynamodb-devstack", id="dynamodb-devstack"),
     ]
 )

@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from a2a_devstack.resources import load_template
-from a2a_devstack.stack import DevOptions, run
+from a2a_serverless.devstack.resources import load_template
+from a2a_serverless.devstack.stack import DevOptions, run
 from a2a_serverless.ports.queue import WorkItem
 
 

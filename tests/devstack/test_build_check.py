@@ -1,4 +1,4 @@
-"""The check of a ``sam build`` tree (``a2a_devstack.build_check``), on small trees made here."""
+"""The check of a ``sam build`` tree (``a2a_serverless.devstack.build_check``), on small trees made here."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_devstack.build_check import check_build
+from a2a_serverless.devstack.build_check import check_build
 
 TEMPLATE = """
 Globals:

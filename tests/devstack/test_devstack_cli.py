@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack import cli
+from a2a_serverless.devstack import cli
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_missing_executor_module_exits_2_with_one_line() -> None:
     # When: the real entry point, in its own process
     result = subprocess.run(
-        [sys.executable, "-m", "a2a_devstack", "dev", "--executor", "no_such_pkg.agent:MyAgent"],
+        [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--executor", "no_such_pkg.agent:MyAgent"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -46,9 +46,9 @@ def test_a_missing_executor_module_exits_2_with_one_line() -> None:
 @pytest.mark.parametrize(
     ("executor", "reason"),
     [
-        pytest.param("a2a_devstack", "must look like 'package.module:Name'", id="no-colon"),
-        pytest.param("a2a_devstack.cli:NoSuchAgent", "has no attribute 'NoSuchAgent'", id="missing-class"),
-        pytest.param("a2a_devstack.stack:GATEWAY_APP", "is not a class", id="not-callable"),
+        pytest.param("a2a_serverless.devstack", "must look like 'package.module:Name'", id="no-colon"),
+        pytest.param("a2a_serverless.devstack.cli:NoSuchAgent", "has no attribute 'NoSuchAgent'", id="missing-class"),
+        pytest.param("a2a_serverless.devstack.stack:GATEWAY_APP", "is not a class", id="not-callable"),
         pytest.param("json:dumps", "is not an AgentExecutor", id="a-function"),
         pytest.param("datetime:date", "creating it failed (TypeError", id="a-class-that-needs-arguments"),
     ],

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from a2a_devstack._environment import LocalEnvironment, apply_environment
-from a2a_devstack._template import FunctionEnvironment
+from a2a_serverless.devstack._environment import LocalEnvironment, apply_environment
+from a2a_serverless.devstack._template import FunctionEnvironment
 
 ENDPOINT = "http://127.0.0.1:5555"
 

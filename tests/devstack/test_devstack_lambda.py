@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.parser.models import SqsModel
 
-from a2a_devstack._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
-from a2a_devstack.resources import LocalResources
+from a2a_serverless.devstack._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
+from a2a_serverless.devstack.resources import LocalResources
 from a2a_serverless.ports.queue import WorkItem
 
 ITEM = WorkItem(tenant="", owner="anonymous", task_id="task-1", message_id="msg-1")

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack import _moto_transactions
-from a2a_devstack._moto_query import partition_queries
-from a2a_devstack._moto_transactions import fast_transactions
+from a2a_serverless.devstack import _moto_transactions
+from a2a_serverless.devstack._moto_query import partition_queries
+from a2a_serverless.devstack._moto_transactions import fast_transactions
 from testkit.aws import moto_clients
 
 

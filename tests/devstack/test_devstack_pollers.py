@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack._template import SqsEventSource
-from a2a_devstack.pollers import Handler, SqsPoller, running
-from a2a_devstack.resources import LocalResources
+from a2a_serverless.devstack._template import SqsEventSource
+from a2a_serverless.devstack.pollers import Handler, SqsPoller, running
+from a2a_serverless.devstack.resources import LocalResources
 from a2a_serverless.ports.queue import WorkItem
 
 ITEM = WorkItem(tenant="", owner="anonymous", task_id="task-1", message_id="msg-1")
@@ -19,7 +19,7 @@ ITEM = WorkItem(tenant="", owner="anonymous", task_id="task-1", message_id="msg-
 def _source(*, report_failures: bool = True, timeout: int = 900) -> SqsEventSource:
     return SqsEventSource(
         function_id="WorkerFunction",
-        handler="functions.worker:handler",
+        handler="a2a_serverless.functions.worker:handler",
         queue_id="WorkQueue",
         batch_size=1,
         report_batch_item_failures=report_failures,
@@ -109,7 +109,7 @@ def test_a_failed_message_is_redelivered(
     sqs: Any, resources: LocalResources, queue: str, worker: Recorder, caplog: pytest.LogCaptureFixture
 ) -> None:
     # When
-    with caplog.at_level(logging.INFO, logger="a2a_devstack.pollers"):
+    with caplog.at_level(logging.INFO, logger="a2a_serverless.devstack.pollers"):
         _poller(sqs, resources, worker).poll_once()
 
     # Then: the message comes back, one receive later, and the failure was logged
@@ -124,7 +124,7 @@ def test_a_handler_exception_is_logged_with_its_traceback(
 ) -> None:
     _poller(sqs, resources, Recorder(raises=True)).poll_once()
 
-    (record,) = [r for r in caplog.records if r.name == "a2a_devstack.pollers"]
+    (record,) = [r for r in caplog.records if r.name == "a2a_serverless.devstack.pollers"]
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "worker crashed" in str(record.exc_info[1])

@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from a2a_devstack._template import ScheduleEventSource
-from a2a_devstack.schedule_pollers import SchedulePoller
+from a2a_serverless.devstack._template import ScheduleEventSource
+from a2a_serverless.devstack.schedule_pollers import SchedulePoller
 
 SOURCE = ScheduleEventSource(
     function_id="SweeperFunction",
-    handler="functions.sweeper:handler",
+    handler="a2a_serverless.functions.sweeper:handler",
     rule_name="SweeperFunctionSweep",
     every_seconds=60.0,
     timeout_seconds=60,

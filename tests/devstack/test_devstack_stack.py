@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_devstack.stack import DevOptions, StackError, _bind, run
+from a2a_serverless.devstack.stack import DevOptions, StackError, _bind, run
 
 STANDIN = Path(__file__).with_name("standin_stack.py")
 READY = "A2A agent card: "
@@ -72,7 +72,7 @@ def test_the_stack_serves_feeds_the_worker_and_stops_cleanly() -> None:
         # Then: the app is served with the environment the stack set up
         card = httpx.get(f"{base}/.well-known/agent-card.json").json()
         assert card == {"url": base, "table": "standin-TasksTable"}
-        assert "resolved functions.worker:handler" in out.seen
+        assert "resolved a2a_serverless.functions.worker:handler" in out.seen
 
         # When: work is queued, it reaches the worker; a reported failure comes back
         assert httpx.post(f"{base}/enqueue", params={"task": "ok"}).status_code == 202

@@ -12,10 +12,10 @@ from typing import Any
 import boto3
 import pytest
 
-from a2a_devstack._moto import moto_server
-from a2a_devstack._template import StreamEventSource, dynamodb_event_sources
-from a2a_devstack.resources import create_resources, load_template
-from a2a_devstack.stream_pollers import StreamPoller, matches_filters
+from a2a_serverless.devstack._moto import moto_server
+from a2a_serverless.devstack._template import StreamEventSource, dynamodb_event_sources
+from a2a_serverless.devstack.resources import create_resources, load_template
+from a2a_serverless.devstack.stream_pollers import StreamPoller, matches_filters
 
 EVT_FILTER = {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": [{"prefix": "EVT#"}]}}}}
 
@@ -39,7 +39,7 @@ def test_the_event_log_filter_keeps_only_event_log_inserts(rec: dict[str, Any], 
 
 def test_stream_event_sources_are_read_from_the_template() -> None:
     (source,) = dynamodb_event_sources(load_template())
-    assert source.handler == "functions.push_dispatcher:handler"
+    assert source.handler == "a2a_serverless.functions.push_dispatcher:handler"
     assert (source.table_id, source.starting_position) == ("TasksTable", "TRIM_HORIZON")
     assert source.on_failure_queue_id == "PushStreamFailureQueue"
     assert source.report_batch_item_failures
@@ -98,7 +98,7 @@ class Recorder:
 
 SOURCE = StreamEventSource(
     function_id="Dispatcher",
-    handler="functions.dispatcher:handler",
+    handler="a2a_serverless.functions.dispatcher:handler",
     table_id="TasksTable",
     starting_position="TRIM_HORIZON",
     batch_size=25,

@@ -6,14 +6,15 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack._template import (
+from a2a_serverless.devstack._template import (
     ScheduleEventSource,
     SqsEventSource,
+    code_dirs,
     function_environment,
     schedule_event_sources,
     sqs_event_sources,
 )
-from a2a_devstack.resources import LocalResources
+from a2a_serverless.devstack.resources import LocalResources
 
 
 def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) -> None:
@@ -24,7 +25,7 @@ def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) ->
     assert sources == [
         SqsEventSource(
             function_id="WorkerFunction",
-            handler="functions.worker:handler",
+            handler="a2a_serverless.functions.worker:handler",
             queue_id="WorkQueue",
             batch_size=1,
             report_batch_item_failures=True,
@@ -33,7 +34,7 @@ def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) ->
         ),
         SqsEventSource(
             function_id="DeadLetterFunction",
-            handler="functions.dead_letter:handler",
+            handler="a2a_serverless.functions.dead_letter:handler",
             queue_id="WorkDeadLetterQueue",
             batch_size=1,
             report_batch_item_failures=True,
@@ -42,7 +43,7 @@ def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) ->
         ),
         SqsEventSource(
             function_id="PushDeliveryFunction",
-            handler="functions.push_delivery:handler",
+            handler="a2a_serverless.functions.push_delivery:handler",
             queue_id="PushDeliveryQueue",
             batch_size=1,
             report_batch_item_failures=True,
@@ -72,7 +73,7 @@ def test_event_source_defaults_follow_sam_and_globals() -> None:
     (source,) = sqs_event_sources(template)
 
     # Then
-    assert source.handler == "src.handlers.jobs:main"
+    assert source.handler == "jobs:main"  # as Lambda: the module on the path of the code (src/handlers/)
     assert (source.batch_size, source.report_batch_item_failures) == (10, False)
     assert (source.timeout_seconds, source.memory_mb) == (30, 256)
 
@@ -141,7 +142,7 @@ def test_scheduled_functions_are_the_templates_schedule_events(template: dict[st
     assert sources == [
         ScheduleEventSource(
             function_id="SweeperFunction",
-            handler="functions.sweeper:handler",
+            handler="a2a_serverless.functions.sweeper:handler",
             rule_name="SweeperFunctionSweep",
             every_seconds=60.0,
             timeout_seconds=60,
@@ -180,3 +181,14 @@ def _scheduled(kind: str, properties: dict[str, Any]) -> dict[str, Any]:
             }
         }
     }
+
+
+def test_code_dirs_are_the_functions_code_uris() -> None:
+    template = {
+        "Resources": {
+            "A": {"Type": "AWS::Serverless::Function", "Properties": {"CodeUri": "src/", "Handler": "a.handler"}},
+            "B": {"Type": "AWS::Serverless::Function", "Properties": {"CodeUri": "functions/", "Handler": "run.sh"}},
+            "T": {"Type": "AWS::DynamoDB::Table", "Properties": {}},
+        }
+    }
+    assert code_dirs(template) == ["functions", "src"]

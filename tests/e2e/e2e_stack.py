@@ -1,4 +1,4 @@
-"""Running the real local stack (``python -m a2a_devstack dev``) in a subprocess, for e2e tests.
+"""Running the real local stack (``python -m a2a_serverless.devstack dev``) in a subprocess, for e2e tests.
 
 Contract with the devstack CLI: when it is ready it prints exactly one line
 ``A2A agent card: http://127.0.0.1:<port>/.well-known/agent-card.json``; SIGINT (or SIGTERM) stops
@@ -26,7 +26,7 @@ from typing import IO
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = REPO / "infra" / "a2a_devstack" / "cli.py"
+CLI = REPO / "shared" / "a2a_serverless" / "devstack" / "cli.py"
 READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:(\d+))/\.well-known/agent-card\.json$")
 CLI_WAIT_SECONDS = 180.0
 START_TIMEOUT_SECONDS = 60.0
@@ -110,7 +110,7 @@ def running_stack(cwd: Path, settings: Mapping[str, str] | None = None) -> Itera
     env = {k: v for k, v in os.environ.items() if not k.startswith("A2A_")}
     env.update(settings or {})
     env["PYTHONUNBUFFERED"] = "1"
-    command = [sys.executable, "-m", "a2a_devstack", "dev", "--host", "127.0.0.1", "--port", str(port)]
+    command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(
         command,
         cwd=cwd,

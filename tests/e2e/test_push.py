@@ -167,7 +167,7 @@ async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
         [
             sys.executable,
             "-m",
-            "a2a_devstack",
+            "a2a_serverless.devstack",
             "push-redrive",
             "--endpoint-url",
             endpoint,

@@ -18,11 +18,11 @@ from typing import Any
 import boto3
 import pytest
 
-from a2a_devstack._moto import moto_server
-from a2a_devstack.resources import create_resources
 from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
+from a2a_serverless.devstack._moto import moto_server
+from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.sweeper import sweep
 from a2a_serverless.execution.worker import process_work_item

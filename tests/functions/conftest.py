@@ -11,7 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from a2a_devstack.resources import LocalResources, create_resources
+from a2a_serverless.devstack.resources import LocalResources, create_resources
 from a2a_serverless.lambda_.push import reset_push_services
 from a2a_serverless.runtime import reset_runtime
 

@@ -48,7 +48,7 @@ def api_event(
 
 
 def invoke(module: str, event: dict[str, Any]) -> dict[str, Any]:
-    handler = importlib.import_module(f"functions.{module}").handler
+    handler = importlib.import_module(f"a2a_serverless.functions.{module}").handler
     result: dict[str, Any] = handler(event, LambdaContext())
     return result
 

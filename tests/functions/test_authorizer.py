@@ -524,7 +524,7 @@ def installed(settings: Settings, keys: OidcKeys) -> Iterator[AuthorizerServices
 
 
 def test_the_entry_point_builds_its_services_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from functions.authorizer import handler
+    from a2a_serverless.functions.authorizer import handler
 
     monkeypatch.setenv("A2A_STORE", "memory")
     monkeypatch.delenv("A2A_AUTHORIZER_MODE", raising=False)
@@ -554,7 +554,7 @@ def test_the_handler_allows_and_denies_without_ever_logging_the_token(
     capfd: pytest.CaptureFixture[str],
     request: pytest.FixtureRequest,
 ) -> None:
-    from functions.authorizer import handler
+    from a2a_serverless.functions.authorizer import handler
 
     caplog.set_level(logging.DEBUG)
     emitted = io.StringIO()

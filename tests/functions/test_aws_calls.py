@@ -18,7 +18,7 @@ import httpx
 import pytest
 from lambda_events import EVENTS, api_event, body, invoke
 
-from a2a_devstack._lambda import sqs_event
+from a2a_serverless.devstack._lambda import sqs_event
 from a2a_serverless.ports import Scope
 from a2a_serverless.runtime import get_runtime
 from a2a_serverless.transport.app import create_app

@@ -1,4 +1,4 @@
-"""The Lambda entry points in ``functions/``, driven with recorded API Gateway and SQS events
+"""The Lambda entry points in ``a2a_serverless.functions``, driven with recorded API Gateway and SQS events
 against DynamoDB and SQS in moto (in-process), exactly as Lambda would invoke them."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_every_method_table_row_has_an_importable_entry_point() -> None:
     for method in METHODS:
         if method.function == "gateway":
             continue
-        module = importlib.import_module(f"functions.{method.function}")
+        module = importlib.import_module(f"a2a_serverless.functions.{method.function}")
         assert callable(module.handler), method.name
 
 
@@ -202,16 +202,16 @@ def test_a_bad_executor_path_fails_the_workers_cold_start_on_lambda(
     lambda_aws.configure(A2A_EXECUTOR="no_such_pkg.agent:Agent")
 
     # When the runtime initialises the function (imports the handler module)
-    sys.modules.pop("functions.worker", None)
+    sys.modules.pop("a2a_serverless.functions.worker", None)
     with pytest.raises(ConfigError, match=r"executor 'no_such_pkg.agent:Agent': cannot import module"):
-        importlib.import_module("functions.worker")
+        importlib.import_module("a2a_serverless.functions.worker")
 
     # Then with a good one it starts; and off Lambda nothing is loaded at import
     lambda_aws.configure(A2A_EXECUTOR="a2a_serverless.execution.demo:DemoAgentExecutor")
-    sys.modules.pop("functions.worker", None)
-    assert callable(importlib.import_module("functions.worker").handler)
+    sys.modules.pop("a2a_serverless.functions.worker", None)
+    assert callable(importlib.import_module("a2a_serverless.functions.worker").handler)
     monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME")
     lambda_aws.configure(A2A_EXECUTOR="no_such_pkg.agent:Agent")
-    sys.modules.pop("functions.worker", None)
-    assert callable(importlib.import_module("functions.worker").handler)
-    sys.modules.pop("functions.worker", None)
+    sys.modules.pop("a2a_serverless.functions.worker", None)
+    assert callable(importlib.import_module("a2a_serverless.functions.worker").handler)
+    sys.modules.pop("a2a_serverless.functions.worker", None)

@@ -48,10 +48,10 @@ from _jsonrpc_support import (
 )
 from moto import mock_aws
 
-from a2a_devstack._moto_item_size import item_size_fix
-from a2a_devstack.resources import create_resources
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.config import Settings
+from a2a_serverless.devstack._moto_item_size import item_size_fix
+from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.runtime import reset_runtime
 
 LIMIT = Settings().max_body_bytes
@@ -383,7 +383,7 @@ class LambdaRig:
             event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
         else:
             event["body"] = body.decode()
-        handler = importlib.import_module("functions.send_message").handler
+        handler = importlib.import_module("a2a_serverless.functions.send_message").handler
         response: dict[str, Any] = handler(event, LambdaContext())
         return response
 

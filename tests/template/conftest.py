@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from samtranslator.translator.transform import transform
 
-from a2a_devstack.resources import load_template
+from a2a_serverless.devstack.resources import load_template
 
 
 class _NoManagedPolicies:

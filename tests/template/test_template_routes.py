@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from a2a_devstack.resources import load_template
+from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.methods import METHODS, METHODS_BY_NAME, Method
 from a2a_serverless.transport.v03 import REST_ROUTES, LegacyRoute
 
@@ -50,7 +50,7 @@ def test_each_method_is_routed_to_its_function(template: dict[str, Any], method:
     logical_id = _function_logical_id(method.function)
     props = template["Resources"][logical_id]["Properties"]
     gateway = method.function == "gateway"
-    assert props["Handler"] == ("run.sh" if gateway else f"{method.function}.handler")
+    assert props["Handler"] == ("run.sh" if gateway else f"a2a_serverless.functions.{method.function}.handler")
     events = _api_events(template, logical_id)
     for route in method.routes:
         for path in (_api_path(route.path), "/{tenant}" + _api_path(route.path)):

@@ -29,13 +29,14 @@ from ._template import (
     ScheduleEventSource,
     SqsEventSource,
     StreamEventSource,
+    code_dirs,
     dynamodb_event_sources,
     function_environment,
     schedule_event_sources,
     sqs_event_sources,
 )
 from .pollers import Handler, SqsPoller, running
-from .resources import LocalResources, create_resources, load_template
+from .resources import LocalResources, create_resources, load_template, repo_template_path
 from .schedule_pollers import SchedulePoller
 from .stream_pollers import StreamPoller
 
@@ -72,7 +73,16 @@ def run(
     """Run the stack until SIGINT or SIGTERM; return the exit code. ``app_factory``,
     ``resolve_handler`` and ``template`` are for tests; by default the gateway app, the template's
     handlers and ``template.yaml`` are used."""
-    template = dict(template or load_template())
+    if template is None:
+        template_path = repo_template_path()
+        template = load_template(template_path)
+        # As in Lambda, a function's own code (its CodeUri) is importable: an agent project's
+        # executor module, without PYTHONPATH.
+        for code_dir in reversed(code_dirs(template)):
+            path = str((template_path.parent / code_dir).resolve())
+            if path not in sys.path:
+                sys.path.insert(0, path)
+    template = dict(template)
     sources = sqs_event_sources(template)
     stream_sources = dynamodb_event_sources(template)
     schedules = schedule_event_sources(template)

@@ -20,8 +20,11 @@ __all__ = ["LocalResources", "create_resources", "load_template", "repo_template
 
 
 def repo_template_path() -> Path:
-    """``template.yaml`` at the root of the checkout this package lives in."""
-    return Path(__file__).resolve().parents[2] / "template.yaml"
+    """The template the local stack runs: ``template.yaml`` in the current directory (an agent
+    project's, or this repository's root), else the one at the root of the checkout this package
+    lives in."""
+    here = Path.cwd() / "template.yaml"
+    return here if here.is_file() else Path(__file__).resolve().parents[3] / "template.yaml"
 
 
 class _CfnLoader(yaml.SafeLoader):

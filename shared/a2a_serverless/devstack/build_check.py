@@ -2,7 +2,7 @@
 built directory, the core layer carries the package and every runtime dependency, and the sizes
 each function deploys with (its code plus its layers, unzipped) stay within Lambda's limit.
 
-    python -m a2a_devstack.build_check .aws-sam/build [--json sizes.json]
+    python -m a2a_serverless.devstack.build_check .aws-sam/build [--json sizes.json]
 
 Exit status 1 with one line per problem; otherwise a table of sizes. (The built layer holds arm64
 wheels for the Lambda runtime, so nothing in it is imported here: modules are checked by parsing.)
@@ -29,13 +29,17 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def _handler_problem(code_dir: Path, handler: str) -> str | None:
+def _handler_problem(code_dir: Path, layers: list[Path], handler: str) -> str | None:
+    """Whether Lambda would find ``handler``: a script in the code, or a module in the code or in
+    a layer's ``python/`` (the kit's entry points are in the core layer)."""
     if handler.endswith(".sh"):  # the gateway: a script the Lambda Web Adapter runs
         script = code_dir / handler
         return None if script.is_file() else f"{handler} is missing"
     module, _, attr = handler.rpartition(".")
-    source = code_dir / (module.replace(".", "/") + ".py")
-    if not source.is_file():
+    relative = module.replace(".", "/") + ".py"
+    found = [root / relative for root in [code_dir, *(layer / "python" for layer in layers)]]
+    source = next((path for path in found if path.is_file()), None)
+    if source is None:
         return f"module {module} is missing"
     tree = ast.parse(source.read_text(encoding="utf-8"))
     names = {
@@ -89,12 +93,12 @@ def check_build(build_dir: Path, requirements: Path) -> tuple[list[str], dict[st
         # SAM appends a function's layers to the Globals' ones (lists merge, maps override).
         props["Layers"] = [*globals_.get("Layers", []), *resource["Properties"].get("Layers", [])]
         code_dir = build_dir / str(props["CodeUri"])
-        problem = _handler_problem(code_dir, str(props["Handler"]))
-        if problem:
-            problems.append(f"{function_id}: {problem}")
         own_layers = [
             layers[ref["Ref"]] for ref in props.get("Layers", []) if isinstance(ref, dict) and ref.get("Ref") in layers
         ]
+        problem = _handler_problem(code_dir, own_layers, str(props["Handler"]))
+        if problem:
+            problems.append(f"{function_id}: {problem}")
         code, layer_bytes = _size(code_dir), sum(_size(layer) for layer in own_layers)
         sizes[function_id] = {"code": code, "layers": layer_bytes, "total": code + layer_bytes}
         if code + layer_bytes > UNZIPPED_LIMIT_BYTES:
@@ -103,7 +107,9 @@ def check_build(build_dir: Path, requirements: Path) -> tuple[list[str], dict[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m a2a_devstack.build_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m a2a_serverless.devstack.build_check", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("build_dir", type=Path)
     parser.add_argument("--requirements", type=Path, default=Path("shared/requirements.txt"))
     parser.add_argument("--json", type=Path, help="write the sizes as JSON")

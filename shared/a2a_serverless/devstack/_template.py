@@ -205,9 +205,22 @@ def function_environment(template: Mapping[str, Any], resources: LocalResources)
 
 
 def _handler_path(code_uri: str, handler: str) -> str:
-    package = code_uri.strip("/").replace("/", ".")
+    """As Lambda resolves it: the module on the path of the function's code (``CodeUri``) and its
+    layers (the kit's ``a2a_serverless.functions`` come from the core layer). The stack puts each
+    function's code directory on ``sys.path`` (:func:`code_dirs`)."""
     module, _, attr = handler.rpartition(".")
-    return f"{package}.{module}:{attr}" if package else f"{module}:{attr}"
+    return f"{module}:{attr}"
+
+
+def code_dirs(template: Mapping[str, Any]) -> list[str]:
+    """The ``CodeUri`` directories of the template's functions (relative to the template)."""
+    resources: Mapping[str, Any] = template.get("Resources", {})
+    dirs = {
+        str(resource.get("Properties", {}).get("CodeUri", "")).strip("/")
+        for resource in resources.values()
+        if resource.get("Type") == "AWS::Serverless::Function"
+    }
+    return sorted(d for d in dirs if d)
 
 
 def _get_att_arn(value: Any) -> str:
