@@ -26,8 +26,20 @@ sent with a returnImmediately SendMessage, the window ends when the task is term
 quiet, or at ``--stream-timeout`` seconds. For them: the outcome, DynamoDB calls by operation,
 bytes sent in DynamoDB write requests, RRU / WRU, the worker's wall time, the cost per million.
 
+The large-part shape of issue 14, ``artifact_5mb`` (any ``artifact_<N>mb``), run once after the
+samples, with the executor ``bigfile N SEED`` of ``bench/_large_agents.py``: one blocking SendMessage
+whose executor makes one artifact holding one ``raw`` file part of N MiB of random bytes (stored in
+the template's S3 bucket, ``A2A_BLOB_BUCKET``, as the local stack sets it) and completes, then one
+GetTask, whose response carries the part as a presigned S3 URL when its base64 is over the
+response's inline budget, then one download of the file by that URL (plain HTTP, as a client
+would: counted as one S3 GET and its bytes as data transfer out to the internet) and a byte-exact
+check. S3 calls are counted like the others (PutObject / GetObject with their body sizes; a
+presigned URL, which makes no request, as a ``PresignGetObject`` of no request); the cost per
+million adds S3 requests, S3 Standard storage for the task's retention (the template's
+``TaskTtlDays``: the bucket's lifecycle expiry) and the data transfer out.
+
     .venv/bin/python bench/aws_calls.py [--quick] [--samples N] [--json PATH]
-        [--shapes hello_blocking,hello_push,stream_800_burst,...|all] [--stream-timeout 300]
+        [--shapes hello_blocking,hello_push,stream_800_burst,artifact_5mb,...|all] [--stream-timeout 300]
 
 Prints the markdown tables (``render``); ``--json`` writes the raw result. Importing this module
 starts nothing.
@@ -77,11 +89,26 @@ LAMBDA_GB_SECOND_ARM64 = 0.0000133334
 """$ per GB-second, Arm (first 7.5 billion GB-s a month). https://aws.amazon.com/lambda/pricing/"""
 API_GATEWAY_REST_REQUEST = 3.50 / 1e6
 """$ per REST API request (first 333 million a month). https://aws.amazon.com/api-gateway/pricing/"""
+S3_PUT_REQUEST = 0.005 / 1000
+"""$ per PUT, COPY, POST or LIST request, S3 Standard. https://aws.amazon.com/s3/pricing/"""
+S3_GET_REQUEST = 0.0004 / 1000
+"""$ per GET, SELECT or other request, S3 Standard (DELETE is free). https://aws.amazon.com/s3/pricing/"""
+S3_STANDARD_GB_MONTH = 0.023
+"""$ per GB-month, S3 Standard, first 50 TB a month (GB = 2^30 bytes, prorated by the hour, no
+minimum storage duration). https://aws.amazon.com/s3/pricing/"""
+DATA_TRANSFER_OUT_GB = 0.09
+"""$ per GB out of S3 to the internet, first 10 TB a month (the first 100 GB a month of the account
+are free: not counted). https://aws.amazon.com/s3/pricing/ (Data transfer)"""
+GB = 1024**3
+"""The GB of S3's storage and transfer prices: 2^30 bytes."""
+DAYS_PER_MONTH = 30
+"""A month of storage, for prorating: the task TTL of 30 days is one month."""
 PRICE_SOURCES = {
     "DynamoDB on-demand": "https://aws.amazon.com/dynamodb/pricing/on-demand/",
     "SQS": "https://aws.amazon.com/sqs/pricing/",
     "Lambda": "https://aws.amazon.com/lambda/pricing/",
     "API Gateway": "https://aws.amazon.com/api-gateway/pricing/",
+    "S3": "https://aws.amazon.com/s3/pricing/",
 }
 AUTHORIZER_ASSUMED_MS = 10.0
 """The REQUEST authorizer (AuthMode Open, the default; not cached) is not part of the local stack;
@@ -287,9 +314,12 @@ _QUERY_REDUCERS = ("Select", "FilterExpression", "ProjectionExpression", "Attrib
 # ------------------------------------------------------------------------------------- recording
 class Recorder:
     """botocore hooks on the default session: ``before-parameter-build`` notes the request and the
-    before images of the items a write touches; ``request-created`` the size of the serialized
-    request body (DynamoDB); ``after-call`` (also called for error responses) notes the call, its
-    component and its billed units."""
+    before images of the items a write touches (DynamoDB) or the size of the body sent (S3), and
+    records a presigned URL (``generate_presigned_url`` emits it too, then sends nothing: no
+    ``after-call`` follows); ``request-created`` the size of the serialized request body
+    (DynamoDB); ``after-call`` (also called for error responses) notes the call, its component and
+    its billed units. :meth:`note_download` records a client's download by a presigned URL (plain
+    HTTP, not botocore)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -314,7 +344,12 @@ class Recorder:
                 before = [
                     self.items.get(table, key) for table, key, _ in _write_targets(self.items, model.name, params)
                 ]
-            context["a2a_bench"] = {"params": params, "before": before}
+            stash: dict[str, Any] = {"params": params, "before": before}
+            if service == "s3":
+                stash["request_bytes"] = _body_size(params.get("Body"))
+            context["a2a_bench"] = stash
+            if context.get("is_presign_request"):
+                self._record(service, f"Presign{model.name}", "", _presign_units(params))
         except Exception as exc:  # a measuring bug must not break the code under measurement
             context["a2a_bench"] = {"params": params, "before": [], "error": repr(exc)}
 
@@ -345,12 +380,45 @@ class Recorder:
             elif service == "sqs":
                 call.update(_sqs_units(model.name, stash["params"]))
                 self._note_work_item(model.name, stash["params"])
+            elif service == "s3":
+                call.update(_s3_units(model.name, stash["params"], parsed, stash.get("request_bytes", 0)))
         except Exception as exc:
             call["measure_error"] = repr(exc)
         if "error" in stash:
             call["measure_error"] = stash["error"]
         with self.lock:
             self.calls.append(call)
+
+    def _record(self, service: str, op: str, error: str, units: dict[str, Any]) -> None:
+        call = {
+            "component": _COMPONENT.get() or _thread_component(),
+            "label": _LABEL.get(),
+            "window": self.window,
+            "service": service,
+            "op": op,
+            "error": error,
+            "t": time.time(),
+            **units,
+        }
+        with self.lock:
+            self.calls.append(call)
+
+    def note_download(self, label: str, received: int, status: int) -> None:
+        """A client's GET of an object by a presigned URL (component ``client``): one S3 GET
+        request, its bytes received from S3 and sent out of AWS to the internet."""
+        token, tag = _COMPONENT.set("client"), _LABEL.set(label)
+        try:
+            units = {
+                "s3_requests": 1,
+                "s3_tier": "get",
+                "s3_bytes_received": received,
+                "data_transfer_out_bytes": received,
+                "via": "presigned URL",
+            }
+            self._record("s3", "GetObject", "" if status == 200 else f"HTTP {status}", units)
+        finally:
+            _LABEL.reset(tag)
+            _COMPONENT.reset(token)
 
     # -- DynamoDB units
     def _dynamodb_units(
@@ -510,6 +578,65 @@ def _sqs_units(op: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"queue": queue, "fifo": fifo, "sqs_requests": 1}
 
 
+S3_PUT_TIER = frozenset(
+    {
+        "PutObject",
+        "CopyObject",
+        "PostObject",
+        "ListObjects",
+        "ListObjectsV2",
+        "ListObjectVersions",
+        "ListBuckets",
+        "ListMultipartUploads",
+        "ListParts",
+        "CreateMultipartUpload",
+        "UploadPart",
+        "UploadPartCopy",
+        "CompleteMultipartUpload",
+        "CreateBucket",
+    }
+)
+"""S3 operations billed as PUT, COPY, POST or LIST requests; DELETEs are free; all others GETs."""
+S3_FREE = frozenset({"DeleteObject", "DeleteObjects", "AbortMultipartUpload", "DeleteBucket"})
+
+
+def _s3_units(op: str, params: dict[str, Any], parsed: dict[str, Any], sent: int) -> dict[str, Any]:
+    """One S3 request: its price tier (``put``, ``get`` or ``free``), the body bytes sent (a
+    PutObject's object, an UploadPart's part) and received (a GetObject's ``ContentLength``), and
+    the object written (bucket and key: an object put twice is stored once)."""
+    tier = "put" if op in S3_PUT_TIER else "free" if op in S3_FREE else "get"
+    out: dict[str, Any] = {"s3_requests": 1, "s3_tier": tier, "s3_bytes_sent": sent}
+    if op == "GetObject" and not parsed.get("Error"):
+        out["s3_bytes_received"] = int(parsed.get("ContentLength") or 0)
+    if op == "PutObject" and not parsed.get("Error"):
+        out["s3_object"] = f"{params.get('Bucket')}/{params.get('Key')}"
+        out["s3_object_bytes"] = sent
+    return out
+
+
+def _presign_units(params: dict[str, Any]) -> dict[str, Any]:
+    """A presigned URL: made locally (signed with the function's credentials), no request."""
+    return {"s3_requests": 0, "s3_tier": "none", "presigned_url": 1, "key": str(params.get("Key", ""))}
+
+
+def _body_size(body: Any) -> int:
+    """Bytes of a request body given as bytes, text or a seekable file object."""
+    if body is None:
+        return 0
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return len(body)
+    if isinstance(body, str):
+        return len(body.encode())
+    try:
+        here = body.tell()
+        body.seek(0, os.SEEK_END)
+        end = int(body.tell())
+        body.seek(here)
+        return end - int(here)
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
 def _attributes_size(params: dict[str, Any]) -> int:
     size = 0
     for name, value in (params.get("MessageAttributes") or {}).items():
@@ -591,7 +718,7 @@ class LabelMiddleware:
 
 def wrap_handlers(activity: Activity) -> Callable[[str], Callable[..., Any]]:
     """The stack's ``resolve_handler``: the template's handler, run with its component set."""
-    from a2a_devstack._imports import import_object
+    from a2a_serverless.devstack._imports import import_object
 
     def resolve(path: str) -> Callable[..., Any]:
         handler = import_object(path)
@@ -679,6 +806,17 @@ class Driver:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"task {task_id} stayed {task['status']['state']}, wanted {states}")
             time.sleep(0.05)
+
+    def download(self, url: str, label: str) -> bytes:
+        """GET ``url`` (a presigned S3 URL) as a client would: a plain HTTP client, none of the
+        agent's headers; recorded as one S3 GET by the client."""
+        import httpx
+
+        with httpx.Client(timeout=120) as plain:
+            response = plain.get(url)
+        self.recorder.note_download(label, len(response.content), response.status_code)
+        response.raise_for_status()
+        return response.content
 
     def dead_letter(self, task_id: str) -> None:
         """Put a copy of the task's work item on the work dead-letter queue, as SQS does after
@@ -786,6 +924,14 @@ def stream_shape(name: str) -> tuple[int, float] | None:
 def shape_description(name: str) -> str:
     if name in SHAPES:
         return SHAPES[name]
+    size = artifact_shape(name)
+    if size is not None:
+        return (
+            f"one blocking SendMessage to an executor that makes one artifact holding one raw file part of "
+            f"{size / MIB:g} MiB of random bytes (stored in S3) and completes, then one GetTask (the part by "
+            "presigned URL when its base64 is over the response's inline budget), then the client's download by "
+            "that URL; run once"
+        )
     spec = stream_shape(name)
     assert spec is not None, name
     count, interval = spec
@@ -795,6 +941,72 @@ def shape_description(name: str) -> str:
         f"one artifact (append), {pace}, between a WORKING and a COMPLETED status update; the window ends when "
         "the task is terminal and the stack quiet (the driver's own GetTask polls are not counted); run once"
     )
+
+
+# ----------------------------------------------------------------------------- large-part shapes
+ARTIFACT_SHAPES = ("artifact_5mb",)
+"""The large-part shape of issue 14; any ``artifact_<N>mb`` is accepted too."""
+_ARTIFACT_SHAPE = re.compile(r"^artifact_(\d+)mb$")
+MIB = 1024 * 1024
+FILE_EXECUTOR = "bench._large_agents:DemoWithFilesExecutor"
+"""The demo agent plus ``chunks N INTERVAL`` and ``bigfile N SEED`` (used when an artifact shape is
+selected)."""
+FILE_SEED = 14
+
+
+def artifact_shape(name: str) -> int | None:
+    """``artifact_<N>mb`` -> N MiB in bytes; anything else None."""
+    match = _ARTIFACT_SHAPE.match(name)
+    return int(match.group(1)) * MIB if match and int(match.group(1)) > 0 else None
+
+
+def _file_part(task: dict[str, Any]) -> dict[str, Any]:
+    """The file part of a ``bigfile`` task's artifact (empty if there is none)."""
+    from bench._large_agents import FILE_ARTIFACT_ID
+
+    artifact = next((a for a in task.get("artifacts") or [] if a.get("artifactId") == FILE_ARTIFACT_ID), None)
+    parts = (artifact or {}).get("parts") or [{}]
+    return dict(parts[0])
+
+
+def part_form(part: dict[str, Any]) -> str:
+    """How a response carries a file part: ``url``, ``raw`` (inline base64) or ``missing``."""
+    return "url" if part.get("url") else "raw" if "raw" in part else "missing"
+
+
+def run_artifact_shape(d: Driver, name: str, tenant: str) -> dict[str, Any]:
+    """One task of an artifact shape in a window of its own: blocking SendMessage, GetTask, the
+    client's download by the URL (or the inline bytes), checked against what the executor made."""
+    sys.path.insert(0, str(ROOT))
+    from bench._large_agents import file_bytes, file_name, file_request
+
+    size = artifact_shape(name)
+    assert size is not None, name
+    info: dict[str, Any] = {"file_bytes": size}
+    with d.window(name):
+        sent = d.send(tenant, file_request(size, FILE_SEED), label=f"SendMessage (blocking, {name})")
+        info["task_id"] = sent["id"]
+        info["send_state"] = sent["status"]["state"]
+        info["send_part"] = part_form(_file_part(sent))
+        got: dict[str, Any] = d.call(f"GetTask ({name})", "GET", f"{tenant}/tasks/{sent['id']}")
+        info["final_state"] = got["status"]["state"]
+        part = _file_part(got)
+        info["get_task_part"] = part_form(part)
+        info["get_task_part_fields"] = sorted(part)
+        info["filename"] = part.get("filename", "")
+        info["media_type"] = part.get("mediaType", "")
+        if part.get("url"):
+            info["url_scheme"] = str(part["url"]).split(":", 1)[0]
+            data = d.download(str(part["url"]), f"download ({name})")
+        else:
+            import base64
+
+            data = base64.b64decode(part.get("raw") or "")
+        info["downloads"] = 1 if part.get("url") else 0
+        info["bytes_received"] = len(data)
+        info["bytes_exact"] = data == file_bytes(size, FILE_SEED)
+        info["filename_as_sent"] = info["filename"] == file_name(size)
+    return info
 
 
 def run_stream_shape(d: Driver, name: str, tenant: str, cap: float) -> dict[str, Any]:
@@ -860,6 +1072,7 @@ def measure(
 
     notes: dict[str, Any] = {}
     streams: dict[str, Any] = {}
+    artifacts: dict[str, Any] = {}
     with Receiver() as receiver:
         driver = Driver(base, recorder, activity, receiver)
         try:
@@ -874,7 +1087,10 @@ def measure(
                     streams[shape] = {"skipped": "the stack was not quiet after the previous stream shape"}
                     continue
                 streams[shape] = run_stream_shape(driver, shape, f"/{shape}", stream_cap)
+            for shape in (s for s in shapes if artifact_shape(s)):
+                artifacts[shape] = run_artifact_shape(driver, shape, f"/{shape}")
             notes["window_seconds"] = {k: v[-samples:] for k, v in driver.seconds.items()}
+            notes["blob_bucket"] = os.environ.get("A2A_BLOB_BUCKET", "")  # set by the stack from the template
         finally:
             driver.close()
     calls = [c for c in recorder.snapshot()[first:] if c["label"] != WAIT_LABEL]
@@ -886,7 +1102,8 @@ def measure(
         "invocations": invocations,
         "notes": notes,
         "stream_shapes": streams,
-        "window_samples": {shape: 1 for shape in streams},
+        "artifact_shapes": artifacts,
+        "window_samples": {shape: 1 for shape in [*streams, *artifacts]},
         "warmup_only": dict(
             Counter(f"{c['component']} {c['service']}.{c['op']}" for c in warmup if c["service"] == "ssm")
         ),
@@ -894,6 +1111,16 @@ def measure(
 
 
 # ------------------------------------------------------------------------------------- the stack
+def bench_executor(shapes: Sequence[str]) -> str | None:
+    """The executor the stack runs: the product's demo agent for the hello shapes; with a stream
+    shape the demo plus ``chunks``; with an artifact shape the demo plus ``chunks`` and ``bigfile``."""
+    if any(artifact_shape(s) for s in shapes):
+        return FILE_EXECUTOR
+    if any(stream_shape(s) for s in shapes):
+        return STREAM_EXECUTOR
+    return None
+
+
 def run_stack(
     samples: int, quick: bool = False, shapes: Sequence[str] = HELLO_SHAPES, stream_cap: float = 300.0
 ) -> dict[str, Any]:
@@ -924,7 +1151,7 @@ def run_stack(
     with contextlib.redirect_stdout(sys.stderr):  # the functions' EMF lines and the ready line
         outcome = measure_on_local_stack(
             lambda base: measure(base, recorder, activity, samples, quick, shapes, stream_cap),
-            executor=STREAM_EXECUTOR if any(stream_shape(s) for s in shapes) else None,
+            executor=bench_executor(shapes),
             workers=2,
             app_factory=app_factory,
             resolve_handler=wrap_handlers(activity),
@@ -939,8 +1166,8 @@ def run_stack(
 # ------------------------------------------------------------------------------------- analysis
 def template_facts() -> dict[str, Any]:
     """Memory, architecture, event source batch sizes, queue types and the API type, from template.yaml."""
-    from a2a_devstack._template import sqs_event_sources
-    from a2a_devstack.resources import load_template
+    from a2a_serverless.devstack._template import sqs_event_sources
+    from a2a_serverless.devstack.resources import load_template
 
     template = load_template()
     resources = template["Resources"]
@@ -963,12 +1190,15 @@ def template_facts() -> dict[str, Any]:
         {r["Type"] for r in resources.values() if r["Type"] in ("AWS::Serverless::Api", "AWS::Serverless::HttpApi")}
     )
     auth_default = template.get("Parameters", {}).get("AuthMode", {}).get("Default", "")
+    ttl_days = int(template.get("Parameters", {}).get("TaskTtlDays", {}).get("Default", DAYS_PER_MONTH))
     return {
         "functions": functions,
         "queues": queues,
         "sqs_event_sources": sources,
         "api_types": apis,
         "auth_mode": auth_default,
+        "task_ttl_days": ttl_days,
+        "buckets": sorted(name for name, r in resources.items() if r["Type"] == "AWS::S3::Bucket"),
     }
 
 
@@ -992,7 +1222,16 @@ def _units(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "sqs_std": 0,
         "sqs_entries": 0,
         "dynamodb_write_request_bytes": 0,
+        "s3_put_requests": 0,
+        "s3_get_requests": 0,
+        "s3_free_requests": 0,
+        "s3_presigned_urls": 0,
+        "s3_bytes_sent": 0,
+        "s3_bytes_received": 0,
+        "s3_bytes_stored": 0,
+        "data_transfer_out_bytes": 0,
     }
+    stored: dict[str, int] = {}
     for c in calls:
         ops[f"{c['service']}.{c['op']}"] += 1
         if c["service"] == "dynamodb" and c["op"] in WRITE_OPS:
@@ -1005,9 +1244,22 @@ def _units(calls: list[dict[str, Any]]) -> dict[str, Any]:
         if c["service"] == "sqs":
             out["sqs_fifo" if c.get("fifo") else "sqs_std"] += c.get("sqs_requests", 1)
             out["sqs_entries"] += c.get("entries", 0)
+        if c["service"] == "s3":
+            tier = c.get("s3_tier", "get")
+            if tier in ("put", "get", "free"):
+                out[f"s3_{tier}_requests"] += c.get("s3_requests", 1)
+            out["s3_presigned_urls"] += c.get("presigned_url", 0)
+            out["s3_bytes_sent"] += c.get("s3_bytes_sent", 0)
+            out["s3_bytes_received"] += c.get("s3_bytes_received", 0)
+            out["data_transfer_out_bytes"] += c.get("data_transfer_out_bytes", 0)
+            if "s3_object" in c:
+                stored[c["s3_object"]] = c.get("s3_object_bytes", 0)
+    out["s3_bytes_stored"] = sum(stored.values())
+    out["s3_objects_stored"] = sorted(stored)
     out["calls"] = dict(sorted(ops.items()))
     out["dynamodb_calls"] = sum(n for k, n in ops.items() if k.startswith("dynamodb."))
     out["sqs_calls"] = sum(n for k, n in ops.items() if k.startswith("sqs."))
+    out["s3_calls"] = sum(n for k, n in ops.items() if k.startswith("s3."))
     out["errors"] = dict(Counter(c["error"] for c in calls if c.get("error")))
     return out
 
@@ -1051,11 +1303,14 @@ def analyse(
         methods[label] = entry
     # ---- per window: every component, per sample
     windows: dict[str, Any] = {}
+    stored_per_task: dict[str, float] = {}
+    """Bytes of the S3 objects a window's calls wrote, per run (an object put twice is stored once)."""
     for window in sorted({c["window"] for c in calls} | {i["window"] for i in invocations}):
         if window in ("between", "startup"):
             continue
         components: dict[str, Any] = {}
         in_window = [c for c in calls if c["window"] == window]
+        stored_per_task[window] = _units(in_window)["s3_bytes_stored"] / window_samples.get(window, samples)
         invs = [i for i in invocations if i["window"] == window]
         names = sorted({c["component"] if c["component"] != "api" else f"api:{c['label']}" for c in in_window})
         names += sorted({i["name"] for i in invs if i["kind"] == "lambda"} - set(names))
@@ -1097,7 +1352,9 @@ def analyse(
         for kind, v in sorted(written.items())
     }
     costs = {
-        name: cost_of_shape(name, windows, requests, invocations, facts, window_samples.get(name, samples))
+        name: cost_of_shape(
+            name, windows, requests, invocations, facts, window_samples.get(name, samples), stored_per_task[name]
+        )
         for name in shapes
         if name in windows
     }
@@ -1110,6 +1367,10 @@ def analyse(
         "stream_shapes": {
             name: stream_figures(name, info, calls, invocations, costs.get(name))
             for name, info in raw.get("stream_shapes", {}).items()
+        },
+        "artifact_shapes": {
+            name: artifact_figures(name, info, calls, costs.get(name))
+            for name, info in raw.get("artifact_shapes", {}).items()
         },
         "item_sizes_written": item_sizes,
         "head_index_key_moves": dict(moves),
@@ -1172,6 +1433,46 @@ def stream_figures(
     }
 
 
+def artifact_figures(
+    name: str, info: dict[str, Any], calls: list[dict[str, Any]], cost: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One artifact shape's run: what the client got, every S3 and DynamoDB call of its window (all
+    components) by operation and component, bytes, units and the cost per million such tasks."""
+    if cost is None:
+        return dict(info)
+    mine = [c for c in calls if c["window"] == name]
+    s3 = _units([c for c in mine if c["service"] == "s3"])
+    dynamodb = _units([c for c in mine if c["service"] == "dynamodb"])
+    by_component: dict[str, dict[str, int]] = defaultdict(dict)
+    for c in mine:
+        component = c["component"] if c["component"] != "api" else f"api:{c['label']}"
+        op = f"{c['service']}.{c['op']}"
+        by_component[component][op] = by_component[component].get(op, 0) + 1
+    return {
+        **info,
+        "description": shape_description(name),
+        "s3_calls": {k.split(".", 1)[1]: v for k, v in s3["calls"].items()},
+        "s3_put_requests": s3["s3_put_requests"],
+        "s3_get_requests": s3["s3_get_requests"],
+        "s3_presigned_urls": s3["s3_presigned_urls"],
+        "s3_bytes_sent": s3["s3_bytes_sent"],
+        "s3_bytes_received": s3["s3_bytes_received"],
+        "s3_bytes_stored": s3["s3_bytes_stored"],
+        "data_transfer_out_bytes": s3["data_transfer_out_bytes"],
+        "s3_errors": s3["errors"],
+        "dynamodb_calls": {k.split(".", 1)[1]: v for k, v in dynamodb["calls"].items()},
+        "dynamodb_errors": dynamodb["errors"],
+        "dynamodb_write_request_bytes": dynamodb["dynamodb_write_request_bytes"],
+        "rru": round(dynamodb["rru"], 3),
+        "wru": round(dynamodb["wru"] + dynamodb["wru_gsi"], 3),
+        "wru_of_which_gsi": round(dynamodb["wru_gsi"], 3),
+        "calls_by_component": {k: dict(sorted(v.items())) for k, v in sorted(by_component.items())},
+        "units_per_task": cost["units_per_task"],
+        "per_million_tasks_usd": cost["per_million_tasks_usd"],
+        "total_per_million_tasks_usd": cost["total_per_million_tasks_usd"],
+    }
+
+
 def cost_of_shape(
     window: str,
     windows: dict[str, Any],
@@ -1179,8 +1480,11 @@ def cost_of_shape(
     invocations: list[dict[str, Any]],
     facts: dict[str, Any],
     samples: int,
+    s3_stored_bytes: float = 0.0,
 ) -> dict[str, Any]:
-    """Per task of the shape measured in ``window``: units by service, then dollars."""
+    """Per task of the shape measured in ``window``: units by service, then dollars.
+    ``s3_stored_bytes``: the bytes of the objects its calls wrote, per task (kept for the task's
+    retention, ``TaskTtlDays``)."""
     components = windows[window]
     rru = sum(c["rru"] for c in components.values())
     wru = sum(c["wru"] + c["wru_gsi"] for c in components.values())
@@ -1213,6 +1517,10 @@ def cost_of_shape(
     lambda_requests /= samples
     gb_seconds /= samples
     api_requests = len(api_reqs) / samples
+    s3_put = sum(c["s3_put_requests"] for c in components.values())
+    s3_get = sum(c["s3_get_requests"] for c in components.values())
+    out_bytes = sum(c["data_transfer_out_bytes"] for c in components.values())
+    storage_months = facts.get("task_ttl_days", DAYS_PER_MONTH) / DAYS_PER_MONTH
     units = {
         "api_requests": round(api_requests, 3),
         "lambda_requests": round(lambda_requests, 3),
@@ -1224,12 +1532,21 @@ def cost_of_shape(
         "sqs_requests_ours_standard": round(sqs_std, 3),
         "sqs_requests_event_source_estimate": round(esm_requests, 3),
         "notifications": round(sum(c.get("invocations", 0) for n, c in components.items() if "Delivery" in n), 3),
+        "s3_put_requests": round(s3_put, 3),
+        "s3_get_requests": round(s3_get, 3),
+        "s3_presigned_urls": round(sum(c["s3_presigned_urls"] for c in components.values()), 3),
+        "s3_bytes_stored": round(s3_stored_bytes),
+        "s3_storage_gb_months": round(s3_stored_bytes / GB * storage_months, 6),
+        "data_transfer_out_bytes": round(out_bytes),
     }
     dollars = {
         "dynamodb": rru * DYNAMODB_RRU + wru * DYNAMODB_WRU,
         "sqs": (sqs_fifo + esm_fifo) * SQS_FIFO_REQUEST + (sqs_std + esm_requests - esm_fifo) * SQS_STANDARD_REQUEST,
         "lambda": lambda_requests * LAMBDA_REQUEST + gb_seconds * LAMBDA_GB_SECOND_ARM64,
         "api_gateway": api_requests * API_GATEWAY_REST_REQUEST,
+        "s3_requests": s3_put * S3_PUT_REQUEST + s3_get * S3_GET_REQUEST,
+        "s3_storage": s3_stored_bytes / GB * storage_months * S3_STANDARD_GB_MONTH,
+        "data_transfer_out": out_bytes / GB * DATA_TRANSFER_OUT_GB,
     }
     per_million = {k: round(v * 1e6, 2) for k, v in dollars.items()}
     per_million["lambda_requests_only"] = round(lambda_requests * LAMBDA_REQUEST * 1e6, 2)
@@ -1249,9 +1566,11 @@ def render(result: dict[str, Any]) -> str:
     meta = result["meta"]
     shapes = meta.get("shapes", HELLO_SHAPES)
     sampled = any(shape in HELLO_SHAPES for shape in shapes)
-    runs = f"samples: {meta['samples']}" if sampled else "no method samples (stream shapes only)"
+    runs = f"samples: {meta['samples']}" if sampled else "no method samples (stream / artifact shapes only)"
     if any(stream_shape(shape) for shape in shapes):
         runs += "; each stream shape run once"
+    if any(artifact_shape(shape) for shape in shapes):
+        runs += "; each artifact shape run once"
     out = [
         f"Local stack, {runs} (after a warm-up pass); units per request (methods) or per task "
         "(shapes), averaged over the runs. RRU / WRU computed from item sizes (see the notes).",
@@ -1288,15 +1607,16 @@ def render(result: dict[str, Any]) -> str:
     )
     moves = result["head_index_key_moves"]
     e = result["per_executor_event"]
-    out += [
-        "",
-        f"Items written (median size by kind): {sizes}. Head writes that moved both index keys (a status change: "
-        f"the ByScope / ByContext sort key is the status timestamp): {moves.get('head writes moving an index key', 0)} "
-        f"of {moves.get('head writes', 0)}.",
-        f"Worker, per executor event ('hello' task / 3): {_ops(e['calls'], '')}; "
-        f"{_n(e['rru'])} RRU, {_n(e['wru'] + e['wru_gsi'])} WRU (of which GSI {_n(e['wru_gsi'])}); "
-        f"{_n(e['transact_items'])} transaction items.",
-    ]
+    if sampled:  # the figures of the method samples' 'hello' tasks
+        out += [
+            "",
+            f"Items written (median size by kind): {sizes}. Head writes that moved both index keys (a status "
+            f"change: the ByScope / ByContext sort key is the status timestamp): "
+            f"{moves.get('head writes moving an index key', 0)} of {moves.get('head writes', 0)}.",
+            f"Worker, per executor event ('hello' task / 3): {_ops(e['calls'], '')}; "
+            f"{_n(e['rru'])} RRU, {_n(e['wru'] + e['wru_gsi'])} WRU (of which GSI {_n(e['wru_gsi'])}); "
+            f"{_n(e['transact_items'])} transaction items.",
+        ]
     pn = result["per_notification"]
     if pn:
         out.append(f"Push, per notification ({pn['notifications_per_task']} notifications per 'hello' task):")
@@ -1311,20 +1631,26 @@ def render(result: dict[str, Any]) -> str:
         "**Cost per million tasks** (us-east-1 on-demand, USD; no free tier)",
         "",
         "| task shape | API req | Lambda req | GB-s | RRU | WRU (GSI) | SQS req (ours + event source) | "
-        "DynamoDB | SQS | Lambda (req + duration) | API Gateway | **total** |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "S3 PUT + GET | DynamoDB | SQS | Lambda (req + duration) | API Gateway | S3 (req + storage) | data out | "
+        "**total** |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, s in result["shapes"].items():
         u, d = s["units_per_task"], s["per_million_tasks_usd"]
         sqs = u["sqs_requests_ours_fifo"] + u["sqs_requests_ours_standard"]
+        s3 = d.get("s3_requests", 0.0) + d.get("s3_storage", 0.0)
         out.append(
             f"| {name} | {_n(u['api_requests'])} | {_n(u['lambda_requests'])} | {u['lambda_gb_seconds']:.4f} | "
             f"{_n(u['rru'])} | {_n(u['wru'])} ({_n(u['wru_of_which_gsi'])}) | {_n(sqs)} + "
             f"{_n(u['sqs_requests_event_source_estimate'])} | "
+            f"{_n(u.get('s3_put_requests', 0))} + {_n(u.get('s3_get_requests', 0))} | "
             f"{d['dynamodb']:.2f} | {d['sqs']:.2f} | {d['lambda']:.2f} ({d['lambda_requests_only']:.2f} + "
-            f"{d['lambda_duration_only']:.2f}) | {d['api_gateway']:.2f} | **{s['total_per_million_tasks_usd']:.2f}** |"
+            f"{d['lambda_duration_only']:.2f}) | {d['api_gateway']:.2f} | {s3:,.2f} "
+            f"({d.get('s3_requests', 0.0):,.2f} + {d.get('s3_storage', 0.0):,.2f}) | "
+            f"{d.get('data_transfer_out', 0.0):,.2f} | **{s['total_per_million_tasks_usd']:,.2f}** |"
         )
     out += render_stream_shapes(result.get("stream_shapes") or {})
+    out += render_artifact_shapes(result.get("artifact_shapes") or {})
     out += ["", "Task shapes:"]
     out += [f"- `{name}`: {s['description']}." for name, s in result["shapes"].items()]
     out += ["", "Prices (checked " + meta["prices_checked"] + "):"]
@@ -1365,6 +1691,37 @@ def render_stream_shapes(streams: dict[str, Any]) -> list[str]:
         )
     messages = {n: s.get("final_status_message") for n, s in streams.items() if s.get("final_status_message")}
     out += [f"- `{n}` final status message: {m!r}" for n, m in messages.items()]
+    return out
+
+
+def render_artifact_shapes(artifacts: dict[str, Any]) -> list[str]:
+    """The artifact shapes' table: per task, the S3 and DynamoDB calls of every component."""
+    if not artifacts:
+        return []
+    out = [
+        "",
+        "**Large-part task shapes** (one task each; every component's calls in the window, the client's download "
+        "by the presigned URL included; S3 bytes = object bodies sent / received)",
+        "",
+        "| shape | outcome | GetTask part | downloaded | S3 calls | S3 bytes sent / received | DynamoDB calls | "
+        "RRU | WRU (GSI) | DynamoDB $/M | S3 req $/M | S3 storage $/M | data out $/M | total $/M |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, a in artifacts.items():
+        if "s3_calls" not in a:
+            out.append(f"| {name} | not measured |  |  |  |  |  |  |  |  |  |  |  |  |")
+            continue
+        d = a["per_million_tasks_usd"]
+        state = a.get("final_state", "?").removeprefix("TASK_STATE_")
+        exact = "byte-exact" if a.get("bytes_exact") else "NOT exact"
+        s3_calls = ", ".join(f"{_n(n)} {op}" for op, n in a["s3_calls"].items())
+        calls = ", ".join(f"{_n(n)} {op}" for op, n in a["dynamodb_calls"].items())
+        out.append(
+            f"| {name} | {state} | {a.get('get_task_part', '?')} | {a.get('bytes_received', 0):,} B, {exact} | "
+            f"{s3_calls} | {a['s3_bytes_sent']:,} / {a['s3_bytes_received']:,} | {calls} | {_n(a['rru'])} | "
+            f"{_n(a['wru'])} ({_n(a['wru_of_which_gsi'])}) | {d['dynamodb']:,.2f} | {d['s3_requests']:,.2f} | "
+            f"{d['s3_storage']:,.2f} | {d['data_transfer_out']:,.2f} | {a['total_per_million_tasks_usd']:,.2f} |"
+        )
     return out
 
 
@@ -1410,9 +1767,18 @@ CAVEATS = [
     "template's MemorySize (arm64) and the durations measured here: handler wall time on a loaded 2-core machine "
     "with moto over local HTTP, so indicative only; a blocking SendMessage's duration includes the wait for the "
     "worker.",
+    "S3 (artifact shapes): every call on the default session counted in after-call (PutObject / UploadPart body "
+    "bytes from the request's parameters, GetObject bytes from its ContentLength); a presigned URL is signed "
+    "locally by generate_presigned_url (botocore emits before-parameter-build, then sends nothing): recorded as "
+    "a PresignGetObject of no request and no cost. The client's download by the URL is plain HTTP, recorded as "
+    "one S3 GET by component 'client', its bytes as data transfer out to the internet (S3 to Lambda in the "
+    "region: free). PUT, COPY, POST, LIST: the PUT price; DELETE free; every other request the GET price. "
+    "Storage: the bytes of the distinct objects written, S3 Standard, for TaskTtlDays (the bucket's lifecycle "
+    "expiry; S3 expires an object at the midnight UTC after that age, so up to a day more), prorated at "
+    f"{DAYS_PER_MONTH} days a month; GB = 2^30 bytes. moto checks neither the URL's signature nor its expiry.",
     "Not included: DynamoDB storage, PITR and stream storage, CloudWatch Logs / metrics, X-Ray (Tracing: Active on "
-    "every function), data transfer, SSM (standard parameters: no charge; the push signing key set is read once "
-    "per cold start), the free tiers.",
+    "every function), data transfer other than the artifact shapes' downloads, SSM (standard parameters: no "
+    "charge; the push signing key set is read once per cold start), the free tiers.",
     "Streaming methods poll the event log while open (a strongly consistent Query every 50 ms while events flow, "
     "backing off to 1 s): their calls grow with the stream's duration; SubscribeToTask here follows a 'sleep 1' "
     "task to its end.",
@@ -1441,6 +1807,11 @@ def build_result(
             f"arm64 ({PRICE_SOURCES['Lambda']})",
             "API Gateway REST API": f"${API_GATEWAY_REST_REQUEST * 1e6:.2f} per million requests "
             f"({PRICE_SOURCES['API Gateway']})",
+            "S3 Standard requests": f"PUT, COPY, POST, LIST ${S3_PUT_REQUEST * 1000:.3f} / GET and others "
+            f"${S3_GET_REQUEST * 1000:.4f} per 1,000 ({PRICE_SOURCES['S3']})",
+            "S3 Standard storage": f"${S3_STANDARD_GB_MONTH} per GB-month ({PRICE_SOURCES['S3']})",
+            "Data transfer out to the internet": f"${DATA_TRANSFER_OUT_GB} per GB, first 10 TB a month "
+            f"({PRICE_SOURCES['S3']})",
         },
         "template": facts,
         "caveats": CAVEATS,
@@ -1449,11 +1820,14 @@ def build_result(
 
 
 def parse_shapes(text: str, parser: argparse.ArgumentParser) -> list[str]:
-    names = [*HELLO_SHAPES, *STREAM_SHAPES] if text.strip() == "all" else [n.strip() for n in text.split(",")]
+    everything = [*HELLO_SHAPES, *STREAM_SHAPES, *ARTIFACT_SHAPES]
+    names = everything if text.strip() == "all" else [n.strip() for n in text.split(",")]
     names = [n for n in dict.fromkeys(names) if n]
-    unknown = [n for n in names if n not in HELLO_SHAPES and stream_shape(n) is None]
+    unknown = [n for n in names if n not in HELLO_SHAPES and stream_shape(n) is None and artifact_shape(n) is None]
     if unknown or not names:
-        parser.error(f"unknown shapes {unknown}: use hello_blocking, hello_push, stream_<N>_<burst|paced> or all")
+        parser.error(
+            f"unknown shapes {unknown}: use hello_blocking, hello_push, stream_<N>_<burst|paced>, artifact_<N>mb or all"
+        )
     return names
 
 
@@ -1466,8 +1840,9 @@ def main(argv: list[str] | None = None) -> int:
         "--shapes",
         default=",".join(HELLO_SHAPES),
         help="comma-separated task shapes: hello_blocking, hello_push (with them, every method is sampled), "
-        f"{', '.join(STREAM_SHAPES)} or any stream_<N>_<burst|paced> (run once each, after the samples); "
-        "'all' = the hello and the three stream shapes (default: the hello shapes)",
+        f"{', '.join(STREAM_SHAPES)} or any stream_<N>_<burst|paced>, {', '.join(ARTIFACT_SHAPES)} or any "
+        "artifact_<N>mb (run once each, after the samples); 'all' = the hello, the three stream and the "
+        "artifact shapes (default: the hello shapes)",
     )
     parser.add_argument(
         "--stream-timeout",

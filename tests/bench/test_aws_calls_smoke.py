@@ -1,8 +1,8 @@
 """bench/aws_calls.py end to end, and its unit accounting on its own.
 
-The end-to-end run (``--quick`` plus a 20-chunk stream shape) starts the local stack in a
-subprocess, drives every A2A method, and its JSON holds the calls and costs the README's figure 5
-is made of. Every check is on what is counted (calls, units, requests, bytes, and dollars as the
+The end-to-end run (``--quick`` plus a 20-chunk stream shape and the 5 MiB artifact shape) starts
+the local stack in a subprocess, drives every A2A method, and its JSON holds the calls and costs the
+README's figure 5 is made of. Every check is on what is counted (calls, units, requests, bytes, and dollars as the
 price constants times counted units), never on a measured duration or on a comparison of two
 totals that include one: those depend on the machine's load."""
 
@@ -24,6 +24,8 @@ METHODS = set(V1_METHODS)
 STREAM = "stream_20_burst"
 CHUNKS = 20
 CHUNK_BYTES = 40
+ARTIFACT = "artifact_5mb"
+FILE_BYTES = 5 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,7 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             str(ROOT / "bench" / "aws_calls.py"),
             "--quick",
             "--shapes",
-            f"hello_blocking,hello_push,{STREAM}",
+            f"hello_blocking,hello_push,{STREAM},{ARTIFACT}",
             "--stream-timeout",
             "60",
             "--json",
@@ -114,7 +116,7 @@ def test_background_work_is_attributed(result: dict[str, Any]) -> None:
 @pytest.mark.e2e
 def test_each_cost_is_the_prices_times_the_counted_units(result: dict[str, Any], aws_calls: ModuleType) -> None:
     m = aws_calls
-    assert set(result["shapes"]) == {"hello_blocking", "hello_push", STREAM}
+    assert set(result["shapes"]) == {"hello_blocking", "hello_push", STREAM, ARTIFACT}
     template = result["meta"]["template"]
     # The event source mappings' requests are billed at the FIFO price when every consumed queue is FIFO.
     all_fifo = all(template["queues"][queue]["fifo"] for queue in template["sqs_event_sources"])
@@ -133,11 +135,15 @@ def test_each_cost_is_the_prices_times_the_counted_units(result: dict[str, Any],
             "lambda_requests_only": u["lambda_requests"] * m.LAMBDA_REQUEST,
             "lambda_duration_only": u["lambda_gb_seconds"] * m.LAMBDA_GB_SECOND_ARM64,
             "api_gateway": u["api_requests"] * m.API_GATEWAY_REST_REQUEST,
+            "s3_requests": u["s3_put_requests"] * m.S3_PUT_REQUEST + u["s3_get_requests"] * m.S3_GET_REQUEST,
+            "s3_storage": u["s3_bytes_stored"] / m.GB * m.S3_STANDARD_GB_MONTH * template["task_ttl_days"] / 30,
+            "data_transfer_out": u["data_transfer_out_bytes"] / m.GB * m.DATA_TRANSFER_OUT_GB,
         }
         for part, dollars in expected.items():
             assert usd[part] == pytest.approx(dollars * 1e6, abs=0.011), (name, part)
         assert usd["lambda"] == pytest.approx(usd["lambda_requests_only"] + usd["lambda_duration_only"], abs=0.011)
-        services = [usd[k] for k in ("dynamodb", "sqs", "lambda", "api_gateway")]
+        keys = ("dynamodb", "sqs", "lambda", "api_gateway", "s3_requests", "s3_storage", "data_transfer_out")
+        services = [usd[k] for k in keys]
         assert shape["total_per_million_tasks_usd"] == pytest.approx(sum(services), abs=0.011), name
 
 
@@ -173,11 +179,53 @@ def test_stream_shape_stores_every_chunk_and_counts_its_writes(result: dict[str,
 
 
 @pytest.mark.e2e
+def test_artifact_shape_stores_the_file_in_s3_and_the_client_downloads_it_by_url(result: dict[str, Any]) -> None:
+    a = result["artifact_shapes"][ARTIFACT]
+    assert a["final_state"] == "TASK_STATE_COMPLETED", a
+    # The part is over the response's inline budget (5 MiB as base64 > 4 MiB): a presigned URL, with
+    # the file's name and media type, in the blocking SendMessage's response and in GetTask's.
+    assert a["get_task_part"] == "url"
+    assert a["send_part"] == "url"
+    assert a["get_task_part_fields"] == ["filename", "mediaType", "url"]
+    assert a["url_scheme"] in ("http", "https")
+    assert a["downloads"] == 1
+    assert a["bytes_received"] == FILE_BYTES
+    assert a["bytes_exact"]
+    # S3: the worker puts the object (once: the file's bytes), the API side only signs URLs (no
+    # request), the client's GET by the URL is the one read, its bytes the data transfer out.
+    assert a["s3_calls"].get("PutObject", 0) >= 1
+    assert a["s3_put_requests"] >= 1
+    assert a["s3_bytes_sent"] >= FILE_BYTES
+    assert a["s3_bytes_stored"] == FILE_BYTES
+    assert a["s3_presigned_urls"] >= 1  # GetTask's URL at least
+    assert a["s3_calls"]["GetObject"] == 1
+    assert a["s3_get_requests"] == 1
+    assert a["s3_bytes_received"] == FILE_BYTES
+    assert a["data_transfer_out_bytes"] == FILE_BYTES
+    assert a["calls_by_component"]["client"] == {"s3.GetObject": 1}
+    assert "s3.PutObject" in a["calls_by_component"]["WorkerFunction"]
+    get_task = a["calls_by_component"][f"api:GetTask ({ARTIFACT})"]
+    assert get_task.get("s3.PresignGetObject") == 1
+    assert "s3.GetObject" not in get_task
+    assert a["s3_errors"] == {}
+    # DynamoDB holds only the pointer: no write request carries the file.
+    assert a["dynamodb_calls"].get("TransactWriteItems", 0) >= 1
+    assert 0 < a["dynamodb_write_request_bytes"] < FILE_BYTES // 10
+    assert a["wru"] > 0
+    assert a["rru"] > 0
+    usd = a["per_million_tasks_usd"]
+    assert usd["s3_requests"] > 0
+    assert usd["s3_storage"] > 0
+    assert usd["data_transfer_out"] > 0
+
+
+@pytest.mark.e2e
 def test_render_is_importable_without_side_effects(result: dict[str, Any], aws_calls: ModuleType) -> None:
     markdown = aws_calls.render(result)
     assert "| GetTask | GatewayFunction | " in markdown
     assert "**Cost per million tasks**" in markdown
     assert f"| {STREAM} | COMPLETED | {CHUNKS} of {CHUNKS} |" in markdown
+    assert f"| {ARTIFACT} | COMPLETED | url | {FILE_BYTES:,} B, byte-exact |" in markdown
 
 
 # ----------------------------------------------------------------------- unit accounting (no stack)
@@ -266,3 +314,64 @@ def test_stream_shape_names(aws_calls: ModuleType) -> None:
     assert aws_calls.stream_shape("stream_800_paced") == (800, 0.02)
     assert aws_calls.stream_shape("hello_blocking") is None
     assert set(aws_calls.STREAM_SHAPES) == {"stream_800_burst", "stream_800_paced", "stream_200_burst"}
+
+
+def test_artifact_shape_names(aws_calls: ModuleType) -> None:
+    assert aws_calls.artifact_shape("artifact_5mb") == FILE_BYTES
+    assert aws_calls.artifact_shape("artifact_0mb") is None
+    assert aws_calls.artifact_shape("stream_800_burst") is None
+    assert aws_calls.bench_executor(["hello_blocking"]) is None
+    assert aws_calls.bench_executor(["hello_blocking", STREAM]) == aws_calls.STREAM_EXECUTOR
+    assert aws_calls.bench_executor([STREAM, ARTIFACT]) == aws_calls.FILE_EXECUTOR
+
+
+def test_s3_requests_are_priced_by_tier_and_sized_by_body(aws_calls: ModuleType) -> None:
+    m = aws_calls
+    put = m._s3_units("PutObject", {"Bucket": "b", "Key": "k", "Body": b"x"}, {}, 7)
+    assert put == {
+        "s3_requests": 1,
+        "s3_tier": "put",
+        "s3_bytes_sent": 7,
+        "s3_object": "b/k",
+        "s3_object_bytes": 7,
+    }
+    get = m._s3_units("GetObject", {"Bucket": "b", "Key": "k"}, {"ContentLength": 11}, 0)
+    assert (get["s3_tier"], get["s3_bytes_received"]) == ("get", 11)
+    assert m._s3_units("HeadObject", {}, {}, 0)["s3_tier"] == "get"
+    assert m._s3_units("ListObjectsV2", {}, {}, 0)["s3_tier"] == "put"
+    assert m._s3_units("DeleteObject", {}, {}, 0)["s3_tier"] == "free"
+    calls = [
+        {"service": "s3", "op": "PutObject", "error": "", **put},
+        {"service": "s3", "op": "PutObject", "error": "", **put},  # the same object again: stored once
+        {"service": "s3", "op": "GetObject", "error": "", **get},
+        {"service": "s3", "op": "PresignGetObject", "error": "", **m._presign_units({"Key": "k"})},
+    ]
+    units = m._units(calls)
+    assert (units["s3_put_requests"], units["s3_get_requests"], units["s3_presigned_urls"]) == (2, 1, 1)
+    assert (units["s3_bytes_sent"], units["s3_bytes_received"], units["s3_bytes_stored"]) == (14, 11, 7)
+    assert units["data_transfer_out_bytes"] == 0  # S3 to the functions: in the region
+
+
+def test_a_presigned_url_is_recorded_as_no_request(aws_calls: ModuleType) -> None:
+    """generate_presigned_url emits before-parameter-build and sends nothing (no after-call): the
+    recorder notes it there, as a call of no request; a client download is one GET."""
+    import boto3
+    from botocore.config import Config
+
+    session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="y", region_name="us-east-1")
+    recorder = aws_calls.Recorder()
+    recorder.install(session)
+    recorder.window = "w"
+    s3 = session.client("s3", config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": "b", "Key": "tasks/k"}, ExpiresIn=60)
+    assert "X-Amz-Signature=" in url
+    recorder.note_download("download", 5, 200)
+    presign, download = recorder.snapshot()
+    assert (presign["service"], presign["op"], presign["s3_requests"], presign["window"]) == (
+        "s3",
+        "PresignGetObject",
+        0,
+        "w",
+    )
+    assert (download["component"], download["op"], download["s3_requests"]) == ("client", "GetObject", 1)
+    assert download["data_transfer_out_bytes"] == 5
