@@ -93,6 +93,14 @@ template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no cont
 	@PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(SAM) build --region us-east-1 --build-dir .aws-sam/build \
 		> .aws-sam-build.log 2>&1 || { cat .aws-sam-build.log; exit 1; }
 	@$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build --json .aws-sam/package-sizes.json
+	@echo "==> an agent project from a2a-serverless init: sam validate --lint, sam build, its test"
+	@rm -rf .aws-sam/init-check && $(BIN)/a2a-serverless init .aws-sam/init-check/agent > /dev/null
+	@cd .aws-sam/init-check/agent && SAM_CLI_TELEMETRY=0 $(CURDIR)/$(SAM) validate --lint --region us-east-1
+	@cd .aws-sam/init-check/agent && PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(CURDIR)/$(SAM) build \
+		--region us-east-1 > ../build.log 2>&1 || { cat ../build.log; exit 1; }
+	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build \
+		--requirements kit/requirements.txt > /dev/null
+	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -p no:asyncio
 
 clean: ## remove caches and build output (keeps .venv)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam .aws-sam-build.log

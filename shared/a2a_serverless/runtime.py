@@ -67,8 +67,8 @@ def load_executor(path: str) -> AgentExecutor:
     module_name, _, attr = path.partition(":")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"executor {path!r}: cannot import module {module_name!r} ({exc})") from exc
+    except Exception as exc:  # a SyntaxError, a KeyError for a missing setting...: one line, the cause
+        raise ConfigError(f"executor {path!r}: cannot import module {module_name!r} ({_describe(exc)})") from exc
     target: Any = getattr(module, attr, None)
     if target is None:
         raise ConfigError(f"executor {path!r}: module {module_name!r} has no attribute {attr!r}")
@@ -84,6 +84,12 @@ def load_executor(path: str) -> AgentExecutor:
 
         return SdkExecutorAdapter(executor)
     raise ConfigError(f"executor {path!r} is not an AgentExecutor (it is {type(executor).__name__})")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.__class__.__name__}: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    return f"{exc.__class__.__name__}: {exc}".replace("\n", " ")
 
 
 def _is_sdk_executor(obj: object) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack import cli
+from a2a_serverless.devstack import cli, stack
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     def run(*_: Any, **__: Any) -> int:
         raise AssertionError("the stack must not start")
 
-    monkeypatch.setattr(cli, "run", run)
+    monkeypatch.setattr(stack, "run", run)
 
 
 def test_a_missing_executor_module_exits_2_with_one_line() -> None:
@@ -103,3 +103,76 @@ def test_openapi_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
     assert capsys.readouterr().out == ""
     assert "get" in json.loads(out.read_text(encoding="utf-8"))["paths"]["/tasks/{id}"]
+
+
+@pytest.mark.parametrize(
+    ("source", "cause"),
+    [
+        pytest.param("def broken(:\n", "SyntaxError: invalid syntax (", id="syntax-error"),
+        pytest.param(
+            "import os\nKEY = os.environ['NO_SUCH_API_KEY_FOR_TEST']\n", "KeyError: 'NO_SUCH_API_KEY", id="key-error"
+        ),
+        pytest.param("raise RuntimeError('boom\\nsecond line')\n", "RuntimeError: boom second line", id="raises"),
+    ],
+)
+def test_an_executor_module_that_fails_at_import_exits_2_with_one_line(
+    tmp_path: Path, source: str, cause: str
+) -> None:
+    # Given: an agent module in the working directory (not installed, not on PYTHONPATH) that fails
+    (tmp_path / "bad_agent.py").write_text(source, encoding="utf-8")
+
+    # When: the real entry point runs from there
+    result = subprocess.run(
+        [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--executor", "bad_agent:Agent"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+
+    # Then: one line naming the path and the cause, no traceback, exit 2
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    prefix = "a2a-serverless dev: error: --executor 'bad_agent:Agent': cannot import module 'bad_agent' ("
+    assert line.startswith(prefix)
+    assert cause in line
+
+
+def test_a_flag_typo_shows_devs_own_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["dev", "--prot", "9000"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: a2a-serverless dev ")
+    assert "unrecognized arguments: --prot 9000" in err
+
+
+def test_a_bad_port_says_what_is_wrong(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["dev", "--port", "http"])
+    assert "'http' is not a port number (0 to 65535" in capsys.readouterr().err
+
+
+def test_a_port_in_use_suggests_another() -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(stack.StackError, match="choose another with --port"), stack._bind("127.0.0.1", port):
+            pass
+
+
+def test_dev_without_the_dev_extra_says_what_to_install() -> None:
+    # Given: the base install (moto absent)
+    code = (
+        "import sys; sys.modules['moto'] = None; "
+        "from a2a_serverless.devstack.cli import main; sys.exit(main(['dev']))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+
+    # Then: one line, exit 2
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "a2a-serverless dev: error: needs the [dev] extra (moto is not installed): pip install 'a2a-serverless[dev]'"
+    ]

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["ImportPathError", "import_object"]
+__all__ = ["ImportPathError", "describe", "import_object"]
 
 
 class ImportPathError(ValueError):
     """An import path that does not resolve; the message says why, in one line."""
+
+
+def describe(exc: BaseException) -> str:
+    """One line: the exception's type and message, and for a syntax error where it is."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.__class__.__name__}: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    return f"{exc.__class__.__name__}: {exc}".replace("\n", " ")
 
 
 def import_object(path: str) -> object:
@@ -17,9 +24,8 @@ def import_object(path: str) -> object:
         raise ImportPathError(f"{path!r} must look like 'package.module:Name'")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        reason = f"{exc.__class__.__name__}: {exc}"
-        raise ImportPathError(f"cannot import module {module_name!r} ({reason})") from exc
+    except Exception as exc:  # any failure while importing the module: a SyntaxError, a KeyError for a missing setting
+        raise ImportPathError(f"cannot import module {module_name!r} ({describe(exc)})") from exc
     target: object = module
     for part in attr.split("."):
         try:

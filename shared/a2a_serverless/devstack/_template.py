@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .resources import LocalResources
@@ -202,6 +203,21 @@ def function_environment(template: Mapping[str, Any], resources: LocalResources)
         else:
             values[key] = str(value)
     return FunctionEnvironment(values, frozenset(resource_keys))
+
+
+LAMBDA_TASK_ROOT = "/var/task/"
+
+
+def localized(environment: FunctionEnvironment, task_root: Path | None) -> FunctionEnvironment:
+    """``environment`` with values naming a path under Lambda's ``/var/task/`` (where a function's
+    code is: e.g. ``A2A_CARD_FILE=/var/task/agent.json``) pointed at the local code directory."""
+    if task_root is None:
+        return environment
+    values = {
+        key: str(task_root / value.removeprefix(LAMBDA_TASK_ROOT)) if value.startswith(LAMBDA_TASK_ROOT) else value
+        for key, value in environment.values.items()
+    }
+    return FunctionEnvironment(values, environment.resource_keys)
 
 
 def _handler_path(code_uri: str, handler: str) -> str:

@@ -4,6 +4,12 @@
 * ``push-redrive``: move dead-lettered push deliveries back onto the delivery queue (deployed
   stacks by name, or any SQS endpoint, such as the local stack's moto).
 * ``openapi``: print the generated OpenAPI 3.1 description of the REST binding.
+* ``init DIR``: create an agent project of your own (:mod:`.project`).
+* ``build [SAM ARGS]``: ``sam build`` with a real Python 3.13 first on the path (a pyenv shim named
+  ``python3.13`` resolves to the selected version, and the build then fails).
+
+Only ``dev`` needs the ``[dev]`` extra (moto, uvicorn, PyYAML); it is imported when ``dev`` runs,
+so the other commands work on the base install and ``dev`` without it says what to install.
 """
 
 from __future__ import annotations
@@ -17,23 +23,37 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from uvicorn.logging import DefaultFormatter
-
 from ._imports import ImportPathError, import_object
-from .resources import load_template
-from .stack import DevOptions, StackError, run
 
 __all__ = ["main"]
 
 _PROG = "a2a-serverless"
+_DEV_EXTRA = "pip install 'a2a-serverless[dev]'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser, commands = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if args.command == "build":
+        return _build(unknown)
+    if unknown:  # a flag typo: the command's own usage, not the top level's
+        commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "push-redrive":
         return _push_redrive(args)
     if args.command == "openapi":
         return _openapi(args.out)
+    if args.command == "init":
+        return _init(args)
+    return _dev(args)
+
+
+def _dev(args: argparse.Namespace) -> int:
+    try:
+        from .resources import load_template, repo_template_path
+        from .stack import DevOptions, StackError, run
+    except ImportError as exc:  # the base install: no moto, uvicorn or PyYAML
+        missing = (exc.name or "a dependency").split(".")[0]
+        return _fail(f"needs the [dev] extra ({missing} is not installed): {_DEV_EXTRA}", code=2)
     options = DevOptions(
         host=args.host,
         port=args.port,
@@ -43,19 +63,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    template = load_template()
+    template_path = repo_template_path()
+    template = load_template(template_path)
     try:
-        _check_executor(options.executor, os.environ, template)
+        _check_executor(options.executor, os.environ, template, template_path.parent)
     except ImportPathError as exc:
         return _fail(str(exc), code=2)
     _configure_logging()
     try:
-        return run(options, template=template)
+        return run(options, template=template, template_dir=template_path.parent)
     except StackError as exc:
         return _fail(str(exc), code=1)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _build(sam_args: Sequence[str]) -> int:
+    import shutil
+    import subprocess
+
+    from .project import ProjectError, python_for_sam
+
+    sam = shutil.which("sam")
+    if sam is None:
+        return _fail("the AWS SAM CLI (sam) is not on PATH: see https://docs.aws.amazon.com/serverless-application-"
+                     "model/latest/developerguide/install-sam-cli.html", code=2, command="build")
+    try:
+        first = python_for_sam(os.environ)
+    except ProjectError as exc:
+        return _fail(str(exc), code=2, command="build")
+    env = dict(os.environ)
+    if first is not None:
+        env["PATH"] = f"{first}{os.pathsep}{env.get('PATH', '')}"
+        sys.stderr.write(f"{_PROG} build: python3.13 on PATH is not Python 3.13; using {first}/python3.13\n")
+    return subprocess.call([sam, "build", *sam_args], env=env)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .project import ProjectError, create_project
+
+    try:
+        created = create_project(Path(args.directory), name=args.name, kit=args.kit)
+    except ProjectError as exc:
+        return _fail(str(exc), code=2, command="init")
+    sys.stdout.write(f"created {created.root}: the agent {created.name!r} ({created.executor})\n")
+    sys.stdout.write(f"next:\n  cd {created.root}\n  {created.run_command}\n  {created.test_command}\n")
+    return 0
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(prog=_PROG, description="A2A v1.0 agents on AWS serverless.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     dev = commands.add_parser(
@@ -92,7 +146,27 @@ def _parser() -> argparse.ArgumentParser:
         "/{tenant}), generated from the method table and the models.",
     )
     openapi.add_argument("--out", metavar="FILE", help="write it to FILE instead of standard output")
-    return parser
+    init = commands.add_parser(
+        "init",
+        help="create a new agent project (your executor, its card, a template that deploys it)",
+        description="Create an agent project in DIR (new or empty): an executor module to edit, a card "
+        "file, a template.yaml that deploys the kit with your code, samconfig.toml, a test, a README.",
+    )
+    init.add_argument("directory", metavar="DIR")
+    init.add_argument("--name", help="the agent's name (default: DIR's name)")
+    init.add_argument(
+        "--kit",
+        metavar="REQUIREMENT",
+        help="how the deployed functions get this kit, as a pip requirement (default: this installed "
+        "version; from a source checkout, that checkout)",
+    )
+    build = commands.add_parser(
+        "build",
+        help="sam build, with a real Python 3.13 (a pyenv shim would resolve to another version)",
+        description="Run `sam build` (any further arguments are sam's) with a Python 3.13 interpreter first on "
+        "PATH: the functions' runtime, which sam needs to build the layer without a container.",
+    )
+    return parser, {"dev": dev, "push-redrive": redrive, "openapi": openapi, "init": init, "build": build}
 
 
 def _openapi(out: str | None) -> int:
@@ -139,8 +213,17 @@ def _stack_outputs(session: Any, stack: str) -> dict[str, str]:
     return {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
 
 
-def _check_executor(flag: str | None, environ: Mapping[str, str], template: Mapping[str, Any]) -> None:
-    """Import the executor the worker will load, so a typo fails now rather than on the first task."""
+def _check_executor(
+    flag: str | None, environ: Mapping[str, str], template: Mapping[str, Any], template_dir: Path
+) -> None:
+    """Import the executor the worker will load, so a typo fails now rather than on the first task
+    (with the functions' code on the path, as the stack will have it)."""
+    from ._template import code_dirs
+
+    for code_dir in reversed(code_dirs(template)):
+        path = str((template_dir / code_dir).resolve())
+        if path not in sys.path:
+            sys.path.insert(0, path)
     if flag:
         source, path = "--executor", flag
     elif environ.get("A2A_EXECUTOR"):
@@ -164,6 +247,8 @@ def _check_executor(flag: str | None, environ: Mapping[str, str], template: Mapp
 
 
 def _configure_logging() -> None:
+    from uvicorn.logging import DefaultFormatter
+
     # The look of uvicorn's own lines, which share the terminal.
     handler = logging.StreamHandler()
     handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s"))
@@ -178,14 +263,13 @@ def _fail(message: str, *, code: int, command: str = "dev") -> int:
 
 
 def _port(value: str) -> int:
-    port = int(value)
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not a port number")
-    return port
+    if not value.isdigit() or not 0 <= int(value) <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number (0 to 65535; 0 picks a free one)")
+    return int(value)
 
 
 def _positive(value: str) -> int:
-    number = int(value)
+    number = int(value) if value.isdigit() else 0
     if number < 1:
         raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
     return number

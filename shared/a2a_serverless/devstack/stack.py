@@ -9,6 +9,7 @@ the app is imported or built, because both read their configuration from it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import signal
 import socket
@@ -16,6 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -32,6 +34,7 @@ from ._template import (
     code_dirs,
     dynamodb_event_sources,
     function_environment,
+    localized,
     schedule_event_sources,
     sqs_event_sources,
 )
@@ -69,19 +72,23 @@ def run(
     app_factory: Callable[[], Any] | None = None,
     resolve_handler: Callable[[str], Handler] | None = None,
     template: Mapping[str, Any] | None = None,
+    template_dir: Path | None = None,
 ) -> int:
     """Run the stack until SIGINT or SIGTERM; return the exit code. ``app_factory``,
     ``resolve_handler`` and ``template`` are for tests; by default the gateway app, the template's
     handlers and ``template.yaml`` are used."""
+    task_root: Path | None = None
     if template is None:
         template_path = repo_template_path()
-        template = load_template(template_path)
+        template, template_dir = load_template(template_path), template_path.parent
+    if template_dir is not None:
         # As in Lambda, a function's own code (its CodeUri) is importable: an agent project's
-        # executor module, without PYTHONPATH.
-        for code_dir in reversed(code_dirs(template)):
-            path = str((template_path.parent / code_dir).resolve())
-            if path not in sys.path:
-                sys.path.insert(0, path)
+        # executor module, without PYTHONPATH; and /var/task is that code (the first CodeUri).
+        roots = [(template_dir / code_dir).resolve() for code_dir in code_dirs(template)]
+        for root in reversed(roots):
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+        task_root = roots[0] if roots else None
     template = dict(template)
     sources = sqs_event_sources(template)
     stream_sources = dynamodb_event_sources(template)
@@ -117,7 +124,7 @@ def run(
         apply_environment(
             LocalEnvironment(
                 endpoint_url=endpoint,
-                template_env=function_environment(template, resources),
+                template_env=localized(function_environment(template, resources), task_root),
                 public_url=public_url,
                 executor=options.executor,
             )
@@ -208,7 +215,10 @@ def _bind(host: str, port: int) -> Iterator[socket.socket]:
     try:
         sock = socket.create_server((host, port), family=family)
     except OSError as exc:
-        raise StackError(f"cannot listen on {_http_url(host, port)}: {exc.strerror or exc}") from exc
+        hint = ""
+        if exc.errno == errno.EADDRINUSE:
+            hint = " (another process has it: choose another with --port, or --port 0 for a free one)"
+        raise StackError(f"cannot listen on {_http_url(host, port)}: {exc.strerror or exc}{hint}") from exc
     # create_server leaves the protocol 0, so asyncio does not set TCP_NODELAY on the connections it
     # accepts; uvicorn writes a response's head and body apart, and every request after the first
     # on a kept-alive connection then waited ~40 ms for the client's delayed ACK. Accepted sockets
