@@ -8,6 +8,11 @@ The principal (with the tenant) scopes every store access. Three modes (``A2A_AU
   key is rejected with 401 before any store access;
 * ``apigateway``: API Gateway already authenticated the caller (Cognito / JWT / Lambda authorizer /
   IAM); the principal is read from the event's ``requestContext``.
+
+Principals never collide across kinds of caller: a token's caller is :func:`token_principal` of its
+issuer and subject (a ``sub`` is unique only within its issuer, and ``<issuer>|anonymous`` is not the
+unauthenticated ``anonymous``), an IAM caller is its ARN (``arn:...``), an API key's caller the name
+configured for it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 from .errors import UnauthenticatedError
 
-__all__ = ["ANONYMOUS", "Principal", "authenticate"]
+__all__ = ["ANONYMOUS", "Principal", "authenticate", "token_principal"]
 
 ANONYMOUS = "anonymous"
 
@@ -53,13 +58,29 @@ def authenticate(
     raise ValueError(f"unknown auth mode {mode!r}")
 
 
+def token_principal(issuer: str, subject: str) -> str:
+    """The principal of a token's caller: ``<issuer>|<subject>``. The issuer is a URL (no ``|`` in it
+    that could shift the split), so two issuers' subjects never name the same principal, and none is
+    ``anonymous``."""
+    return f"{issuer}|{subject}"
+
+
 def _apigateway_principal(event: Mapping[str, Any]) -> str:
+    """Who API Gateway says is calling: the claims of a Cognito (REST) or JWT (HTTP API) authorizer as
+    ``<iss>|<sub>``; else a Lambda authorizer's ``principalId`` (ours already names token callers so);
+    else the IAM caller's ARN (SigV4). Empty when nobody is named. Raises ``UnauthenticatedError`` for
+    claims that name a subject but no issuer: keyed by ``sub`` alone they could collide."""
     ctx = event.get("requestContext") or {}
     authorizer = ctx.get("authorizer") or {}
     claims = authorizer.get("claims") or (authorizer.get("jwt") or {}).get("claims") or {}
-    for candidate in (claims.get("sub"), authorizer.get("principalId")):
-        if isinstance(candidate, str) and candidate:
-            return candidate
+    subject, issuer = claims.get("sub"), claims.get("iss")
+    if isinstance(subject, str) and subject:
+        if not isinstance(issuer, str) or not issuer:
+            raise UnauthenticatedError("The caller's token names no issuer")
+        return token_principal(issuer, subject)
+    principal_id = authorizer.get("principalId")
+    if isinstance(principal_id, str) and principal_id:
+        return principal_id
     identity = ctx.get("identity") or {}
     arn = identity.get("userArn") or identity.get("caller")
     return arn if isinstance(arn, str) else ""

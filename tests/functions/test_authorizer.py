@@ -158,6 +158,11 @@ def key_named(issuer: FakeIssuer, kid: str) -> RSAKey | ECKey:
     return next(key for key in issuer.keys if key.kid == kid)
 
 
+def alice(issuer: FakeIssuer) -> str:
+    """The principal of the usual token's caller: its issuer and subject together."""
+    return f"{issuer.url}|5f1c7a3e-user-alice"
+
+
 def claims_for(issuer: FakeIssuer, **overrides: Any) -> dict[str, Any]:
     """An ID-token-like claim set, valid now; ``None`` values remove the claim."""
     now = int(time.time())
@@ -229,18 +234,18 @@ def test_none_mode_allows_every_request_as_anonymous() -> None:
 # ----------------------------------------------------------------------------------- jwt mode
 
 
-def test_a_valid_rs256_token_is_allowed_as_its_subject_on_the_whole_stage(
+def test_a_valid_rs256_token_is_allowed_as_its_issuer_and_subject_on_the_whole_stage(
     issuer: FakeIssuer, settings: Settings, keys: OidcKeys
 ) -> None:
     token = mint(key_named(issuer, "rsa-1"), claims_for(issuer))
     result = authorize(bearer(token), settings, keys)
     assert result == {
-        "principalId": "5f1c7a3e-user-alice",
+        "principalId": f"{issuer.url}|5f1c7a3e-user-alice",
         "policyDocument": {
             "Version": "2012-10-17",
             "Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": STAGE_ARN}],
         },
-        "context": {"sub": "5f1c7a3e-user-alice", "scope": ""},
+        "context": {"iss": issuer.url, "sub": "5f1c7a3e-user-alice", "scope": ""},
     }
     # Discovery once, JWKS once; the next request is served from the warm cache.
     authorize(bearer(token), settings, keys)
@@ -251,7 +256,19 @@ def test_an_es256_token_is_allowed_and_the_header_scheme_is_case_insensitive(
     issuer: FakeIssuer, settings: Settings, keys: OidcKeys
 ) -> None:
     token = mint(key_named(issuer, "ec-1"), claims_for(issuer, sub="user-bob", aud=["other", CLIENT_ID]))
-    assert authorize(request_event(f"bearer {token}"), settings, keys)["principalId"] == "user-bob"
+    assert authorize(request_event(f"bearer {token}"), settings, keys)["principalId"] == f"{issuer.url}|user-bob"
+
+
+def test_a_token_whose_subject_is_anonymous_is_not_the_anonymous_caller(
+    issuer: FakeIssuer, settings: Settings, keys: OidcKeys
+) -> None:
+    # Given a token of the issuer whose subject happens to be "anonymous"
+    token = mint(key_named(issuer, "rsa-1"), claims_for(issuer, sub="anonymous"))
+    # When it is authorized
+    result = authorize(bearer(token), settings, keys)
+    # Then its caller is named by issuer and subject: not the unauthenticated scope of Open mode
+    assert result["principalId"] == f"{issuer.url}|anonymous"
+    assert result["principalId"] != authorize(request_event(None), Settings(store="memory"), None)["principalId"]
 
 
 def test_a_cognito_access_token_with_client_id_instead_of_aud_is_allowed(
@@ -261,8 +278,12 @@ def test_a_cognito_access_token_with_client_id_instead_of_aud_is_allowed(
         issuer, aud=None, token_use="access", client_id=CLIENT_ID, scope="a2a/tasks.read a2a/tasks.write"
     )
     result = authorize(bearer(mint(key_named(issuer, "rsa-1"), claims)), settings, keys)
-    assert result["principalId"] == "5f1c7a3e-user-alice"
-    assert result["context"] == {"sub": "5f1c7a3e-user-alice", "scope": "a2a/tasks.read a2a/tasks.write"}
+    assert result["principalId"] == alice(issuer)
+    assert result["context"] == {
+        "iss": issuer.url,
+        "sub": "5f1c7a3e-user-alice",
+        "scope": "a2a/tasks.read a2a/tasks.write",
+    }
 
 
 def test_without_a_configured_audience_any_audience_is_accepted(
@@ -270,13 +291,13 @@ def test_without_a_configured_audience_any_audience_is_accepted(
 ) -> None:
     open_settings = settings.model_copy(update={"jwt_audience": ""})
     token = mint(key_named(issuer, "rsa-1"), claims_for(issuer, aud="someone-else"))
-    assert authorize(bearer(token), open_settings, keys)["principalId"] == "5f1c7a3e-user-alice"
+    assert authorize(bearer(token), open_settings, keys)["principalId"] == alice(issuer)
 
 
 def test_clock_skew_within_the_leeway_is_tolerated(issuer: FakeIssuer, settings: Settings, keys: OidcKeys) -> None:
     now = int(time.time())
     token = mint(key_named(issuer, "rsa-1"), claims_for(issuer, exp=now - 30, iat=now + 30, nbf=now + 30))
-    assert authorize(bearer(token), settings, keys)["principalId"] == "5f1c7a3e-user-alice"
+    assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
 
 
 @pytest.mark.parametrize(
@@ -362,7 +383,7 @@ def test_a_key_rotated_in_at_the_issuer_is_picked_up_by_a_refetch(
     issuer.publish(old, new)
     clock.now += 61
     result = authorize(bearer(mint(new, claims_for(issuer, sub="after-rotation"))), settings, keys)
-    assert result["principalId"] == "after-rotation"
+    assert result["principalId"] == f"{issuer.url}|after-rotation"
     assert issuer.jwks_hits == 2
     # Keys retired at the issuer stop being trusted once the cache is older than an hour.
     issuer.publish(new)
@@ -377,7 +398,7 @@ def test_a_failed_refetch_keeps_the_cached_keys(
     authorize(bearer(token), settings, keys)
     issuer.down = True
     clock.now += 3601
-    assert authorize(bearer(token), settings, keys)["principalId"] == "5f1c7a3e-user-alice"
+    assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
 
 
 @pytest.mark.parametrize(
@@ -423,7 +444,7 @@ def test_issuer_unreachable_is_an_error_not_a_denial(issuer: FakeIssuer, setting
     with pytest.raises(KeysUnavailable):  # API Gateway answers 500: the caller may retry
         authorize(bearer(token), settings, keys)
     issuer.down = False  # nothing cached yet, so the next request tries again at once
-    assert authorize(bearer(token), settings, keys)["principalId"] == "5f1c7a3e-user-alice"
+    assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
 
 
 def test_a_discovery_document_for_another_issuer_is_rejected(
@@ -441,7 +462,7 @@ def test_a_configured_jwks_url_skips_discovery(issuer: FakeIssuer, settings: Set
     assert services.keys is not None
     try:
         token = mint(key_named(issuer, "ec-1"), claims_for(issuer))
-        assert authorize(bearer(token), with_url, services.keys)["principalId"] == "5f1c7a3e-user-alice"
+        assert authorize(bearer(token), with_url, services.keys)["principalId"] == alice(issuer)
         assert (issuer.discovery_hits, issuer.jwks_hits) == (0, 1)
     finally:
         services.keys.close()
@@ -459,7 +480,7 @@ def test_keys_are_fetched_once_under_concurrency(issuer: FakeIssuer, settings: S
         thread.start()
     for thread in threads:
         thread.join(10)
-    assert results == ["5f1c7a3e-user-alice"] * 8
+    assert results == [alice(issuer)] * 8
     assert (issuer.discovery_hits, issuer.jwks_hits) == (1, 1)
 
 
@@ -568,7 +589,7 @@ def test_the_handler_allows_and_denies_without_ever_logging_the_token(
         {"alg": "HS256", "kid": "rsa-1"}, claims_for(issuer), OctKey.import_key(b"0123456789abcdef0123456789abcdef")
     )
 
-    assert handler(bearer(good), LambdaContext())["principalId"] == "5f1c7a3e-user-alice"
+    assert handler(bearer(good), LambdaContext())["principalId"] == alice(issuer)
     for token in (expired, forged, "not-a-jwt-but-secret-looking"):
         with pytest.raises(Exception, match=r"^Unauthorized$"):
             handler(bearer(token), LambdaContext())

@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.auth import ANONYMOUS, token_principal
 from a2a_serverless.config import Settings
 from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transport.app import create_app
@@ -68,3 +69,20 @@ async def test_elsewhere_the_header_is_ignored(http: httpx.AsyncClient, monkeypa
 
     # A client sending the header to claim another identity is still anonymous
     assert await listed(http, as_caller("alice")) == {anonymous}
+
+
+@pytest.mark.asyncio
+async def test_a_token_whose_subject_is_anonymous_does_not_see_the_open_mode_tasks(
+    http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_LWA_INVOKE_MODE", "response_stream")
+    # Given a task sent while the API was Open (the authorizer named everyone "anonymous")
+    open_task = await send(http, as_caller(ANONYMOUS), "m-1")
+    # When a caller with a token whose sub is "anonymous" comes (as the JWT authorizer names it)
+    token_caller = as_caller(token_principal("https://issuer.example/pool", ANONYMOUS))
+    # Then it sees none of the anonymous tasks, and its own are its own
+    assert await listed(http, token_caller) == set()
+    assert (await http.get(f"/tasks/{open_task}", headers=token_caller)).status_code == 404
+    its_own = await send(http, token_caller, "m-2")
+    assert await listed(http, as_caller(ANONYMOUS)) == {open_task}
+    assert await listed(http, token_caller) == {its_own}

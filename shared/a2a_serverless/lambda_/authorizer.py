@@ -9,13 +9,15 @@ API Gateway (REST API) calls this function before every method it guards and cac
   issuer ``A2A_JWT_ISSUER`` (found through its discovery document, or ``A2A_JWT_JWKS_URL``), with ``iss``
   equal to the issuer, ``exp``/``nbf``/``iat`` current within :data:`LEEWAY_SECONDS`, and, when
   ``A2A_JWT_AUDIENCE`` is set, ``aud`` containing it or (Cognito access tokens carry no ``aud``)
-  ``client_id`` equal to it. The principal is the token's ``sub``.
+  ``client_id`` equal to it. The principal is ``<iss>|<sub>``
+  (:func:`~a2a_serverless.auth.token_principal`): a ``sub`` is unique only within its issuer, and a
+  token whose ``sub`` is ``anonymous`` must not act as the unauthenticated ``anonymous`` caller.
 
 An allowed request gets an ``execute-api:Invoke`` Allow on the whole stage (so a cached policy, should
-caching be turned on, covers every route) and a ``context`` of ``sub`` and ``scope`` (strings). A denied
-one raises :class:`Unauthorized`, an exception whose message is exactly ``Unauthorized``: that message is
-what makes API Gateway answer 401. Any other exception (the issuer's keys cannot be fetched, a broken
-event) makes it answer 500. The token is never logged, nor quoted in any exception.
+caching be turned on, covers every route) and a ``context`` of ``iss``, ``sub`` and ``scope`` (strings). A
+denied one raises :class:`Unauthorized`, an exception whose message is exactly ``Unauthorized``: that
+message is what makes API Gateway answer 401. Any other exception (the issuer's keys cannot be fetched, a
+broken event) makes it answer 500. The token is never logged, nor quoted in any exception.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet, RSAKey
 
 from .._keycache import CachedKeySet, KeyFetchError
-from ..auth import ANONYMOUS
+from ..auth import ANONYMOUS, token_principal
 from ..config import ConfigError, Settings
 from ._observability import logger, metrics
 
@@ -95,7 +97,8 @@ def authorize(
     token = _bearer_token(event)
     claims = verify_token(token, keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience, now=now)
     subject: str = claims["sub"]
-    return _allow(subject, resource, {"sub": subject, "scope": _scope(claims)})
+    principal = token_principal(settings.jwt_issuer, subject)  # the issuer is the token's (checked)
+    return _allow(principal, resource, {"iss": settings.jwt_issuer, "sub": subject, "scope": _scope(claims)})
 
 
 def verify_token(
