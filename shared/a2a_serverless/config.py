@@ -74,7 +74,8 @@ class Settings(BaseModel):
     ``https://cognito-idp.<region>.amazonaws.com/<poolId>``). Its keys are found through
     ``<issuer>/.well-known/openid-configuration`` unless ``jwt_jwks_url`` is set."""
     jwt_audience: str = ""
-    """If set, a token's ``aud`` must contain it or (Cognito access tokens carry no aud) its ``client_id`` equal it."""
+    """A token's ``aud`` must contain it or (Cognito access tokens carry no aud) its ``client_id`` equal it.
+    Required with ``authorizer_mode=jwt``: without it, any token of the issuer, minted for another app, would do."""
     jwt_jwks_url: str = ""
     """The issuer's JWKS (an https URL), skipping discovery."""
     allow_private_webhooks: bool = False
@@ -191,6 +192,11 @@ class Settings(BaseModel):
             raise ConfigError("A2A_API_KEYS is required when A2A_AUTH_MODE=api-key")
         if settings.authorizer_mode == "jwt" and not _is_https_url(settings.jwt_issuer):
             raise ConfigError("A2A_JWT_ISSUER (an https URL) is required when A2A_AUTHORIZER_MODE=jwt")
+        if settings.authorizer_mode == "jwt" and not settings.jwt_audience:
+            raise ConfigError(
+                "A2A_JWT_AUDIENCE is required when A2A_AUTHORIZER_MODE=jwt (without it, tokens the issuer"
+                " minted for any other app would be accepted)"
+            )
         if settings.jwt_jwks_url and not _is_https_url(settings.jwt_jwks_url):
             raise ConfigError("A2A_JWT_JWKS_URL must be an https URL")
         return settings

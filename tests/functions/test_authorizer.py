@@ -524,9 +524,19 @@ def test_settings_from_env() -> None:
     assert (settings.authorizer_mode, settings.jwt_issuer, settings.jwt_audience) == ("jwt", cognito, CLIENT_ID)
     for bad, message in [
         ({"A2A_AUTHORIZER_MODE": "jwt"}, "A2A_JWT_ISSUER"),
+        ({"A2A_AUTHORIZER_MODE": "jwt", "A2A_JWT_ISSUER": cognito}, "A2A_JWT_AUDIENCE is required"),
+        ({"A2A_AUTHORIZER_MODE": "jwt", "A2A_JWT_ISSUER": cognito, "A2A_JWT_AUDIENCE": ""}, "A2A_JWT_AUDIENCE"),
         ({"A2A_AUTHORIZER_MODE": "jwt", "A2A_JWT_ISSUER": "http://127.0.0.1:9/pool"}, "A2A_JWT_ISSUER"),
         ({"A2A_AUTHORIZER_MODE": "jwt", "A2A_JWT_ISSUER": "cognito-idp.example/pool"}, "A2A_JWT_ISSUER"),
-        ({"A2A_AUTHORIZER_MODE": "jwt", "A2A_JWT_ISSUER": cognito, "A2A_JWT_JWKS_URL": "http://x/"}, "JWKS_URL"),
+        (
+            {
+                "A2A_AUTHORIZER_MODE": "jwt",
+                "A2A_JWT_ISSUER": cognito,
+                "A2A_JWT_AUDIENCE": CLIENT_ID,
+                "A2A_JWT_JWKS_URL": "http://x/",
+            },
+            "JWKS_URL",
+        ),
         ({"A2A_AUTHORIZER_MODE": "cognito"}, "A2A_AUTHORIZER_MODE"),
     ]:
         with pytest.raises(ConfigError, match=message):
@@ -555,6 +565,7 @@ def test_the_entry_point_builds_its_services_from_the_environment(monkeypatch: p
         cognito = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_AbCdEf123"
         monkeypatch.setenv("A2A_AUTHORIZER_MODE", "jwt")
         monkeypatch.setenv("A2A_JWT_ISSUER", cognito)
+        monkeypatch.setenv("A2A_JWT_AUDIENCE", CLIENT_ID)
         reset_authorizer_services()
         services = authorizer_services()
         assert services.keys is not None

@@ -7,9 +7,9 @@ API Gateway (REST API) calls this function before every method it guards and cac
 * ``none`` (default, development): every request is allowed as the principal ``anonymous``;
 * ``jwt``: ``Authorization: Bearer <JWT>`` is required, signed with RS256 or ES256 by a key of the OIDC
   issuer ``A2A_JWT_ISSUER`` (found through its discovery document, or ``A2A_JWT_JWKS_URL``), with ``iss``
-  equal to the issuer, ``exp``/``nbf``/``iat`` current within :data:`LEEWAY_SECONDS`, and, when
-  ``A2A_JWT_AUDIENCE`` is set, ``aud`` containing it or (Cognito access tokens carry no ``aud``)
-  ``client_id`` equal to it. The principal is ``<iss>|<sub>``
+  equal to the issuer, ``exp``/``nbf``/``iat`` current within :data:`LEEWAY_SECONDS`, and ``aud``
+  containing ``A2A_JWT_AUDIENCE`` or (Cognito access tokens carry no ``aud``) ``client_id`` equal to it
+  (the setting is required in this mode). The principal is ``<iss>|<sub>``
   (:func:`~a2a_serverless.auth.token_principal`): a ``sub`` is unique only within its issuer, and a
   token whose ``sub`` is ``anonymous`` must not act as the unauthenticated ``anonymous`` caller.
 
