@@ -33,6 +33,7 @@ PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null |
 # The stamp's name carries pyproject.toml's checksum: editing the dependencies reinstalls, and
 # nothing else does.
 STAMP := $(VENV)/.installed-$(firstword $(shell cksum < pyproject.toml))
+DEV_STAMP := $(VENV)/.installed-dev-$(firstword $(shell cksum < pyproject.toml))
 
 .PHONY: help bootstrap a2a03 dev test lint typecheck pytest template clean distclean
 
@@ -51,8 +52,16 @@ $(STAMP):
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-dev: bootstrap ## run the local stack (moto + uvicorn + worker pollers); flags via ARGS="..."
+dev: $(DEV_STAMP) ## run the local stack (moto + uvicorn + worker pollers); flags via ARGS="..."
 	$(BIN)/a2a-serverless dev $(ARGS)
+
+# `make dev` installs only what the local stack needs (the [dev] extra); `make test` installs it all.
+$(DEV_STAMP):
+	@if [ -z "$(PYTHON)" ]; then echo "make: no python3.11 or python3 on PATH" >&2; exit 1; fi
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@if [ -f $(STAMP) ]; then touch $@; else \
+		echo "==> installing a2a-serverless[dev] into $(VENV)"; \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check --editable '.[dev]' && touch $@; fi
 
 test: bootstrap ## what CI runs: lint, type check, the whole suite, the template checks (all run; any failure fails)
 	@$(MAKE) --no-print-directory --keep-going lint typecheck pytest template

@@ -5,7 +5,9 @@ and the API authorizer (:class:`~.lambda_.authorizer.OidcKeys`).
 A refresh for a missing key happens at most once per ``min_refresh_seconds``, so tokens with made-up
 key ids cannot make every request hit the key's publisher; the set is also refetched once older than
 ``max_cache_seconds``, so retired keys stop being trusted. If the first fetch fails, :meth:`key_set`
-raises :class:`KeyFetchError`; if a later one fails, the cached keys stay in use. Thread-safe.
+raises :class:`KeyFetchError`, and keeps raising it without fetching for ``failure_backoff_seconds``
+(while the publisher is down, requests fail at once instead of each waiting up to ``timeout_seconds``
+for it); if a later fetch fails, the cached keys stay in use. Thread-safe.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class CachedKeySet(abc.ABC):
         timeout_seconds: float = 5.0,
         min_refresh_seconds: float = 60.0,
         max_cache_seconds: float = 3600.0,
+        failure_backoff_seconds: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
@@ -48,8 +51,11 @@ class CachedKeySet(abc.ABC):
         self._max_cache = max_cache_seconds
         self._clock = clock
         self._lock = threading.Lock()
+        self._failure_backoff = failure_backoff_seconds
         self._keys: KeySet | None = None
         self._fetched_at = 0.0
+        self._failure: tuple[float, str] | None = None
+        """When the last fetch without cached keys failed, and why."""
 
     @abc.abstractmethod
     def _fetch(self) -> KeySet:
@@ -61,7 +67,7 @@ class CachedKeySet(abc.ABC):
         with self._lock:
             now = self._clock()
             if self._keys is None:
-                self._keys = self._fetch()
+                self._keys = self._first_fetch(now)
                 self._fetched_at = now
             elif now - self._fetched_at >= self._max_cache or (
                 lacks is not None and lacks(self._keys) and now - self._fetched_at >= self._min_refresh
@@ -71,6 +77,19 @@ class CachedKeySet(abc.ABC):
                     self._keys = self._fetch()
                 self._fetched_at = now
             return self._keys
+
+    def _first_fetch(self, now: float) -> KeySet:
+        """Fetch keys there are none of, unless the last try failed less than ``failure_backoff_seconds``
+        ago: then fail again at once, for the same reason."""
+        if self._failure is not None and now - self._failure[0] < self._failure_backoff:
+            raise KeyFetchError(self._failure[1])
+        try:
+            keys = self._fetch()
+        except KeyFetchError as exc:
+            self._failure = (self._clock(), str(exc))  # from the end of a fetch that may have waited
+            raise
+        self._failure = None
+        return keys
 
     def _get_json(self, url: str) -> dict[str, Any]:
         if self._client is None:

@@ -52,7 +52,11 @@ class FakeIssuer:
     keys: list[RSAKey | ECKey] = field(default_factory=list)
     discovery_hits: int = 0
     jwks_hits: int = 0
+    requests: int = 0
+    """Every request, answered or not (``down``)."""
     down: bool = False
+    stall_seconds: float = 0.0
+    """How long each request hangs before it is answered (an issuer too slow for the client's timeout)."""
     discovery_issuer: str | None = None
     """Overrides the ``issuer`` the discovery document names (a mismatching document)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -70,6 +74,11 @@ class FakeIssuer:
             self.keys = list(keys)
 
     def respond(self, path: str) -> tuple[int, Any]:
+        with self._lock:
+            self.requests += 1
+            stall = self.stall_seconds
+        if stall:
+            time.sleep(stall)
         with self._lock:
             if self.down:
                 return 503, {"message": "down"}
@@ -95,11 +104,14 @@ def issuer() -> Iterator[FakeIssuer]:
         def do_GET(self) -> None:
             status, document = state["issuer"].respond(self.path)
             payload = json.dumps(document).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (stall_seconds)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -443,7 +455,70 @@ def test_issuer_unreachable_is_an_error_not_a_denial(issuer: FakeIssuer, setting
     token = mint(key_named(issuer, "rsa-1"), claims_for(issuer))
     with pytest.raises(KeysUnavailable):  # API Gateway answers 500: the caller may retry
         authorize(bearer(token), settings, keys)
-    issuer.down = False  # nothing cached yet, so the next request tries again at once
+    issuer.down = False
+    with pytest.raises(KeysUnavailable):  # the failure is remembered for a while
+        authorize(bearer(token), settings, keys)
+
+
+def test_a_failed_fetch_is_remembered_so_requests_fail_at_once_while_the_issuer_is_down(
+    issuer: FakeIssuer, settings: Settings, keys: OidcKeys, clock: Clock
+) -> None:
+    # Given an issuer that is down, and nothing cached
+    issuer.down = True
+    token = mint(key_named(issuer, "rsa-1"), claims_for(issuer))
+    forged = mint(rsa_key("rsa-1"), claims_for(issuer, sub="admin"))
+    with pytest.raises(KeysUnavailable, match="failed"):
+        authorize(bearer(token), settings, keys)
+    assert issuer.requests == 1
+
+    # When requests keep coming for the next 29 seconds, genuine and forged alike
+    for _ in range(29):
+        clock.now += 1
+        for attempt in (token, forged):
+            # Then each is refused with the same error, without asking the issuer again
+            with pytest.raises(KeysUnavailable, match="failed"):
+                authorize(bearer(attempt), settings, keys)
+    assert issuer.requests == 1
+
+    # And once 30 seconds have passed, the next request asks again (and succeeds if the issuer is back)
+    issuer.down = False
+    clock.now += 1
+    assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
+    assert issuer.requests == 3  # discovery and JWKS
+    assert "signature" in denied(bearer(forged), settings, keys)
+
+
+def test_a_slow_issuer_costs_one_request_the_timeout_not_every_request(issuer: FakeIssuer, settings: Settings) -> None:
+    # Given an issuer slower than the client's timeout
+    issuer.stall_seconds = 1.0
+    token = mint(key_named(issuer, "rsa-1"), claims_for(issuer))
+    keys = OidcKeys(issuer.url, timeout_seconds=0.2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(KeysUnavailable):
+            authorize(bearer(token), settings, keys)
+        assert time.monotonic() - started >= 0.2
+        # When ten more requests come right after it
+        started = time.monotonic()
+        for _ in range(10):
+            with pytest.raises(KeysUnavailable):
+                authorize(bearer(token), settings, keys)
+        # Then they are answered without waiting for the issuer
+        assert time.monotonic() - started < 0.2
+    finally:
+        keys.close()
+    assert issuer.requests == 1
+
+
+def test_an_issuer_failing_after_keys_were_cached_changes_nothing_for_valid_tokens(
+    issuer: FakeIssuer, settings: Settings, keys: OidcKeys, clock: Clock
+) -> None:
+    token = mint(key_named(issuer, "rsa-1"), claims_for(issuer))
+    authorize(bearer(token), settings, keys)
+    issuer.down = True
+    clock.now += 61
+    stranger = mint(rsa_key("kid-nobody-published"), claims_for(issuer))
+    assert "unknown key" in denied(bearer(stranger), settings, keys)  # one refetch, failed: the cache stays
     assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
 
 

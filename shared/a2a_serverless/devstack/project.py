@@ -121,8 +121,9 @@ def kit_requirement() -> str:
         raise ProjectError(f"{_DIST} is not installed; give the kit's requirement with --kit") from exc
     direct = distribution.read_text("direct_url.json")
     if direct:
-        url = str(json.loads(direct).get("url", ""))
-        if url.startswith("file://"):
+        info = json.loads(direct)
+        url = str(info.get("url", ""))
+        if url.startswith("file://") and "dir_info" in info:  # a directory (a checkout), not an archive
             return f"{_DIST} @ file://{Path(unquote(urlsplit(url).path)).resolve()}"
     return f"{_DIST}=={distribution.version}"
 

@@ -17,7 +17,9 @@ An allowed request gets an ``execute-api:Invoke`` Allow on the whole stage (so a
 caching be turned on, covers every route) and a ``context`` of ``iss``, ``sub`` and ``scope`` (strings). A
 denied one raises :class:`Unauthorized`, an exception whose message is exactly ``Unauthorized``: that
 message is what makes API Gateway answer 401. Any other exception (the issuer's keys cannot be fetched, a
-broken event) makes it answer 500. The token is never logged, nor quoted in any exception.
+broken event) makes it answer 500. While the issuer's keys cannot be fetched, the failure is remembered
+for ``failure_backoff_seconds`` (:class:`OidcKeys`), so requests are answered at once instead of each
+waiting for the issuer. The token is never logged, nor quoted in any exception.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ class Unauthorized(Exception):
 
 class KeysUnavailable(RuntimeError):
     """The issuer's keys could not be fetched and none are cached: API Gateway answers 500 (the caller's
-    token is not at fault, and a retry may succeed)."""
+    token is not at fault, and a retry may succeed). Raised at once, without asking the issuer again,
+    for ``failure_backoff_seconds`` after a failed fetch."""
 
 
 # ------------------------------------------------------------------------------------------- core
@@ -229,9 +232,10 @@ class OidcKeys(CachedKeySet):
     An unknown ``kid`` (the issuer rotated) triggers a refetch at most once per ``min_refresh_seconds``,
     so forged tokens with made-up kids cannot make every request hit the issuer. The cached set is also
     refetched once older than ``max_cache_seconds``, so retired keys stop being trusted. A failed refetch
-    keeps the cached keys in use; with none cached, :meth:`key_for` raises :class:`KeysUnavailable`.
-    Pass ``client`` to control TLS or proxies; otherwise one is created with ``timeout_seconds``.
-    Thread-safe.
+    keeps the cached keys in use; with none cached, :meth:`key_for` raises :class:`KeysUnavailable`, and
+    keeps raising it without asking the issuer for ``failure_backoff_seconds`` (a down issuer costs one
+    request a ``timeout_seconds`` wait, not every request). Pass ``client`` to control TLS or proxies;
+    otherwise one is created with ``timeout_seconds``. Thread-safe.
     """
 
     def __init__(
@@ -243,6 +247,7 @@ class OidcKeys(CachedKeySet):
         timeout_seconds: float = 5.0,
         min_refresh_seconds: float = 60.0,
         max_cache_seconds: float = 3600.0,
+        failure_backoff_seconds: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(
@@ -250,6 +255,7 @@ class OidcKeys(CachedKeySet):
             timeout_seconds=timeout_seconds,
             min_refresh_seconds=min_refresh_seconds,
             max_cache_seconds=max_cache_seconds,
+            failure_backoff_seconds=failure_backoff_seconds,
             clock=clock,
         )
         self.issuer = issuer

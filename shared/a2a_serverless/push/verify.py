@@ -175,8 +175,8 @@ class JwksCache(CachedKeySet):
     """The agent's JWKS fetched over HTTPS, cached, and refetched when a token names an unknown key
     (the agent rotated) or the copy is old (policy: :class:`~a2a_serverless._keycache.CachedKeySet`).
     Pass ``client`` to control TLS, proxies or timeouts; otherwise one is created (and closed by
-    :meth:`close`). If the very first fetch fails, verification fails; if a later refetch fails, the
-    cached keys stay in use. Thread-safe.
+    :meth:`close`). If the very first fetch fails, verification fails (without fetching again for
+    ``failure_backoff_seconds``); if a later refetch fails, the cached keys stay in use. Thread-safe.
     """
 
     def __init__(
@@ -187,6 +187,7 @@ class JwksCache(CachedKeySet):
         timeout_seconds: float = 5.0,
         min_refresh_seconds: float = 60.0,
         max_cache_seconds: float = 3600.0,
+        failure_backoff_seconds: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(
@@ -194,6 +195,7 @@ class JwksCache(CachedKeySet):
             timeout_seconds=timeout_seconds,
             min_refresh_seconds=min_refresh_seconds,
             max_cache_seconds=max_cache_seconds,
+            failure_backoff_seconds=failure_backoff_seconds,
             clock=clock,
         )
         self._url = url
