@@ -695,3 +695,22 @@ def test_the_handler_allows_and_denies_without_ever_logging_the_token(
             assert secret not in out
             assert secret not in err
             assert secret not in caplog.text
+
+
+@pytest.mark.usefixtures("installed")
+def test_while_the_issuer_is_down_the_entry_point_fails_at_once_with_an_error_not_a_denial(
+    issuer: FakeIssuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from a2a_serverless.functions.authorizer import handler
+
+    issuer.down = True
+    token = mint(key_named(issuer, "rsa-1"), claims_for(issuer))
+    for _ in range(3):
+        # Not "Unauthorized" (401: the token is fine): any other error makes API Gateway answer 500
+        with pytest.raises(KeysUnavailable) as caught:
+            handler(bearer(token), LambdaContext())
+        assert str(caught.value) != "Unauthorized"
+        assert caught.value.__cause__ is None
+        assert caught.value.__suppress_context__  # raised 'from None': no library traceback chained
+    assert issuer.requests == 1
+    assert caplog.text.count("the authorizer failed") == 3
