@@ -1,4 +1,7 @@
-"""The agent cards we publish, built from typed configuration (digest section 8)."""
+"""The agent cards we publish, built from typed configuration (digest section 8).
+
+``securitySchemes`` and ``securityRequirements`` say what the deployment's auth mode checks (a card
+file's own are replaced: a card must not promise what the deployment does not do)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from typing import Any
 
 from .config import Settings
 from .models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+
+Json = dict[str, Any]
 
 __all__ = ["LEGACY_PROTOCOL_VERSION", "PROTOCOL_VERSION", "card_etag", "extended_card", "public_card"]
 
@@ -63,6 +68,7 @@ def public_card(settings: Settings, base_url: str) -> AgentCard:
             "extended_agent_card": bool(settings.extended_card_file) or None,
         }
     ).to_wire()
+    fields["securitySchemes"], fields["securityRequirements"] = _security(settings)
     return AgentCard.model_validate(fields)
 
 
@@ -72,9 +78,51 @@ def extended_card(settings: Settings, base_url: str) -> AgentCard | None:
         return None
     base = public_card(settings, base_url).to_wire()
     overlay = settings.load_card_file(settings.extended_card_file)
-    overlay.pop("supportedInterfaces", None)
-    overlay.pop("capabilities", None)
+    for decided in ("supportedInterfaces", "capabilities", "securitySchemes", "securityRequirements"):
+        overlay.pop(decided, None)
     return AgentCard.model_validate({**base, **overlay})
+
+
+def _security(settings: Settings) -> tuple[Json, list[Json]]:
+    """``securitySchemes`` and ``securityRequirements`` for what this deployment checks: nothing when
+    everyone is let in (``auth_mode=none``, or API Gateway with AuthMode Open)."""
+    if settings.auth_mode == "api-key":
+        bearer = {"scheme": "Bearer", "description": "An API key issued for this agent, as a bearer token."}
+        return {"apiKey": {"httpAuthSecurityScheme": bearer}}, [_requirement("apiKey")]
+    if settings.auth_mode != "apigateway" or settings.api_auth == "open":
+        return {}, []
+    if settings.api_auth == "jwt":
+        issuer = settings.jwt_issuer.rstrip("/")
+        token = {
+            "scheme": "Bearer",
+            "bearerFormat": "JWT",
+            "description": f"A JWT from the OpenID Connect issuer {issuer}, for this agent's audience.",
+        }
+        discovery = {
+            "openIdConnectUrl": issuer + "/.well-known/openid-configuration",
+            "description": "The same token, described by its issuer's discovery document.",
+        }
+        # Alternatives (either one is enough): the same bearer token, told two ways.
+        schemes = {"bearer": {"httpAuthSecurityScheme": token}, "oidc": {"openIdConnectSecurityScheme": discovery}}
+        return schemes, [_requirement("bearer"), _requirement("oidc")]
+    # AWS_IAM. A2A's schemes (OpenAPI 3.2's) have no SigV4 type. SigV4 is an HTTP authentication
+    # scheme (`Authorization: AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...`), so
+    # an http scheme names it exactly, and a client that cannot sign sees a scheme it does not know.
+    # API Gateway's own OpenAPI export uses an apiKey scheme in the Authorization header plus an
+    # x-amazon-apigateway-authtype extension the card cannot carry; without the extension that would
+    # tell generic clients to send a fixed key there, which never works.
+    sigv4 = {
+        "scheme": "AWS4-HMAC-SHA256",
+        "description": (
+            "AWS Signature Version 4 (service execute-api): sign each request with the credentials of an"
+            " IAM principal allowed execute-api:Invoke on this API."
+        ),
+    }
+    return {"sigv4": {"httpAuthSecurityScheme": sigv4}}, [_requirement("sigv4")]
+
+
+def _requirement(scheme: str) -> Json:
+    return {"schemes": {scheme: {"list": []}}}
 
 
 def card_etag(body: bytes) -> str:

@@ -66,6 +66,9 @@ class Settings(BaseModel):
     looked up in ``api_keys``. ``apigateway``: the principal set by an API Gateway authorizer."""
     api_keys: dict[str, str] = {}
     """Key -> principal name, for ``auth_mode=api-key`` (A2A_API_KEYS as a JSON object)."""
+    api_auth: Literal["open", "jwt", "aws_iam"] = "open"
+    """Who API Gateway lets in, with ``auth_mode=apigateway``: the template's ``AuthMode`` (``Open``, ``Jwt``,
+    ``AWS_IAM``; any case). The agent card declares it (``securitySchemes``, ``securityRequirements``)."""
     authorizer_mode: Literal["none", "jwt"] = "none"
     """The API's Lambda REQUEST authorizer (``functions/authorizer.py``). ``none``: every request is allowed as
     ``anonymous``. ``jwt``: ``Authorization: Bearer <JWT>`` must be signed (RS256/ES256) by ``jwt_issuer``."""
@@ -155,6 +158,11 @@ class Settings(BaseModel):
             raise ValueError("must look like 'package.module:ClassName'")
         return value
 
+    @field_validator("api_auth", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
@@ -197,6 +205,8 @@ class Settings(BaseModel):
                 "A2A_JWT_AUDIENCE is required when A2A_AUTHORIZER_MODE=jwt (without it, tokens the issuer"
                 " minted for any other app would be accepted)"
             )
+        if settings.api_auth == "jwt" and not _is_https_url(settings.jwt_issuer):
+            raise ConfigError("A2A_JWT_ISSUER (an https URL) is required when A2A_API_AUTH=jwt (the card names it)")
         if settings.jwt_jwks_url and not _is_https_url(settings.jwt_jwks_url):
             raise ConfigError("A2A_JWT_JWKS_URL must be an https URL")
         return settings
