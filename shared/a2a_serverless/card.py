@@ -1,39 +1,33 @@
-"""The agent cards we publish, built from typed configuration (digest section 8).
+"""The agent cards we publish (digest section 8): the agent's own fields, and what the deployment decides.
 
-``securitySchemes`` and ``securityRequirements`` say what the deployment's auth mode checks (a card
-file's own are replaced: a card must not promise what the deployment does not do)."""
+The agent's fields (name, description, version, skills, provider, iconUrl, ...) come from, lowest first:
+
+1. a fallback: the executor's class name, a generic description, version 0.1.0, no skills;
+2. the executor's ``card`` class attribute (:attr:`~a2a_serverless.execution.api.AgentExecutor.card`),
+   read only when there is no card file; the demo agent's card is its own;
+3. ``A2A_AGENT_NAME``, ``A2A_AGENT_DESCRIPTION``, ``A2A_AGENT_VERSION``, when set;
+4. the card file (``A2A_CARD_FILE``): it wins, and the executor's module is then never imported here.
+
+The deployment decides the rest: ``supportedInterfaces`` (the request's base URL), the capabilities the
+server implements, and ``securitySchemes`` with ``securityRequirements``, which say what the auth mode
+checks (a card file's own are replaced: a card must not promise what the deployment does not do).
+"""
 
 from __future__ import annotations
 
 import hashlib
 from typing import Any
 
-from .config import Settings
-from .models import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from .config import Settings, card_fields
+from .execution._path import executor_target
+from .models import AgentCapabilities, AgentCard, AgentInterface
 
-Json = dict[str, Any]
-
-__all__ = ["LEGACY_PROTOCOL_VERSION", "PROTOCOL_VERSION", "card_etag", "extended_card", "public_card"]
+__all__ = ["LEGACY_PROTOCOL_VERSION", "PROTOCOL_VERSION", "card_etag", "executor_card", "extended_card", "public_card"]
 
 PROTOCOL_VERSION = "1.0"
 LEGACY_PROTOCOL_VERSION = "0.3"
 
-_DEMO_SKILLS = [
-    AgentSkill(
-        id="echo",
-        name="Echo",
-        description="Replies with an artifact that echoes the text it was sent.",
-        tags=["demo", "echo"],
-        examples=["hello there"],
-    ),
-    AgentSkill(
-        id="ask",
-        name="Multi-turn greeting",
-        description="Say 'ask me' and the agent asks for your name, then greets you (INPUT_REQUIRED turn).",
-        tags=["demo", "multi-turn"],
-        examples=["ask me"],
-    ),
-]
+Json = dict[str, Any]
 
 
 def _interfaces(base_url: str) -> list[AgentInterface]:
@@ -48,15 +42,20 @@ def _interfaces(base_url: str) -> list[AgentInterface]:
 
 
 def public_card(settings: Settings, base_url: str) -> AgentCard:
-    """The card served at ``/.well-known/agent-card.json``; interface URLs point at ``base_url``."""
-    fields: dict[str, Any] = {
-        "name": settings.agent_name,
-        "description": settings.agent_description,
-        "version": settings.agent_version,
+    """The card served at ``/.well-known/agent-card.json``; interface URLs point at ``base_url``.
+    Raises ``ConfigError`` when the executor's module cannot be imported or its card is invalid."""
+    fields: Json = {
+        "name": settings.executor.partition(":")[2],
+        "description": "An A2A agent.",
+        "version": "0.1.0",
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
-        "skills": [s.to_wire() for s in _DEMO_SKILLS],
+        "skills": [],
     }
+    if not settings.card_file:
+        fields.update(executor_card(settings.executor))
+    named = {"name": settings.agent_name, "description": settings.agent_description, "version": settings.agent_version}
+    fields.update({key: value for key, value in named.items() if value})
     if settings.card_file:
         fields.update(settings.load_card_file(settings.card_file))
     fields["supportedInterfaces"] = [i.to_wire() for i in _interfaces(base_url)]
@@ -81,6 +80,14 @@ def extended_card(settings: Settings, base_url: str) -> AgentCard | None:
     for decided in ("supportedInterfaces", "capabilities", "securitySchemes", "securityRequirements"):
         overlay.pop(decided, None)
     return AgentCard.model_validate({**base, **overlay})
+
+
+def executor_card(path: str) -> Json:
+    """The ``card`` fields of the executor class at ``path`` (``package.module:Class``), checked; ``{}``
+    without any. The class is imported, not created. Raises ``ConfigError`` with one line naming the path
+    and the cause, whatever the module raised on import (a SyntaxError, a KeyError for a missing setting)."""
+    card = getattr(executor_target(path), "card", None)
+    return {} if card is None else card_fields(card, f"executor {path!r}: its card")
 
 
 def _security(settings: Settings) -> tuple[Json, list[Json]]:

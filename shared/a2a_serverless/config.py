@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .models import AgentCard
 
-__all__ = ["ConfigError", "Settings"]
+__all__ = ["ConfigError", "Settings", "card_fields"]
 
 DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
 
@@ -51,11 +51,14 @@ class Settings(BaseModel):
 
     public_url: str = ""
     """Base URL advertised in the agent card; empty means derived from each request."""
-    agent_name: str = "a2a-serverless demo agent"
-    agent_description: str = "Echoes what you send as an artifact; say 'ask me' for a multi-turn exchange."
-    agent_version: str = "0.1.0"
+    agent_name: str = ""
+    agent_description: str = ""
+    agent_version: str = ""
+    """The card's name, description and version when set (empty: the executor's card, see
+    :mod:`a2a_serverless.card`)."""
     card_file: str = ""
-    """A JSON file with the public card's fields (name, description, skills, ...): overrides the above."""
+    """A JSON file with the public card's fields (name, description, skills, ...): overrides the above, and
+    is the whole of the agent's card (the executor class is then not imported to render it)."""
     extended_card_file: str = ""
     """A JSON file with the extended card; with it, capabilities.extendedAgentCard is declared."""
     streaming: bool = True
@@ -216,14 +219,19 @@ class Settings(BaseModel):
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigError(f"cannot read agent card file {path!r}: {exc.__class__.__name__}") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"agent card file {path!r} must hold a JSON object")
-        try:
-            # The file overlays the card built from settings: check it with the rest filled in.
-            AgentCard.model_validate({**_CARD_DEFAULTS, **data})
-        except ValidationError as exc:
-            raise ConfigError(f"agent card file {path!r} is not a valid AgentCard: {exc}") from exc
-        return data
+        return card_fields(data, f"agent card file {path!r}")
+
+
+def card_fields(data: object, source: str) -> dict[str, Any]:
+    """``data`` (from ``source``, named in errors) as fields that overlay a card: a JSON object that makes a
+    valid AgentCard with the rest filled in. Raises ``ConfigError`` otherwise."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source} must hold a JSON object")
+    try:
+        AgentCard.model_validate({**_CARD_DEFAULTS, **data})
+    except ValidationError as exc:
+        raise ConfigError(f"{source} is not a valid AgentCard: {exc}") from exc
+    return dict(data)
 
 
 def _is_https_url(value: str) -> bool:

@@ -20,13 +20,19 @@ so any instance can serve the task, its streams and its webhooks. If ``execute``
 fails with a generic message (the exception is logged, never shown to callers). If it returns
 without a terminal or interrupted state, the task completes (with the last agent message as its
 status message when it sent one) so no task is left running.
+
+The agent card can come from the class too, as ``card``: the card's fields in their JSON form (the
+``A2A_CARD_FILE`` form), e.g. ``card = {"name": "Trip planner", "description": "...", "version": "1.2.0",
+"skills": [{"id": "plan", "name": "Plan a trip", "description": "...", "tags": ["travel"]}]}``. A card
+file, when given, wins (and the class is then not imported to render the card).
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ..models import (
     Message,
@@ -71,6 +77,10 @@ class RequestContext:
 
 
 class AgentExecutor(abc.ABC):
+    card: ClassVar[Mapping[str, Any] | None] = None
+    """This agent's card fields (name, description, version, skills, provider, iconUrl, ...) as JSON, or
+    None. Read by the card functions, which import the class but never create it; checked there."""
+
     @abc.abstractmethod
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Do the work for ``context.message`` and report progress through ``event_queue``."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..models import Part, TaskState
 from .api import AgentExecutor, EventQueue, RequestContext
@@ -25,6 +27,7 @@ _SLEEP = re.compile(r"^\s*sleep\s+(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 _SIZED = re.compile(r"^\s*(file|long)\s+(\d+)\s*(kb|mb|)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "kb": 1024, "mb": 1024 * 1024}
 MAX_DEMO_BYTES = 50 * 1024 * 1024
+MAX_SLEEP_SECONDS = 60.0
 _WORDS = ["the", "agent", "wrote", "a", "long", "answer", "about", "serverless", "tasks", "events", "and", "streams"]
 
 
@@ -40,6 +43,28 @@ def demo_text(size: int) -> str:
 
 
 class DemoAgentExecutor(AgentExecutor):
+    card: ClassVar[Mapping[str, Any]] = {
+        "name": "a2a-serverless demo agent",
+        "description": "Echoes what you send as an artifact; say 'ask me' for a multi-turn exchange.",
+        "version": "0.1.0",
+        "skills": [
+            {
+                "id": "echo",
+                "name": "Echo",
+                "description": "Replies with an artifact that echoes the text it was sent.",
+                "tags": ["demo", "echo"],
+                "examples": ["hello there"],
+            },
+            {
+                "id": "ask",
+                "name": "Multi-turn greeting",
+                "description": "Say 'ask me' and the agent asks for your name, then greets you (INPUT_REQUIRED turn).",
+                "tags": ["demo", "multi-turn"],
+                "examples": ["ask me"],
+            },
+        ],
+    }
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         text = context.get_user_input().strip()
@@ -69,7 +94,12 @@ class DemoAgentExecutor(AgentExecutor):
             return
         match = _SLEEP.match(text)
         if match:
-            seconds = min(float(match.group(1)), 60.0)
+            asked = float(match.group(1))
+            seconds = min(asked, MAX_SLEEP_SECONDS)
+            if asked > seconds:
+                capped = f"sleep is capped at {MAX_SLEEP_SECONDS:g}s: sleeping {seconds:g}s, not {asked:g}s"
+                note = updater.new_agent_message([Part(text=capped)])
+                await updater.update_status(TaskState.TASK_STATE_WORKING, note)
             elapsed = 0.0
             while elapsed < seconds:
                 step = min(1.0, seconds - elapsed)

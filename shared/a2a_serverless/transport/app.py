@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card
+from ..config import ConfigError
 from ..errors import A2AError, InternalError, MethodNotFoundError
 from ..push import JWKS_PATH
 from ..runtime import Runtime, get_runtime
@@ -73,8 +74,13 @@ def create_app(
 def serve_card(request: Request, runtime: Runtime) -> Response:
     """The public card, cacheable (``Cache-Control``, ``ETag``, 304 on ``If-None-Match``): one
     document for both client generations, the v1.0 card with the v0.3 top-level fields merged in
-    (digest 7.3), so it needs no ``Vary`` on the version."""
-    card = merged_card(public_card(runtime.settings, base_url(request, runtime)).to_wire())
+    (digest 7.3), so it needs no ``Vary`` on the version. A card that cannot be built (the executor's
+    module fails to import, its card is invalid) is one logged line and a generic internal error."""
+    try:
+        card = merged_card(public_card(runtime.settings, base_url(request, runtime)).to_wire())
+    except ConfigError as exc:
+        logger.error("cannot serve the agent card: %s", exc, extra={"request_id": request_id(request)})
+        return error_response(InternalError())
     body = json.dumps(card, separators=(",", ":")).encode()
     etag = card_etag(body)
     headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": etag}
