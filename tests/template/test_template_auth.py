@@ -5,7 +5,9 @@ the auth mode, so the agent card declares what the API checks."""
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,3 +157,10 @@ def test_the_gateway_is_ready_when_it_listens_without_rendering_the_card(transla
     env = translated["Resources"]["GatewayFunction"]["Properties"]["Environment"]["Variables"]
     assert env["AWS_LWA_READINESS_CHECK_PROTOCOL"] == "tcp"
     assert "AWS_LWA_READINESS_CHECK_PATH" not in env
+
+
+def test_the_repositorys_samconfig_does_not_choose_open() -> None:
+    samconfig = tomllib.loads((Path(__file__).resolve().parents[2] / "samconfig.toml").read_text())
+    overrides = samconfig["default"]["deploy"]["parameters"]["parameter_overrides"]
+    chosen = dict(re.findall(r'(\w+)="([^"]*)"', overrides))
+    assert chosen.get("AuthMode", "AWS_IAM") == "AWS_IAM"
