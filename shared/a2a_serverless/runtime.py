@@ -7,7 +7,6 @@ and pass it explicitly (``create_app(runtime)``), so no test depends on process 
 
 from __future__ import annotations
 
-import importlib
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -62,16 +61,10 @@ class Runtime:
 def load_executor(path: str) -> AgentExecutor:
     """Import ``package.module:Class`` and instantiate it. Raises ``ConfigError`` with a clear
     message when the path does not name an importable AgentExecutor class."""
+    from .execution._path import executor_target
     from .execution.api import AgentExecutor
 
-    module_name, _, attr = path.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # a SyntaxError, a KeyError for a missing setting...: one line, the cause
-        raise ConfigError(f"executor {path!r}: cannot import module {module_name!r} ({_describe(exc)})") from exc
-    target: Any = getattr(module, attr, None)
-    if target is None:
-        raise ConfigError(f"executor {path!r}: module {module_name!r} has no attribute {attr!r}")
+    target: Any = executor_target(path)  # any import failure: one ConfigError line
     try:
         executor = target() if isinstance(target, type) else target
     except Exception as exc:
@@ -84,12 +77,6 @@ def load_executor(path: str) -> AgentExecutor:
 
         return SdkExecutorAdapter(executor)
     raise ConfigError(f"executor {path!r} is not an AgentExecutor (it is {type(executor).__name__})")
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f"{exc.__class__.__name__}: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    return f"{exc.__class__.__name__}: {exc}".replace("\n", " ")
 
 
 def _is_sdk_executor(obj: object) -> bool:

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["ImportPathError", "describe", "import_object"]
+from ..execution._path import describe
+
+__all__ = ["ImportPathError", "import_object"]
 
 
 class ImportPathError(ValueError):
     """An import path that does not resolve; the message says why, in one line."""
-
-
-def describe(exc: BaseException) -> str:
-    """One line: the exception's type and message, and for a syntax error where it is."""
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f"{exc.__class__.__name__}: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    return f"{exc.__class__.__name__}: {exc}".replace("\n", " ")
 
 
 def import_object(path: str) -> object:

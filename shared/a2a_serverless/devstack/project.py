@@ -297,7 +297,10 @@ capabilities = "CAPABILITY_IAM"
 confirm_changeset = true
 resolve_s3 = true
 s3_prefix = "{stack}"
-parameter_overrides = "ExecutorPath=\\"{executor}\\" LogLevel=\\"INFO\\""
+# Who may call: AWS_IAM (SigV4-signed requests only; the template's default), Jwt (with JwtIssuer and
+# JwtAudience), or Open, which makes the API PUBLIC: anyone on the internet can call the agent (the
+# stack's PublicApiWarning output says so). Choose Open only on purpose.
+parameter_overrides = "ExecutorPath=\\"{executor}\\" AuthMode=\\"AWS_IAM\\" LogLevel=\\"INFO\\""
 """
 
 _PYPROJECT = """\
@@ -337,5 +340,8 @@ python -m pytest            # test it (the agent on the in-memory runtime)
   description, version, skills).
 * `template.yaml`: the deployment (the kit's template with your code as the functions' code);
   `kit/requirements.txt` says which kit the core layer installs.
-* Deploy: `sam build && sam deploy --guided` (stack `{stack}`; choose the `AuthMode` who may call it).
+* Deploy: `a2a-serverless build && sam deploy --guided` (stack `{stack}`). `build` is `sam build`
+  with a real Python 3.13. Who may call it is `AuthMode`: `AWS_IAM` by default (SigV4-signed
+  requests only), `Jwt` (your issuer and audience), or `Open`, which makes the agent public to
+  anyone on the internet.
 """
