@@ -1,10 +1,16 @@
-"""moto's server in this process, standing in for DynamoDB, SQS and S3 on a free local port."""
+"""moto's server standing in for DynamoDB, SQS and S3 on a free local port: in this process (tests),
+or in a process of its own (the local stack, :mod:`._moto_process`)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from moto.server import ThreadedMotoServer
 
@@ -13,12 +19,11 @@ from ._moto_query import install_partition_queries
 from ._moto_sqs import drain_receives, install_fifo_receive_lock, resume_receives
 from ._moto_transactions import install_fast_transactions
 
-__all__ = ["drain_receives", "moto_server"]
+__all__ = ["MotoServer", "drain_receives", "install_patches", "moto_server", "running_moto"]
 
 
-@contextmanager
-def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
-    """Run moto's server on ``host`` and a free port; yield its endpoint URL; stop it on exit."""
+def install_patches() -> None:
+    """The local stack's fixes of moto, for the rest of the process (idempotent)."""
     # werkzeug logs every request at INFO, and the pollers long-poll once a second each.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     install_fast_transactions()  # moto's own copies whole tables per transaction item
@@ -26,15 +31,91 @@ def moto_server(host: str = "127.0.0.1") -> Iterator[str]:
     install_item_size_fix()  # moto counts a replaced attribute twice against the item size limit
     _cache_module_list()  # moto lists its package directory on every request, under a global lock
     install_partition_queries()  # moto sorts the whole table on every Query
+
+
+@dataclass
+class MotoServer:
+    """A running moto server: its endpoint, and how to end its waiting long polls."""
+
+    endpoint: str
+    drain: Callable[[], None]
+
+
+@contextmanager
+def moto_server(host: str = "127.0.0.1", *, process: bool = False) -> Iterator[str]:
+    """Run moto's server on ``host`` and a free port; yield its endpoint URL; stop it on exit.
+    In this process by default (tests reach into its backends); with ``process=True`` in a process
+    of its own (:mod:`._moto_process`, the local stack)."""
+    with running_moto(host, process=process) as server:
+        yield server.endpoint
+
+
+@contextmanager
+def running_moto(host: str = "127.0.0.1", *, process: bool = False) -> Iterator[MotoServer]:
+    if process:
+        with _moto_process(host) as server:
+            yield server
+        return
+    install_patches()
     resume_receives()
-    server = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
-    server.start()
+    threaded = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
+    threaded.start()
     try:
-        bound_host, port = server.get_host_and_port()
-        yield f"http://{bound_host}:{port}"
+        bound_host, port = threaded.get_host_and_port()
+        yield MotoServer(f"http://{bound_host}:{port}", drain_receives)
     finally:
         drain_receives()
-        server.stop()
+        threaded.stop()
+
+
+_START_SECONDS = 60.0
+_STOP_SECONDS = 5.0
+
+
+@contextmanager
+def _moto_process(host: str) -> Iterator[MotoServer]:
+    command = [sys.executable, "-m", "a2a_serverless.devstack._moto_process", "--host", host]
+    # Its own session: a Ctrl-C in the terminal reaches the stack, which stops moto last.
+    child = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        endpoint = _read_endpoint(child)
+
+        def drain() -> None:
+            if child.poll() is None:
+                child.send_signal(signal.SIGUSR1)
+
+        yield MotoServer(endpoint, drain)
+    finally:
+        if child.poll() is None:
+            child.terminate()
+        try:
+            child.wait(_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def _read_endpoint(child: subprocess.Popen[str]) -> str:
+    found: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert child.stdout is not None
+        for line in child.stdout:  # read to the end: a full pipe would block the server
+            if not found and line.startswith("moto "):
+                found.append(line.split(" ", 1)[1].strip())
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, name="a2a-moto-start", daemon=True).start()
+    if not ready.wait(_START_SECONDS) or not found:
+        raise RuntimeError(f"moto's process did not start (exit code {child.poll()})")
+    return found[0]
 
 
 def _cache_module_list() -> None:

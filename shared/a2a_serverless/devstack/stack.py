@@ -26,7 +26,7 @@ import uvicorn
 
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
-from ._moto import drain_receives, moto_server
+from ._moto import running_moto
 from ._template import (
     ScheduleEventSource,
     SqsEventSource,
@@ -64,6 +64,9 @@ class DevOptions:
     workers: int = 4
     """Pollers per SQS event source: how many invocations run at once."""
     prefix: str = "a2a-local"
+    moto_process: bool = True
+    """moto in a process of its own (its server is most of the stack's CPU: sharing this process's
+    GIL with uvicorn, the pollers and the functions slowed them all); False keeps it in process."""
 
 
 def run(
@@ -97,7 +100,8 @@ def run(
         shutdown = stack.enter_context(_shutdown_on_signals())
         sock = stack.enter_context(_bind(options.host, options.port))
         public_url = _http_url(options.host, sock.getsockname()[1])
-        endpoint = stack.enter_context(moto_server())
+        moto = stack.enter_context(running_moto(process=options.moto_process))
+        endpoint = moto.endpoint
         sqs = _client("sqs", endpoint)
         resources = create_resources(
             _client("dynamodb", endpoint), sqs, s3=_client("s3", endpoint), prefix=options.prefix, template=template
@@ -132,7 +136,7 @@ def run(
         resolve = resolve_handler or _import_handler
         pollers = [_poller(source, resources, endpoint, resolve(source.handler), options.prefix) for source in sources]
         stack.enter_context(
-            running(pollers, options.workers, abandon=lambda: shutdown.signals > 1, on_stop=drain_receives)
+            running(pollers, options.workers, abandon=lambda: shutdown.signals > 1, on_stop=moto.drain)
         )
         # One poller per stream source: a shard's records are processed in order, as on Lambda.
         stream_pollers = [

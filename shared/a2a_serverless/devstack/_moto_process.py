@@ -1,0 +1,65 @@
+"""moto's server in a process of its own, for the local stack: ``python -m
+a2a_serverless.devstack._moto_process --host 127.0.0.1``.
+
+moto's server is most of the local stack's CPU (its response serializer above all). Sharing one
+process, and its GIL, with uvicorn, the pollers and the functions, it added tens of milliseconds to
+every request under load; in a process of its own it uses the second core. The same patches as
+in process (:func:`._moto.install_patches`) are applied here.
+
+Protocol with the parent (:func:`._moto.moto_server` with ``process=True``): the process prints one
+line ``moto <endpoint URL>`` when it listens; SIGUSR1 ends every waiting long poll at once (the stack
+stopping its pollers), SIGTERM stops it, and so does its standard input closing (the parent gone).
+It ignores SIGINT: a Ctrl-C in the terminal reaches the whole process group, and the stack must
+still be able to write while it stops; the parent stops it last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m a2a_serverless.devstack._moto_process")
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+
+    from moto.server import ThreadedMotoServer
+
+    from ._moto import install_patches
+    from ._moto_sqs import drain_receives
+
+    install_patches()
+    stop = threading.Event()
+
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    def on_drain(signum: int, frame: FrameType | None) -> None:
+        threading.Thread(target=drain_receives, daemon=True).start()
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGUSR1, on_drain)
+
+    def watch_parent() -> None:
+        sys.stdin.read()  # returns at EOF: the parent closed the pipe, or died
+        stop.set()
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    server = ThreadedMotoServer(ip_address=args.host, port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    sys.stdout.write(f"moto http://{host}:{port}\n")
+    sys.stdout.flush()
+    stop.wait()
+    drain_receives()
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
