@@ -24,6 +24,7 @@ from typing import Any
 import boto3
 import uvicorn
 
+from ..transport.sse import end_streams, streams_open
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
 from ._moto import running_moto
@@ -136,16 +137,26 @@ def run(
         resolve = resolve_handler or _import_handler
         pollers = [_poller(source, resources, endpoint, resolve(source.handler), options.prefix) for source in sources]
         stack.enter_context(
-            running(pollers, options.workers, abandon=lambda: shutdown.signals > 1, on_stop=moto.drain)
+            running(
+                pollers,
+                options.workers,
+                abandon=lambda: shutdown.signals > 1,
+                grace_seconds=STOP_GRACE_SECONDS,
+                on_stop=moto.drain,
+            )
         )
         # One poller per stream source: a shard's records are processed in order, as on Lambda.
         stream_pollers = [
             _stream_poller(source, resources, endpoint, resolve(source.handler), options.prefix)
             for source in stream_sources
         ]
-        stack.enter_context(running(stream_pollers, 1, abandon=lambda: shutdown.signals > 1))
+        stack.enter_context(
+            running(stream_pollers, 1, abandon=lambda: shutdown.signals > 1, grace_seconds=STOP_GRACE_SECONDS)
+        )
         scheduled = [_schedule_poller(source, resolve(source.handler), options.prefix) for source in schedules]
-        stack.enter_context(running(scheduled, 1, abandon=lambda: shutdown.signals > 1))
+        stack.enter_context(
+            running(scheduled, 1, abandon=lambda: shutdown.signals > 1, grace_seconds=STOP_GRACE_SECONDS)
+        )
         _log.info(
             "pollers: %s",
             ", ".join(
@@ -155,8 +166,16 @@ def run(
             ),
         )
         app = (app_factory or _gateway_app)()
+        streams_open()
         server = _Server(
-            uvicorn.Config(app, host=options.host, port=sock.getsockname()[1], log_level="info", lifespan="auto"),
+            uvicorn.Config(
+                app,
+                host=options.host,
+                port=sock.getsockname()[1],
+                log_level="info",
+                lifespan="auto",
+                timeout_graceful_shutdown=STOP_GRACE_SECONDS,
+            ),
             ready_line=f"A2A agent card: {public_url}/.well-known/agent-card.json",
         )
         shutdown.server = server
@@ -170,12 +189,24 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self._ready_line = ready_line
 
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # uvicorn's own handler while it serves: open streams end now, cleanly, rather than be cut
+        # off when its graceful shutdown times out.
+        end_streams()
+        super().handle_exit(sig, frame)
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self.started:
             # Tests and scripts wait for this line: the socket accepts connections from here on.
             sys.stdout.write(self._ready_line + "\n")
             sys.stdout.flush()
+
+
+STOP_GRACE_SECONDS = 2
+"""On Ctrl-C: how long open streams, and then the invocations in flight, get to finish before they
+are cut off, as a Lambda environment that is shut down cuts its invocation (a run's work item comes
+back, its lease lapses). Twice this and moto's stop: one Ctrl-C ends the stack within about 5 s."""
 
 
 @dataclass
@@ -193,6 +224,7 @@ class _Shutdown:
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.signals += 1
+        end_streams()  # open streams end now, rather than be cut off by uvicorn's graceful timeout
         if self.server is not None:
             self.server.should_exit = True
             self.server.force_exit = self.signals > 1

@@ -13,6 +13,8 @@ import contextlib
 import json
 import logging
 import re
+import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -23,7 +25,21 @@ from ..errors import A2AError, FieldViolation, InternalError, InvalidParamsError
 from ..models import StreamResponse
 from ..operations.streaming import EventStream, StreamItem
 
-__all__ = ["last_event_id", "sse_response"]
+__all__ = ["end_streams", "last_event_id", "sse_response", "streams_open"]
+
+_closing = threading.Event()
+_SHUTDOWN_CHECK_SECONDS = 0.25
+
+
+def end_streams() -> None:
+    """Make every open stream of this process end cleanly within a quarter second (a server that
+    is stopping: its clients see the stream end and resume with ``Last-Event-ID``)."""
+    _closing.set()
+
+
+def streams_open() -> None:
+    """Let streams run again (a server starting in a process that stopped one before)."""
+    _closing.clear()
 
 logger = logging.getLogger(__name__)
 
@@ -72,14 +88,20 @@ async def _frames(
 ) -> AsyncIterator[str]:
     events = stream.events()
     upcoming: asyncio.Task[StreamItem] | None = None
+    last_sent = time.monotonic()
     try:
         while True:
             if upcoming is None:
                 upcoming = asyncio.ensure_future(anext(events))
-            done, _ = await asyncio.wait({upcoming}, timeout=ping_seconds)
+            done, _ = await asyncio.wait({upcoming}, timeout=min(ping_seconds, _SHUTDOWN_CHECK_SECONDS))
+            if _closing.is_set():
+                return  # the server is stopping: end cleanly (the client resumes with Last-Event-ID)
             if not done:
-                yield ": ping\n\n"
+                if time.monotonic() - last_sent >= ping_seconds:
+                    last_sent = time.monotonic()
+                    yield ": ping\n\n"
                 continue
+            last_sent = time.monotonic()
             current, upcoming = upcoming, None
             try:
                 seq, event = current.result()

@@ -1,0 +1,84 @@
+"""One Ctrl-C stops the local stack with a stream open and a run in flight: the stream ends, the run
+is cut off as a Lambda environment's would be, the HTTP port and moto's are freed, the process
+exits 0 with no traceback, and no second Ctrl-C is needed. (The 60 s agent run bounds the test: the
+stack must be gone long before it would have finished; no duration is compared.)"""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import httpx
+
+READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:(\d+))/\.well-known/agent-card\.json$")
+MOTO = re.compile(r"moto at (http://127\.0\.0\.1:(\d+))")
+
+
+def test_one_ctrl_c_stops_everything_with_a_stream_open_and_a_run_in_flight() -> None:
+    command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
+    stack = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        assert stack.stdout is not None
+        for line in stack.stdout:
+            lines.append(line.rstrip("\n"))
+            if READY.match(lines[-1]):
+                ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        assert ready.wait(60), "\n".join(lines)
+        base = next(m.group(1) for line in lines if (m := READY.match(line)))
+        moto_port = int(next(m.group(2) for line in lines if (m := MOTO.search(line))))
+        http_port = int(base.rsplit(":", 1)[1])
+
+        # Given: a 60 s run whose stream is open and has delivered its first events
+        events: list[str] = []
+        first = threading.Event()
+        ended: dict[str, Any] = {}
+
+        def stream() -> None:
+            body = {"message": {"messageId": "m-ctrl-c", "role": "ROLE_USER", "parts": [{"text": "sleep 60"}]}}
+            try:
+                with httpx.stream(
+                    "POST", f"{base}/message:stream", json=body, headers={"A2A-Version": "1.0"}, timeout=90
+                ) as response:
+                    for line in response.iter_lines():
+                        if line.startswith("data:"):
+                            events.append(line)
+                            first.set()
+                ended["how"] = "closed"
+            except httpx.HTTPError as exc:
+                ended["how"] = type(exc).__name__
+            first.set()
+
+        reader = threading.Thread(target=stream, daemon=True)
+        reader.start()
+        assert first.wait(30)
+        assert events, ended
+
+        # When: one Ctrl-C
+        stack.send_signal(signal.SIGINT)
+        code = stack.wait(timeout=40)  # a hang guard: the run alone would take 60 s
+        reader.join(10)
+    finally:
+        if stack.poll() is None:
+            stack.kill()
+            stack.wait()
+
+    # Then: a clean exit, the stream ended, both ports free, no traceback
+    output = "\n".join(lines)
+    assert code == 0, output
+    assert "Traceback" not in output
+    assert not reader.is_alive()
+    assert "completed" not in "".join(events).lower()  # the run was cut off, not waited for
+    for port in (http_port, moto_port):
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still open"
