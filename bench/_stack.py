@@ -56,7 +56,8 @@ def measure_on_local_stack(
 
     threading.Thread(target=drive, daemon=True).start()
     run(
-        DevOptions(port=port, workers=workers, executor=executor),
+        # moto in this process: the AWS-call benchmark reads item sizes straight from its backend.
+        DevOptions(port=port, workers=workers, executor=executor, moto_process=False),
         app_factory=app_factory,
         resolve_handler=resolve_handler,
     )

@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -27,7 +29,8 @@ import uvicorn
 from ..transport.sse import end_streams, streams_open
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
-from ._moto import running_moto
+from ._moto import MotoServer, running_moto
+from ._processes import ApiSpec, FunctionSpec, spec_json
 from ._template import (
     ScheduleEventSource,
     SqsEventSource,
@@ -65,6 +68,9 @@ class DevOptions:
     workers: int = 4
     """Pollers per SQS event source: how many invocations run at once."""
     prefix: str = "a2a-local"
+    processes: bool = True
+    """The API and each event-sourced function in processes of their own, as on AWS (tests that
+    inject an app or handlers run everything in this process)."""
     moto_process: bool = True
     """moto in a process of its own (its server is most of the stack's CPU: sharing this process's
     GIL with uvicorn, the pollers and the functions slowed them all); False keeps it in process."""
@@ -82,10 +88,13 @@ def run(
     ``resolve_handler`` and ``template`` are for tests; by default the gateway app, the template's
     handlers and ``template.yaml`` are used."""
     task_root: Path | None = None
+    template_path: Path | None = None
+    code_roots: list[str] = []
     if template is None:
         template_path = repo_template_path()
         template, template_dir = load_template(template_path), template_path.parent
     if template_dir is not None:
+        template_path = template_path or template_dir / "template.yaml"
         # As in Lambda, a function's own code (its CodeUri) is importable: an agent project's
         # executor module, without PYTHONPATH; and /var/task is that code (the first CodeUri).
         roots = [(template_dir / code_dir).resolve() for code_dir in code_dirs(template)]
@@ -93,6 +102,7 @@ def run(
             if str(root) not in sys.path:
                 sys.path.insert(0, str(root))
         task_root = roots[0] if roots else None
+        code_roots = [str(root) for root in roots]
     template = dict(template)
     sources = sqs_event_sources(template)
     stream_sources = dynamodb_event_sources(template)
@@ -134,8 +144,50 @@ def run(
                 executor=options.executor,
             )
         )
-        resolve = resolve_handler or _import_handler
-        pollers = [_poller(source, resources, endpoint, resolve(source.handler), options.prefix) for source in sources]
+        ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
+        if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
+            _log.info(
+                "functions, each in a process of its own: %s",
+                ", ".join(
+                    [f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources]
+                    + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in stream_sources]
+                    + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in schedules]
+                ),
+            )
+            functions = sorted(
+                {s.function_id for s in sources}
+                | {s.function_id for s in stream_sources}
+                | {s.function_id for s in schedules}
+            )
+            return _run_processes(
+                shutdown,
+                sock,
+                moto,
+                ready_line=ready_line,
+                api=ApiSpec(
+                    fd=sock.fileno(),
+                    host=options.host,
+                    port=sock.getsockname()[1],
+                    ready_line=ready_line,
+                    code_roots=code_roots,
+                    grace_seconds=STOP_GRACE_SECONDS,
+                ),
+                functions=[
+                    FunctionSpec(
+                        function_id=function_id,
+                        template_path=str(template_path),
+                        endpoint=endpoint,
+                        prefix=options.prefix,
+                        workers=options.workers,
+                        resources=asdict(resources),
+                        code_roots=code_roots,
+                        grace_seconds=STOP_GRACE_SECONDS,
+                    )
+                    for function_id in functions
+                ],
+            )
+        resolve = resolve_handler or import_handler
+        pollers = [poller_for(s, resources, endpoint, resolve(s.handler), options.prefix) for s in sources]
         stack.enter_context(
             running(
                 pollers,
@@ -147,13 +199,13 @@ def run(
         )
         # One poller per stream source: a shard's records are processed in order, as on Lambda.
         stream_pollers = [
-            _stream_poller(source, resources, endpoint, resolve(source.handler), options.prefix)
+            stream_poller_for(source, resources, endpoint, resolve(source.handler), options.prefix)
             for source in stream_sources
         ]
         stack.enter_context(
             running(stream_pollers, 1, abandon=lambda: shutdown.signals > 1, grace_seconds=STOP_GRACE_SECONDS)
         )
-        scheduled = [_schedule_poller(source, resolve(source.handler), options.prefix) for source in schedules]
+        scheduled = [schedule_poller_for(source, resolve(source.handler), options.prefix) for source in schedules]
         stack.enter_context(
             running(scheduled, 1, abandon=lambda: shutdown.signals > 1, grace_seconds=STOP_GRACE_SECONDS)
         )
@@ -165,9 +217,9 @@ def run(
                 + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in schedules]
             ),
         )
-        app = (app_factory or _gateway_app)()
+        app = (app_factory or gateway_app)()
         streams_open()
-        server = _Server(
+        server = GatewayServer(
             uvicorn.Config(
                 app,
                 host=options.host,
@@ -176,7 +228,7 @@ def run(
                 lifespan="auto",
                 timeout_graceful_shutdown=STOP_GRACE_SECONDS,
             ),
-            ready_line=f"A2A agent card: {public_url}/.well-known/agent-card.json",
+            ready_line=ready_line,
         )
         shutdown.server = server
         if not shutdown.requested:
@@ -184,7 +236,7 @@ def run(
     return 0
 
 
-class _Server(uvicorn.Server):
+class GatewayServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, *, ready_line: str) -> None:
         super().__init__(config)
         self._ready_line = ready_line
@@ -209,6 +261,78 @@ are cut off, as a Lambda environment that is shut down cuts its invocation (a ru
 back, its lease lapses). Twice this and moto's stop: one Ctrl-C ends the stack within about 5 s."""
 
 
+def _run_processes(
+    shutdown: _Shutdown,
+    sock: socket.socket,
+    moto: MotoServer,
+    *,
+    ready_line: str,
+    api: ApiSpec,
+    functions: list[FunctionSpec],
+) -> int:
+    """Start the function processes and the API process, relay their output, and on Ctrl-C (or a
+    child that dies) stop them: the API first (its open streams end), then the functions (their
+    invocations get ``STOP_GRACE_SECONDS``), then moto."""
+    out_lock = threading.Lock()
+    children: list[tuple[str, subprocess.Popen[str]]] = []
+
+    def spawn(name: str, kind: str, spec: ApiSpec | FunctionSpec, pass_fds: tuple[int, ...] = ()) -> None:
+        command = [sys.executable, "-m", "a2a_serverless.devstack._processes", kind, spec_json(spec)]
+        child = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+        children.append((name, child))
+        relay = threading.Thread(target=_relay, args=(child, out_lock), name=f"a2a-relay-{name}", daemon=True)
+        relay.start()
+
+    try:
+        for spec in functions:
+            spawn(spec.function_id, "function", spec)
+        os.set_inheritable(sock.fileno(), True)
+        spawn("api", "api", api, pass_fds=(sock.fileno(),))
+        sock.close()  # the API process owns the listening socket now
+        while not shutdown.event.wait(0.5):
+            dead = [(name, child.returncode) for name, child in children if child.poll() is not None]
+            if dead:
+                _log.error("a process of the stack stopped: %s", ", ".join(f"{n} (exit {c})" for n, c in dead))
+                return 1
+        return 0
+    finally:
+        moto.drain()  # waiting long polls answer now
+        for name, child in sorted(children, key=lambda c: c[0] != "api"):  # the API first
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+            if name == "api":
+                _wait(child, STOP_GRACE_SECONDS + 2)
+        for _, child in children:
+            _wait(child, STOP_GRACE_SECONDS + 2)
+            if child.stdin is not None:
+                child.stdin.close()
+
+
+def _wait(child: subprocess.Popen[str], seconds: float) -> None:
+    try:
+        child.wait(seconds)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def _relay(child: subprocess.Popen[str], lock: threading.Lock) -> None:
+    """A child's output to ours, whole lines at a time (never interleaved with another's)."""
+    assert child.stdout is not None
+    for line in child.stdout:
+        with lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+
 @dataclass
 class _Shutdown:
     """SIGINT/SIGTERM outside uvicorn's own handling: before it runs (setup is short, and serving is
@@ -217,6 +341,7 @@ class _Shutdown:
 
     signals: int = 0
     server: uvicorn.Server | None = None
+    event: threading.Event = field(default_factory=threading.Event)
 
     @property
     def requested(self) -> bool:
@@ -224,6 +349,7 @@ class _Shutdown:
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.signals += 1
+        self.event.set()
         end_streams()  # open streams end now, rather than be cut off by uvicorn's graceful timeout
         if self.server is not None:
             self.server.should_exit = True
@@ -277,11 +403,11 @@ def _client(service: str, endpoint: str) -> Any:
     ).client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
 
 
-def _import_handler(path: str) -> Handler:
+def import_handler(path: str) -> Handler:
     return _import_callable(path, "the template's handler")
 
 
-def _gateway_app() -> Any:
+def gateway_app() -> Any:
     return _import_callable(GATEWAY_APP, "the gateway app factory")()
 
 
@@ -295,7 +421,7 @@ def _import_callable(path: str, what: str) -> Callable[..., Any]:
     return target
 
 
-def _poller(
+def poller_for(
     source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
 ) -> Callable[[], SqsPoller]:
     def make() -> SqsPoller:
@@ -311,7 +437,7 @@ def _poller(
     return make
 
 
-def _stream_poller(
+def stream_poller_for(
     source: StreamEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
 ) -> Callable[[], StreamPoller]:
     def make() -> StreamPoller:
@@ -329,7 +455,7 @@ def _stream_poller(
     return make
 
 
-def _schedule_poller(source: ScheduleEventSource, handler: Handler, prefix: str) -> Callable[[], SchedulePoller]:
+def schedule_poller_for(source: ScheduleEventSource, handler: Handler, prefix: str) -> Callable[[], SchedulePoller]:
     def make() -> SchedulePoller:
         return SchedulePoller(source=source, handler=handler, function_name=f"{prefix}-{source.function_id}")
 

@@ -1,7 +1,9 @@
-"""One Ctrl-C stops the local stack with a stream open and a run in flight: the stream ends, the run
-is cut off as a Lambda environment's would be, the HTTP port and moto's are freed, the process
-exits 0 with no traceback, and no second Ctrl-C is needed. (The 60 s agent run bounds the test: the
-stack must be gone long before it would have finished; no duration is compared.)"""
+"""The local stack as it runs from the command line: moto, the API and each event-sourced function in
+processes of their own; a function's log lines carry its own name; one Ctrl-C stops everything with
+a stream open and a run in flight: the stream ends, the run is cut off as a Lambda environment's
+would be, the HTTP port and moto's are freed, no process is left, exit 0, no traceback, no second
+Ctrl-C. (The 60 s agent run bounds the test: the stack must be gone long before it would have
+finished; no duration is compared.)"""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:(\d+))/\.well-known/a
 MOTO = re.compile(r"moto at (http://127\.0\.0\.1:(\d+))")
 
 
-def test_one_ctrl_c_stops_everything_with_a_stream_open_and_a_run_in_flight() -> None:
+def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
     command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
     stack = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -64,7 +66,25 @@ def test_one_ctrl_c_stops_everything_with_a_stream_open_and_a_run_in_flight() ->
         assert first.wait(30)
         assert events, ended
 
+        # And: the stack's processes, one per event-sourced function besides the API and moto
+        children = subprocess.run(
+            ["pgrep", "-a", "-P", str(stack.pid)], capture_output=True, text=True, check=False
+        ).stdout.splitlines()
+        def running(marker: str) -> bool:
+            return any(marker in child for child in children)
+
+        assert running("_processes api ")
+        for function in ("WorkerFunction", "DeadLetterFunction", "PushDeliveryFunction", "PushDispatcherFunction"):
+            assert running(f'_processes function {{"function_id":"{function}"'), children
+        assert any("_moto_process" in c for c in children)
+        # and a failing run is logged by the worker as the worker
+        failing = {"message": {"messageId": "m-fail", "role": "ROLE_USER", "parts": [{"text": "fail"}]}}
+        httpx.post(f"{base}/message:send", json=failing, headers={"A2A-Version": "1.0"}, timeout=30)
+        failure = next(line for line in lines if '"executor failed"' in line)
+        assert '"function_name":"a2a-local-WorkerFunction"' in failure
+
         # When: one Ctrl-C
+        before_stop = len(lines)
         stack.send_signal(signal.SIGINT)
         code = stack.wait(timeout=40)  # a hang guard: the run alone would take 60 s
         reader.join(10)
@@ -76,9 +96,12 @@ def test_one_ctrl_c_stops_everything_with_a_stream_open_and_a_run_in_flight() ->
     # Then: a clean exit, the stream ended, both ports free, no traceback
     output = "\n".join(lines)
     assert code == 0, output
-    assert "Traceback" not in output
+    assert "Traceback" not in "\n".join(lines[before_stop:])  # (the failing run's is the agent's own, logged before)
     assert not reader.is_alive()
     assert "completed" not in "".join(events).lower()  # the run was cut off, not waited for
+    for child in children:
+        pid = int(child.split()[0])
+        assert subprocess.run(["kill", "-0", str(pid)], capture_output=True, check=False).returncode != 0, child
     for port in (http_port, moto_port):
         with socket.socket() as probe:
             assert probe.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still open"

@@ -1,0 +1,154 @@
+"""The local stack's processes: the API in one, each event-sourced function in one of its own, as on
+AWS (a function's globals, environment and log keys are its own, and the stack uses every core).
+
+``python -m a2a_serverless.devstack._processes api SPEC`` serves the gateway app on the listening
+socket the stack bound (passed by file descriptor) and prints the ready line when it accepts
+connections; ``... function SPEC`` runs the pollers of one function's event sources (SQS, DynamoDB
+stream, schedule) with the stack's own poller code. ``SPEC`` is JSON (:class:`ApiSpec`,
+:class:`FunctionSpec`).
+
+Each child runs in a session of its own, so a Ctrl-C in the terminal reaches only the stack, which
+stops them (SIGTERM) in order; a child whose standard input closes (the stack gone) stops too. Their
+output goes to the stack, which writes it line by line, never interleaved.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+__all__ = ["ApiSpec", "FunctionSpec", "main"]
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    fd: int
+    host: str
+    port: int
+    ready_line: str
+    code_roots: list[str] = field(default_factory=list)
+    grace_seconds: int = 2
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    function_id: str
+    template_path: str
+    endpoint: str
+    prefix: str
+    workers: int
+    resources: dict[str, dict[str, str]]
+    code_roots: list[str] = field(default_factory=list)
+    grace_seconds: float = 2.0
+
+
+def spec_json(spec: ApiSpec | FunctionSpec) -> str:
+    return json.dumps(asdict(spec), separators=(",", ":"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in {"api", "function"}:
+        sys.stderr.write("usage: python -m a2a_serverless.devstack._processes {api|function} SPEC\n")
+        return 2
+    data: dict[str, Any] = json.loads(args[1])
+    for root in reversed(data.get("code_roots", [])):
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    if args[0] == "api":
+        return _api(ApiSpec(**data))
+    return _function(FunctionSpec(**data))
+
+
+def _watch_parent(stop: threading.Event) -> None:
+    """Stop once standard input closes: the stack is gone, whatever killed it."""
+
+    def watch() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=watch, name="a2a-parent-watch", daemon=True).start()
+
+
+def _api(spec: ApiSpec) -> int:
+    import socket
+
+    import uvicorn
+
+    from .stack import GatewayServer, gateway_app
+
+    sock = socket.socket(fileno=spec.fd)
+    server = GatewayServer(
+        uvicorn.Config(
+            gateway_app(),
+            host=spec.host,
+            port=spec.port,
+            log_level="info",
+            lifespan="auto",
+            timeout_graceful_shutdown=spec.grace_seconds,
+        ),
+        ready_line=spec.ready_line,
+    )
+    gone = threading.Event()
+    _watch_parent(gone)
+
+    def on_parent_gone() -> None:
+        gone.wait()
+        server.handle_exit(signal.SIGTERM, None)
+
+    threading.Thread(target=on_parent_gone, name="a2a-parent-gone", daemon=True).start()
+    server.run(sockets=[sock])  # uvicorn handles SIGTERM (and SIGINT) itself: streams end, then it stops
+    return 0
+
+
+def _function(spec: FunctionSpec) -> int:
+    import contextlib
+
+    from ._template import dynamodb_event_sources, schedule_event_sources, sqs_event_sources
+    from .pollers import running
+    from .resources import LocalResources, load_template
+    from .stack import import_handler, poller_for, schedule_poller_for, stream_poller_for
+
+    template = load_template(Path(spec.template_path))
+    resources = LocalResources(**spec.resources)
+    sqs = [s for s in sqs_event_sources(template) if s.function_id == spec.function_id]
+    streams = [s for s in dynamodb_event_sources(template) if s.function_id == spec.function_id]
+    schedules = [s for s in schedule_event_sources(template) if s.function_id == spec.function_id]
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    _watch_parent(stop)
+    with contextlib.ExitStack() as stack:
+        grace = spec.grace_seconds
+        if sqs:
+            makers = [
+                poller_for(s, resources, spec.endpoint, import_handler(s.handler), spec.prefix) for s in sqs
+            ]
+            stack.enter_context(running(makers, spec.workers, grace_seconds=grace))
+        if streams:
+            makers_s = [
+                stream_poller_for(s, resources, spec.endpoint, import_handler(s.handler), spec.prefix)
+                for s in streams
+            ]
+            stack.enter_context(running(makers_s, 1, grace_seconds=grace))
+        if schedules:
+            makers_t = [schedule_poller_for(s, import_handler(s.handler), spec.prefix) for s in schedules]
+            stack.enter_context(running(makers_t, 1, grace_seconds=grace))
+        sys.stdout.write(f"function {spec.function_id} ready\n")
+        sys.stdout.flush()
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
