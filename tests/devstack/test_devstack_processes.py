@@ -7,6 +7,7 @@ finished; no duration is compared.)"""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -22,7 +23,7 @@ MOTO = re.compile(r"moto at (http://127\.0\.0\.1:(\d+))")
 
 
 def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
-    command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
+    command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0", "--log-format", "json"]
     stack = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     ready = threading.Event()
@@ -93,8 +94,11 @@ def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
             stack.kill()
             stack.wait()
 
-    # Then: a clean exit, the stream ended, both ports free, no traceback
+    # Then: a clean exit, the stream ended, both ports free, no traceback; every line JSON (but the ready line)
     output = "\n".join(lines)
+    for line in lines:
+        if not READY.match(line) and not line.startswith(("INFO:", "WARNING:")):  # (the stack's own, on stderr)
+            assert isinstance(json.loads(line), dict), line
     assert code == 0, output
     assert "Traceback" not in "\n".join(lines[before_stop:])  # (the failing run's is the agent's own, logged before)
     assert not reader.is_alive()

@@ -59,6 +59,7 @@ def _dev(args: argparse.Namespace) -> int:
         port=args.port,
         executor=args.executor,
         workers=args.workers,
+        log_format=args.log_format,
     )
     # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
     if os.getcwd() not in sys.path:
@@ -69,7 +70,7 @@ def _dev(args: argparse.Namespace) -> int:
         _check_executor(options.executor, os.environ, template, template_path.parent)
     except ImportPathError as exc:
         return _fail(str(exc), code=2)
-    _configure_logging()
+    _configure_logging(args.log_format)
     try:
         return run(options, template=template, template_dir=template_path.parent)
     except StackError as exc:
@@ -125,6 +126,13 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help="your AgentExecutor (default: $A2A_EXECUTOR, else the template's ExecutorPath, the demo agent)",
     )
     dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
+    dev.add_argument(
+        "--log-format",
+        choices=["console", "json"],
+        default="console",
+        help="console: one readable line per event, labelled with its function, task and request; json: "
+        "Powertools' JSON, one object per line (default: %(default)s)",
+    )
     redrive = commands.add_parser(
         "push-redrive",
         help="move dead-lettered push deliveries back onto the delivery queue",
@@ -246,15 +254,28 @@ def _check_executor(
         raise ImportPathError(f"{source} {path!r}: {exc}") from exc
 
 
-def _configure_logging() -> None:
+def _configure_logging(log_format: str = "console") -> None:
     from uvicorn.logging import DefaultFormatter
 
-    # The look of uvicorn's own lines, which share the terminal.
     handler = logging.StreamHandler()
-    handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s"))
+    if log_format == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        # The look of uvicorn's own lines, which share the terminal.
+        handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
     # botocore announces at INFO where it found credentials, once per client.
     logging.getLogger("botocore").setLevel(logging.WARNING)
+
+
+class _JsonFormatter(logging.Formatter):
+    """The stack's own lines as JSON objects, like its processes' (``--log-format json``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(
+            {"level": record.levelname, "message": record.getMessage(), "function_name": "stack"},
+            separators=(",", ":"),
+        )
 
 
 def _fail(message: str, *, code: int, command: str = "dev") -> int:

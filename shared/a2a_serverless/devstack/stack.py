@@ -29,6 +29,7 @@ import uvicorn
 from ..transport.sse import end_streams, streams_open
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
+from ._logs import LogFormat, format_line
 from ._moto import MotoServer, running_moto
 from ._processes import ApiSpec, FunctionSpec, spec_json
 from ._template import (
@@ -68,6 +69,8 @@ class DevOptions:
     workers: int = 4
     """Pollers per SQS event source: how many invocations run at once."""
     prefix: str = "a2a-local"
+    log_format: LogFormat = "console"
+    """How the processes' output is written (:mod:`._logs`): readable lines, or Powertools' JSON."""
     processes: bool = True
     """The API and each event-sourced function in processes of their own, as on AWS (tests that
     inject an app or handlers run everything in this process)."""
@@ -146,6 +149,7 @@ def run(
         )
         ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
+            _log.info("state is in memory: each start is a fresh account (there is no --state-dir yet)")
             _log.info(
                 "functions, each in a process of its own: %s",
                 ", ".join(
@@ -163,6 +167,7 @@ def run(
                 shutdown,
                 sock,
                 moto,
+                log_format=options.log_format,
                 ready_line=ready_line,
                 api=ApiSpec(
                     fd=sock.fileno(),
@@ -266,6 +271,7 @@ def _run_processes(
     sock: socket.socket,
     moto: MotoServer,
     *,
+    log_format: LogFormat,
     ready_line: str,
     api: ApiSpec,
     functions: list[FunctionSpec],
@@ -288,7 +294,9 @@ def _run_processes(
             pass_fds=pass_fds,
         )
         children.append((name, child))
-        relay = threading.Thread(target=_relay, args=(child, out_lock), name=f"a2a-relay-{name}", daemon=True)
+        relay = threading.Thread(
+            target=_relay, args=(child, name, log_format, out_lock), name=f"a2a-relay-{name}", daemon=True
+        )
         relay.start()
 
     try:
@@ -324,12 +332,16 @@ def _wait(child: subprocess.Popen[str], seconds: float) -> None:
         child.wait()
 
 
-def _relay(child: subprocess.Popen[str], lock: threading.Lock) -> None:
-    """A child's output to ours, whole lines at a time (never interleaved with another's)."""
+def _relay(child: subprocess.Popen[str], name: str, log_format: LogFormat, lock: threading.Lock) -> None:
+    """A child's output to ours, whole lines at a time (never interleaved with another's), as
+    ``log_format`` says (:func:`._logs.format_line`)."""
     assert child.stdout is not None
     for line in child.stdout:
+        shown = format_line(name, line, log_format)
+        if shown is None:
+            continue
         with lock:
-            sys.stdout.write(line)
+            sys.stdout.write(shown + "\n")
             sys.stdout.flush()
 
 
