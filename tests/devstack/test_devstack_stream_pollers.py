@@ -162,3 +162,14 @@ def test_exhausted_retries_go_to_the_on_failure_destination(aws: dict[str, Any])
     info = json.loads(message["Body"])["DDBStreamBatchInfo"]
     assert info["batchSize"] == 1
     assert info["streamArn"] == aws["res"].table_stream_arns["TasksTable"]
+
+
+def test_the_poller_keeps_lambdas_rate_while_records_flow_and_slows_when_quiet() -> None:
+    p = StreamPoller(
+        streams=None, sqs=None, source=SOURCE, stream_arn="arn", handler=lambda e, c: None, function_name="f"
+    )
+    full = SOURCE.batch_size
+    assert p.next_poll_in(full, quiet_for=0.0) == 0.0  # a full batch: there is more, poll at once
+    assert p.next_poll_in(1, quiet_for=0.0) == p.idle_seconds == 0.25  # Lambda's base rate
+    assert p.next_poll_in(0, quiet_for=p.quiet_seconds - 1) == 0.25
+    assert p.next_poll_in(0, quiet_for=p.quiet_seconds + 1) == p.quiet_idle_seconds == 1.0  # an idle stack

@@ -64,6 +64,11 @@ class StreamPoller:
     """Lambda polls each shard of a DynamoDB stream "at a base rate of 4 times per second". (Faster
     polling here made smaller batches, hence more dispatcher and delivery invocations, each with
     its reads: deliveries to one webhook, one at a time, then fell behind a streaming task.)"""
+    quiet_seconds: float = 10.0
+    """After this long without a record, the poller slows to ``quiet_idle_seconds`` (the first record
+    after a quiet spell then waits up to that long): an idle local stack's CPU, where Lambda would
+    keep polling at its base rate on its own machines."""
+    quiet_idle_seconds: float = 1.0
     describe_every_seconds: float = 10.0
     """How often the shards are listed again (a table's stream rarely splits)."""
     _iterators: dict[str, str] = field(default_factory=dict)
@@ -71,17 +76,28 @@ class StreamPoller:
     _described_at: float = 0.0
 
     def run(self, stop: threading.Event) -> None:
+        last_record = time.monotonic()
         while not stop.is_set():
             started = time.monotonic()
             try:
-                if self.poll_once() < self.source.batch_size:
-                    # Caught up: the next poll at Lambda's base rate (a full batch polls again at once).
-                    stop.wait(max(0.0, self.idle_seconds - (time.monotonic() - started)))
+                handled = self.poll_once()
+                if handled:
+                    last_record = started
+                interval = self.next_poll_in(handled, quiet_for=started - last_record)
+                if interval:
+                    stop.wait(max(0.0, interval - (time.monotonic() - started)))
             except Exception:
                 if stop.is_set():
                     break
                 _log.exception("polling the stream for %s failed; retrying", self.function_name)
                 stop.wait(1.0)
+
+    def next_poll_in(self, handled: int, *, quiet_for: float) -> float:
+        """Seconds from this poll's start to the next: none after a full batch (there is more), else
+        Lambda's base rate, or ``quiet_idle_seconds`` once no record came for ``quiet_seconds``."""
+        if handled >= self.source.batch_size:
+            return 0.0
+        return self.quiet_idle_seconds if quiet_for > self.quiet_seconds else self.idle_seconds
 
     def poll_once(self) -> int:
         """One pass over the shards; returns how many records were handled."""
