@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import ClassVar
 
 from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
@@ -74,6 +75,9 @@ class _Head:
 
 class MemoryTaskStore:
     """Thread-safe in-memory task store (tests, benchmarks, ``A2A_STORE=memory``)."""
+
+    notifies_changes: ClassVar[bool] = True
+    """:meth:`wait_for_change` returns when the task is written (DynamoDB's only sleeps)."""
 
     def __init__(
         self,

@@ -305,8 +305,12 @@ class _Monitor:
                 return
             if version < 0:
                 self._stopped.wait(min(CANCEL_POLL_SECONDS * 2 ** min(failures, 5), 5.0))
-            else:
+            elif getattr(self._store, "notifies_changes", False):
                 self._store.wait_for_change(scope, task_id, version, CANCEL_POLL_SECONDS)
+            else:
+                # A store that cannot tell (DynamoDB) would just sleep: wait on our own stop instead,
+                # so a run that ends does not hold its invocation up to a poll interval longer.
+                self._stopped.wait(CANCEL_POLL_SECONDS)
 
 
 def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) -> list[Task]:
