@@ -60,6 +60,7 @@ def _dev(args: argparse.Namespace) -> int:
         executor=args.executor,
         workers=args.workers,
         log_format=args.log_format,
+        state_dir=args.state_dir.resolve() if args.state_dir else None,
     )
     # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
     if os.getcwd() not in sys.path:
@@ -126,6 +127,13 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help="your AgentExecutor (default: $A2A_EXECUTOR, else the template's ExecutorPath, the demo agent)",
     )
     dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
+    dev.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        type=Path,
+        help="keep tasks, events, push configs, queued work and stored parts in DIR across restarts "
+        "(saved when the stack stops; default: in memory, each start a fresh account)",
+    )
     dev.add_argument(
         "--log-format",
         choices=["console", "json"],

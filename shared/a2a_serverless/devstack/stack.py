@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -69,6 +70,9 @@ class DevOptions:
     workers: int = 4
     """Pollers per SQS event source: how many invocations run at once."""
     prefix: str = "a2a-local"
+    state_dir: Path | None = None
+    """Keep the stack's data (tables, queued messages, objects) here across restarts (:mod:`._state`);
+    None: in memory, each start a fresh account."""
     log_format: LogFormat = "console"
     """How the processes' output is written (:mod:`._logs`): readable lines, or Powertools' JSON."""
     processes: bool = True
@@ -149,7 +153,11 @@ def run(
         )
         ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
-            _log.info("state is in memory: each start is a fresh account (there is no --state-dir yet)")
+            clients = {name: _client(name, endpoint) for name in ("dynamodb", "sqs", "s3")}
+            if options.state_dir is None:
+                _log.info("state is in memory: each start is a fresh account (keep it with --state-dir DIR)")
+            else:
+                _restore(options.state_dir, resources, clients)
             _log.info(
                 "functions, each in a process of its own: %s",
                 ", ".join(
@@ -167,6 +175,7 @@ def run(
                 shutdown,
                 sock,
                 moto,
+                save=partial(_save, options.state_dir, resources, clients) if options.state_dir else None,
                 log_format=options.log_format,
                 ready_line=ready_line,
                 api=ApiSpec(
@@ -271,6 +280,7 @@ def _run_processes(
     sock: socket.socket,
     moto: MotoServer,
     *,
+    save: Callable[[], None] | None,
     log_format: LogFormat,
     ready_line: str,
     api: ApiSpec,
@@ -322,6 +332,51 @@ def _run_processes(
             _wait(child, STOP_GRACE_SECONDS + 2)
             if child.stdin is not None:
                 child.stdin.close()
+        if save is not None:
+            save()  # the functions have stopped; moto stops after this
+
+
+def _restore(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
+    from ..config import Settings
+    from ..execution.sweeper import sweep
+    from ..runtime import build_runtime
+    from ._state import restore_state
+
+    restored = restore_state(directory, resources, clients)
+    if restored is None:
+        _log.info("state in %s: nothing saved yet (it is saved when the stack stops)", directory)
+        return
+    # Runs cut off by the last stop still name their run: settle them as the sweeper would once
+    # their leases lapsed on AWS, so no task stays WORKING.
+    runtime = build_runtime(Settings.from_env())
+    swept = total = 0
+    while swept := sweep(runtime, now=2**31 - 1):
+        total += swept
+    _log.info(
+        "state from %s: %d items, %d queued messages, %d objects; %d run(s) cut off by the last stop failed",
+        directory,
+        restored["items"],
+        restored["messages"],
+        restored["objects"],
+        total,
+    )
+
+
+def _save(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
+    from ._state import save_state
+
+    try:
+        saved = save_state(directory, resources, clients)
+    except Exception:
+        _log.exception("could not save the state to %s; the previous save, if any, is kept", directory)
+        return
+    _log.info(
+        "state saved to %s: %d items, %d queued messages, %d objects",
+        directory,
+        saved["items"],
+        saved["messages"],
+        saved["objects"],
+    )
 
 
 def _wait(child: subprocess.Popen[str], seconds: float) -> None:
