@@ -7,6 +7,7 @@ it, so these tests cover the whole path: transport, operation, store, queue, wor
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import threading
 import time
 from collections import Counter
@@ -641,6 +642,20 @@ async def test_agent_card(api: Api) -> None:
     stale = await api.http.get("/.well-known/agent-card.json", headers={"If-None-Match": '"stale"'})
     assert stale.status_code == 200
     assert stale.json() == card
+
+    # Last-Modified, and If-Modified-Since when no If-None-Match is sent (which wins when it is)
+    modified = response.headers["last-modified"]
+    assert email.utils.parsedate_to_datetime(modified).tzinfo is not None
+    since = await api.http.get("/.well-known/agent-card.json", headers={"If-Modified-Since": modified})
+    assert since.status_code == 304
+    assert since.headers["last-modified"] == modified
+    earlier = email.utils.formatdate(email.utils.parsedate_to_datetime(modified).timestamp() - 60, usegmt=True)
+    older = await api.http.get("/.well-known/agent-card.json", headers={"If-Modified-Since": earlier})
+    assert older.status_code == 200
+    garbled = await api.http.get("/.well-known/agent-card.json", headers={"If-Modified-Since": "yesterday"})
+    assert garbled.status_code == 200
+    both = {"If-Modified-Since": modified, "If-None-Match": '"stale"'}
+    assert (await api.http.get("/.well-known/agent-card.json", headers=both)).status_code == 200
 
 
 @pytest.mark.asyncio

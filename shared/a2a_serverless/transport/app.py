@@ -7,8 +7,10 @@ Lambda functions build it with ``methods=`` so each serves only its own operatio
 
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
+import time
 from collections.abc import Collection
 
 from starlette.applications import Starlette
@@ -71,8 +73,30 @@ def create_app(
     )
 
 
+_CARD_SINCE = email.utils.formatdate(int(time.time()), usegmt=True)
+"""``Last-Modified`` of the card: when this process started. The card is built from the settings and
+the code, which change only with a new process (a deploy, a configuration change); an instance that
+started later says a later date, so a client is never told a changed card is unchanged."""
+
+
+def _not_modified(request: Request, etag: str) -> bool:
+    """RFC 9110 13.2.2: ``If-None-Match`` when present, else ``If-Modified-Since``."""
+    if_none_match = request.headers.get("if-none-match")
+    if if_none_match is not None:
+        return etag in {t.strip() for t in if_none_match.split(",")} or if_none_match.strip() == "*"
+    since = request.headers.get("if-modified-since")
+    if not since:
+        return False
+    try:
+        asked = email.utils.parsedate_to_datetime(since)
+    except (TypeError, ValueError):
+        return False  # an unreadable date: ignored, as the RFC says
+    return asked.tzinfo is not None and asked >= email.utils.parsedate_to_datetime(_CARD_SINCE)
+
+
 def serve_card(request: Request, runtime: Runtime) -> Response:
-    """The public card, cacheable (``Cache-Control``, ``ETag``, 304 on ``If-None-Match``): one
+    """The public card, cacheable (``Cache-Control``, ``ETag``, ``Last-Modified``; 304 on a matching
+    ``If-None-Match``, or without one on an ``If-Modified-Since`` not before ``Last-Modified``): one
     document for both client generations, the v1.0 card with the v0.3 top-level fields merged in
     (digest 7.3), so it needs no ``Vary`` on the version. A card that cannot be built (the executor's
     module fails to import, its card is invalid) is one logged line and a generic internal error."""
@@ -83,8 +107,8 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
         return error_response(InternalError())
     body = json.dumps(card, separators=(",", ":")).encode()
     etag = card_etag(body)
-    headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": etag}
-    if etag in {t.strip() for t in request.headers.get("if-none-match", "").split(",")}:
+    headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": etag, "Last-Modified": _CARD_SINCE}
+    if _not_modified(request, etag):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
 
