@@ -176,13 +176,17 @@ def _update(obj: Any, **fields: Any) -> Any:
     return obj.model_copy(update=changed) if changed else obj
 
 
+def _is_reference(part: Part) -> bool:
+    return part.url is not None and part.url.startswith(REF_SCHEME)
+
+
 def has_references(obj: Any) -> bool:
     """Whether ``obj`` (as for :func:`map_parts`) holds a reference to a stored part."""
     found = False
 
     def look(parts: list[Part]) -> list[Part]:
         nonlocal found
-        found = found or any(part.url is not None and part.url.startswith(REF_SCHEME) for part in parts)
+        found = found or any(map(_is_reference, parts))
         return parts
 
     map_parts(obj, look)
@@ -191,7 +195,7 @@ def has_references(obj: Any) -> bool:
 
 def check_no_references(message: Message, field: str = "message") -> None:
     """Refuse a client's message whose parts use the reserved ``a2a-blob:`` scheme."""
-    bad = [i for i, part in enumerate(message.parts) if part.url is not None and part.url.startswith(REF_SCHEME)]
+    bad = [i for i, part in enumerate(message.parts) if _is_reference(part)]
     if bad:
         raise InvalidParamsError(
             "the a2a-blob: URL scheme is reserved for parts the server stores",
@@ -281,36 +285,39 @@ class PartPresenter:
         """``obj`` with each reference replaced: inline while ``budget`` bytes (None: no limit)
         last, else a presigned URL. Raises :class:`ContentUnavailableError` when a stored part
         cannot be read or signed."""
+        return self.present_within(obj, scope, task_id, budget)[0]
+
+    def present_within(self, obj: T, scope: Scope, task_id: str, budget: int | None) -> tuple[T, int]:
+        """:meth:`present`, and how many bytes of the budget the parts sent inline took (for a
+        budget shared by several objects: a page of tasks, a stream's events)."""
         if self.blobs is None:
-            return obj
-        remaining = [budget]
+            return obj, 0
+        spent = [0]
 
         def show(parts: list[Part]) -> list[Part]:
-            if not any(part.url is not None and part.url.startswith(REF_SCHEME) for part in parts):
+            if not any(map(_is_reference, parts)):
                 return parts
-            return [self._show(scope, task_id, part, remaining) for part in parts]
+            return [self._show(scope, task_id, part, budget, spent) for part in parts]
 
         try:
-            return map_parts(obj, show)
+            return map_parts(obj, show), spent[0]
         except BlobError as exc:
             logger.warning("a stored part could not be read", extra={"task_id": task_id, "reason": str(exc)})
             raise ContentUnavailableError() from exc
 
-    def _show(self, scope: Scope, task_id: str, part: Part, remaining: list[int | None]) -> Part:
+    def _show(self, scope: Scope, task_id: str, part: Part, budget: int | None, spent: list[int]) -> Part:
         ref = PartRef.of(part)
         if ref is None:
             return part
         blobs = self.blobs
         assert blobs is not None
         key = blob_key(scope, task_id, ref.digest)
-        left = remaining[0]
-        if left is not None and ref.encoded_size() > left:
+        if budget is not None and spent[0] + ref.encoded_size() > budget:
             media_type = part.media_type or _DEFAULT_MEDIA_TYPE[ref.kind]
             url = blobs.url(key, filename=part.filename, media_type=media_type, expires_seconds=self._url_seconds)
             if url is not None:
                 return Part(url=url, filename=part.filename, media_type=media_type, metadata=part.metadata)
-        elif left is not None:
-            remaining[0] = left - ref.encoded_size()
+        spent[0] += ref.encoded_size()
         data = blobs.get(key)
         if len(data) != ref.size or hashlib.sha256(data).hexdigest() != ref.digest:
             raise BlobError(f"stored part {key} does not hold what the task points at")

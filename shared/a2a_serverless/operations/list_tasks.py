@@ -37,8 +37,8 @@ def list_tasks(request: ListTasksRequest, ctx: CallContext, runtime: Runtime) ->
         task = with_history_length(task, request.history_length)
         task = task if request.include_artifacts else without_artifacts(task)
         # One budget for the page: what the first tasks take inline, the later ones get as URLs.
-        shown = runtime.parts.present(task, scope, task.id, budget)
-        budget = max(0, budget - (len(shown.to_json()) - len(task.to_json())))
+        shown, spent = runtime.parts.present_within(task, scope, task.id, budget)
+        budget = max(0, budget - spent)
         tasks.append(shown)
     return ListTasksResponse(
         tasks=tasks, next_page_token=page.next_page_token, page_size=page_size, total_size=page.total_size

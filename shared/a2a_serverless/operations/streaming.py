@@ -82,9 +82,8 @@ class EventStream:
         async for seq, event in self._events():
             if has_references(event):
                 budget = min(per_event, left)
-                shown = await asyncio.to_thread(parts.present, event, self.scope, task_id, budget)
-                left = max(0, left - (len(shown.to_json()) - len(event.to_json())))
-                event = shown
+                event, spent = await asyncio.to_thread(parts.present_within, event, self.scope, task_id, budget)
+                left = max(0, left - spent)
             yield seq, event
 
     async def _events(self) -> AsyncIterator[StreamItem]:
