@@ -45,7 +45,6 @@ class FunctionSpec:
     workers: int
     resources: dict[str, dict[str, str]]
     code_roots: list[str] = field(default_factory=list)
-    grace_seconds: float = 2.0
 
 
 def spec_json(spec: ApiSpec | FunctionSpec) -> str:
@@ -110,16 +109,10 @@ def _api(spec: ApiSpec) -> int:
 def _function(spec: FunctionSpec) -> int:
     import contextlib
 
-    from ._template import dynamodb_event_sources, schedule_event_sources, sqs_event_sources
-    from .pollers import running
     from .resources import LocalResources, load_template
-    from .stack import import_handler, poller_for, schedule_poller_for, stream_poller_for
+    from .stack import EventSources, import_handler, start_pollers
 
-    template = load_template(Path(spec.template_path))
-    resources = LocalResources(**spec.resources)
-    sqs = [s for s in sqs_event_sources(template) if s.function_id == spec.function_id]
-    streams = [s for s in dynamodb_event_sources(template) if s.function_id == spec.function_id]
-    schedules = [s for s in schedule_event_sources(template) if s.function_id == spec.function_id]
+    sources = EventSources.of(load_template(Path(spec.template_path)), spec.function_id)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -129,21 +122,10 @@ def _function(spec: FunctionSpec) -> int:
     signal.signal(signal.SIGINT, on_signal)
     _watch_parent(stop)
     with contextlib.ExitStack() as stack:
-        grace = spec.grace_seconds
-        if sqs:
-            makers = [
-                poller_for(s, resources, spec.endpoint, import_handler(s.handler), spec.prefix) for s in sqs
-            ]
-            stack.enter_context(running(makers, spec.workers, grace_seconds=grace))
-        if streams:
-            makers_s = [
-                stream_poller_for(s, resources, spec.endpoint, import_handler(s.handler), spec.prefix)
-                for s in streams
-            ]
-            stack.enter_context(running(makers_s, 1, grace_seconds=grace))
-        if schedules:
-            makers_t = [schedule_poller_for(s, import_handler(s.handler), spec.prefix) for s in schedules]
-            stack.enter_context(running(makers_t, 1, grace_seconds=grace))
+        resources = LocalResources(**spec.resources)
+        start_pollers(
+            stack, sources, resources, spec.endpoint, prefix=spec.prefix, workers=spec.workers, resolve=import_handler
+        )
         sys.stdout.write(f"function {spec.function_id} ready\n")
         sys.stdout.flush()
         stop.wait()

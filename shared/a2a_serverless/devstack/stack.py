@@ -111,9 +111,7 @@ def run(
         task_root = roots[0] if roots else None
         code_roots = [str(root) for root in roots]
     template = dict(template)
-    sources = sqs_event_sources(template)
-    stream_sources = dynamodb_event_sources(template)
-    schedules = schedule_event_sources(template)
+    sources = EventSources.of(template)
     with contextlib.ExitStack() as stack:
         shutdown = stack.enter_context(_shutdown_on_signals())
         sock = stack.enter_context(_bind(options.host, options.port))
@@ -158,19 +156,7 @@ def run(
                 _log.info("state is in memory: each start is a fresh account (keep it with --state-dir DIR)")
             else:
                 _restore(options.state_dir, resources, clients)
-            _log.info(
-                "functions, each in a process of its own: %s",
-                ", ".join(
-                    [f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources]
-                    + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in stream_sources]
-                    + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in schedules]
-                ),
-            )
-            functions = sorted(
-                {s.function_id for s in sources}
-                | {s.function_id for s in stream_sources}
-                | {s.function_id for s in schedules}
-            )
+            _log.info("functions, each in a process of its own: %s", sources.describe(options.workers))
             return _run_processes(
                 shutdown,
                 sock,
@@ -195,42 +181,22 @@ def run(
                         workers=options.workers,
                         resources=asdict(resources),
                         code_roots=code_roots,
-                        grace_seconds=STOP_GRACE_SECONDS,
                     )
-                    for function_id in functions
+                    for function_id in sources.functions()
                 ],
             )
-        resolve = resolve_handler or import_handler
-        pollers = [poller_for(s, resources, endpoint, resolve(s.handler), options.prefix) for s in sources]
-        stack.enter_context(
-            running(
-                pollers,
-                options.workers,
-                abandon=lambda: shutdown.signals > 1,
-                grace_seconds=STOP_GRACE_SECONDS,
-                on_stop=moto.drain,
-            )
+        start_pollers(
+            stack,
+            sources,
+            resources,
+            endpoint,
+            prefix=options.prefix,
+            workers=options.workers,
+            resolve=resolve_handler or import_handler,
+            abandon=lambda: shutdown.signals > 1,
+            on_stop=moto.drain,
         )
-        # One poller per stream source: a shard's records are processed in order, as on Lambda.
-        stream_pollers = [
-            stream_poller_for(source, resources, endpoint, resolve(source.handler), options.prefix)
-            for source in stream_sources
-        ]
-        stack.enter_context(
-            running(stream_pollers, 1, abandon=lambda: shutdown.signals > 1, grace_seconds=STOP_GRACE_SECONDS)
-        )
-        scheduled = [schedule_poller_for(source, resolve(source.handler), options.prefix) for source in schedules]
-        stack.enter_context(
-            running(scheduled, 1, abandon=lambda: shutdown.signals > 1, grace_seconds=STOP_GRACE_SECONDS)
-        )
-        _log.info(
-            "pollers: %s",
-            ", ".join(
-                [f"{options.workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in sources]
-                + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in stream_sources]
-                + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in schedules]
-            ),
-        )
+        _log.info("pollers: %s", sources.describe(options.workers))
         app = (app_factory or gateway_app)()
         streams_open()
         server = GatewayServer(
@@ -486,6 +452,61 @@ def _import_callable(path: str, what: str) -> Callable[..., Any]:
     if not callable(target):
         raise StackError(f"{what} {path} is not callable")
     return target
+
+
+@dataclass(frozen=True)
+class EventSources:
+    """The template's event sources, of every function or of one."""
+
+    sqs: list[SqsEventSource]
+    streams: list[StreamEventSource]
+    schedules: list[ScheduleEventSource]
+
+    @classmethod
+    def of(cls, template: Mapping[str, Any], function_id: str | None = None) -> EventSources:
+        def mine(source: Any) -> bool:
+            return function_id is None or source.function_id == function_id
+
+        return cls(
+            [s for s in sqs_event_sources(template) if mine(s)],
+            [s for s in dynamodb_event_sources(template) if mine(s)],
+            [s for s in schedule_event_sources(template) if mine(s)],
+        )
+
+    def functions(self) -> list[str]:
+        ids = {s.function_id for s in self.sqs} | {s.function_id for s in self.streams}
+        return sorted(ids | {s.function_id for s in self.schedules})
+
+    def describe(self, workers: int) -> str:
+        return ", ".join(
+            [f"{workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in self.sqs]
+            + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in self.streams]
+            + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in self.schedules]
+        )
+
+
+def start_pollers(
+    stack: contextlib.ExitStack,
+    sources: EventSources,
+    resources: LocalResources,
+    endpoint: str,
+    *,
+    prefix: str,
+    workers: int,
+    resolve: Callable[[str], Handler],
+    abandon: Callable[[], bool] = lambda: False,
+    on_stop: Callable[[], None] = lambda: None,
+) -> None:
+    """Start the pollers of ``sources`` inside ``stack`` (stopped when it closes, each invocation in
+    flight given ``STOP_GRACE_SECONDS``): ``workers`` per SQS source, one per stream source (a
+    shard's records in order, as on Lambda) and one per schedule."""
+    grace = STOP_GRACE_SECONDS
+    queues = [poller_for(s, resources, endpoint, resolve(s.handler), prefix) for s in sources.sqs]
+    streams = [stream_poller_for(s, resources, endpoint, resolve(s.handler), prefix) for s in sources.streams]
+    schedules = [schedule_poller_for(s, resolve(s.handler), prefix) for s in sources.schedules]
+    stack.enter_context(running(queues, workers, abandon=abandon, grace_seconds=grace, on_stop=on_stop))
+    stack.enter_context(running(streams, 1, abandon=abandon, grace_seconds=grace))
+    stack.enter_context(running(schedules, 1, abandon=abandon, grace_seconds=grace))
 
 
 def poller_for(
