@@ -52,7 +52,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
@@ -125,6 +125,8 @@ _BATCH_GET_KEYS = 100
 class DynamoDBTaskStore:
     """The production store. ``client`` is a low-level boto3 DynamoDB client; by default one is
     created on first use (standard retry mode) and kept for warm invocations."""
+
+    notifies_changes: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -305,7 +305,7 @@ class _Monitor:
                 return
             if version < 0:
                 self._stopped.wait(min(CANCEL_POLL_SECONDS * 2 ** min(failures, 5), 5.0))
-            elif getattr(self._store, "notifies_changes", False):
+            elif self._store.notifies_changes:
                 self._store.wait_for_change(scope, task_id, version, CANCEL_POLL_SECONDS)
             else:
                 # A store that cannot tell (DynamoDB) would just sleep: wait on our own stop instead,

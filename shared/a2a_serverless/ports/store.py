@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
 
@@ -260,6 +260,10 @@ class TaskStore(Protocol):
     def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
         """The task id created from this message id in this scope, if any."""
         ...
+
+    notifies_changes: ClassVar[bool]
+    """Whether :meth:`wait_for_change` returns when the task is written (memory); a store that
+    cannot tell (DynamoDB) only sleeps, and a caller that must stay stoppable waits on its own."""
 
     def wait_for_change(self, scope: Scope, task_id: str, version: int, timeout: float) -> None:
         """Return once the head may have moved past ``version``, at the latest after ``timeout``
