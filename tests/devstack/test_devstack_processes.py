@@ -9,36 +9,23 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import socket
 import subprocess
-import sys
 import threading
+import time
 from typing import Any
 
 import httpx
 
-READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:(\d+))/\.well-known/agent-card\.json$")
+from testkit.devstack import READY, DevStack
+
 MOTO = re.compile(r"moto at (http://127\.0\.0\.1:(\d+))")
 
 
 def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
-    command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0", "--log-format", "json"]
-    stack = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def pump() -> None:
-        assert stack.stdout is not None
-        for line in stack.stdout:
-            lines.append(line.rstrip("\n"))
-            if READY.match(lines[-1]):
-                ready.set()
-
-    threading.Thread(target=pump, daemon=True).start()
+    stack = DevStack.start("--log-format", "json")
+    lines, base = stack.lines, stack.base
     try:
-        assert ready.wait(60), "\n".join(lines)
-        base = next(m.group(1) for line in lines if (m := READY.match(line)))
         moto_port = int(next(m.group(2) for line in lines if (m := MOTO.search(line))))
         http_port = int(base.rsplit(":", 1)[1])
 
@@ -69,7 +56,7 @@ def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
 
         # And: the stack's processes, one per event-sourced function besides the API and moto
         children = subprocess.run(
-            ["pgrep", "-a", "-P", str(stack.pid)], capture_output=True, text=True, check=False
+            ["pgrep", "-a", "-P", str(stack.process.pid)], capture_output=True, text=True, check=False
         ).stdout.splitlines()
         def running(marker: str) -> bool:
             return any(marker in child for child in children)
@@ -81,18 +68,18 @@ def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
         # and a failing run is logged by the worker as the worker
         failing = {"message": {"messageId": "m-fail", "role": "ROLE_USER", "parts": [{"text": "fail"}]}}
         httpx.post(f"{base}/message:send", json=failing, headers={"A2A-Version": "1.0"}, timeout=30)
-        failure = next(line for line in lines if '"executor failed"' in line)
-        assert '"function_name":"a2a-local-WorkerFunction"' in failure
+        deadline = time.monotonic() + 30  # its line may still be on its way through the stack
+        while not (failures := [line for line in lines if '"executor failed"' in line]):
+            assert time.monotonic() < deadline, "\n".join(lines[-50:])
+            time.sleep(0.05)
+        assert '"function_name":"a2a-local-WorkerFunction"' in failures[0]
 
         # When: one Ctrl-C
         before_stop = len(lines)
-        stack.send_signal(signal.SIGINT)
-        code = stack.wait(timeout=40)  # a hang guard: the run alone would take 60 s
+        code = stack.stop(timeout=40)  # a hang guard: the run alone would take 60 s
         reader.join(10)
     finally:
-        if stack.poll() is None:
-            stack.kill()
-            stack.wait()
+        stack.kill()
 
     # Then: a clean exit, the stream ended, both ports free, no traceback; every line JSON (but the ready line)
     output = "\n".join(lines)

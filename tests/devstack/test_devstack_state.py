@@ -4,11 +4,6 @@ the next start instead of staying WORKING."""
 
 from __future__ import annotations
 
-import re
-import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +13,8 @@ import httpx
 from a2a_serverless.devstack._state import restore_state, save_state
 from a2a_serverless.devstack.resources import LocalResources, create_resources, load_template
 from testkit.aws import REGION, moto_clients
+from testkit.devstack import DevStack
 
-READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json$")
 V1 = {"A2A-Version": "1.0"}
 
 
@@ -61,27 +56,14 @@ def test_nothing_saved_is_nothing_restored(tmp_path: Path) -> None:
 
 
 class _Stack:
+    """The stack with ``--state-dir``, and the two calls the test makes of it."""
+
     def __init__(self, state_dir: Path) -> None:
-        command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
-        command += ["--state-dir", str(state_dir)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        ready = threading.Event()
-
-        def pump() -> None:
-            assert self.process.stdout is not None
-            for line in self.process.stdout:
-                self.lines.append(line.rstrip("\n"))
-                if READY.match(self.lines[-1]):
-                    ready.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        assert ready.wait(60), "\n".join(self.lines)
-        self.base = next(m.group(1) for line in self.lines if (m := READY.match(line)))
+        self.stack = DevStack.start("--state-dir", str(state_dir))
+        self.base, self.lines = self.stack.base, self.stack.lines
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
-        assert self.process.wait(timeout=60) == 0, "\n".join(self.lines)
+        assert self.stack.stop() == 0, "\n".join(self.lines)
 
     def send(self, text: str, **configuration: Any) -> dict[str, Any]:
         message = {"messageId": text.replace(" ", "-"), "role": "ROLE_USER", "parts": [{"text": text}]}

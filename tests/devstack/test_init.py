@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -20,9 +19,9 @@ import pytest
 from a2a_serverless.devstack import cli
 from a2a_serverless.devstack.project import create_project, kit_requirement
 from a2a_serverless.devstack.resources import load_template
+from testkit.devstack import DevStack
 
 REPO = Path(__file__).resolve().parents[2]
-READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json$")
 
 
 @pytest.fixture(scope="module")
@@ -118,43 +117,15 @@ def test_odd_names_make_valid_packages_and_stacks(tmp_path: Path) -> None:
     assert load_template(created.root / "template.yaml")["Parameters"]["AgentName"]["Default"] == '3 "quoted" {agent}'
 
 
-class _dev:
-    """``a2a-serverless dev --port 0`` run in ``cwd``; yields its base URL; Ctrl-C on exit."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.cwd = cwd
-        self.lines: list[str] = []
-
-    def __enter__(self) -> str:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "AWS_"))}
-        command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
-        self.process = subprocess.Popen(
-            command, cwd=self.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        ready = threading.Event()
-        found: list[str] = []
-
-        def pump(stream: Any) -> None:
-            for line in stream:
-                self.lines.append(line.rstrip("\n"))
-                match = READY.match(line.rstrip("\n"))
-                if match:
-                    found.append(match.group(1))
-                    ready.set()
-
-        threading.Thread(target=pump, args=(self.process.stdout,), daemon=True).start()
-        if not ready.wait(60):
-            self.__exit__()
-            pytest.fail("the stack did not start:\n" + "\n".join(self.lines[-50:]))
-        return found[0]
-
-    def __exit__(self, *_: object) -> None:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+@contextmanager
+def _dev(cwd: Path) -> Iterator[str]:
+    """``a2a-serverless dev`` run in ``cwd`` (no A2A_ or AWS_ settings from this process); its base URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "AWS_"))}
+    stack = DevStack.start(cwd=cwd, env=env)
+    try:
+        yield stack.base
+    finally:
+        stack.stop()
 
 
 def _script(path: Path, body: str) -> None:

@@ -1,0 +1,63 @@
+"""``a2a-serverless dev`` in a subprocess, as a user runs it, for the tests that need the real
+command (its processes, its signals, its output): started with :func:`DevStack.start`, its output
+kept line by line (``lines``), its base URL from the ready line, stopped with one SIGINT."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["READY", "DevStack"]
+
+READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json$")
+
+
+class DevStack:
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: list[str] = []
+        self.base = ""
+        self._ready = threading.Event()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    @classmethod
+    def start(
+        cls, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, wait: float = 60
+    ) -> DevStack:
+        command: Sequence[str] = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0", *args]
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        stack = cls(process)
+        if not stack._ready.wait(wait):
+            stack.kill()
+            raise AssertionError("the stack did not start:\n" + "\n".join(stack.lines[-50:]))
+        return stack
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+            match = READY.match(self.lines[-1])
+            if match and not self.base:
+                self.base = match.group(1)
+                self._ready.set()
+
+    def stop(self, timeout: float = 60) -> int:
+        """One SIGINT (a Ctrl-C); the exit code (a hang guard, not a measured time)."""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
