@@ -217,9 +217,7 @@ class PartOffloader:
         self._recent: OrderedDict[str, None] = OrderedDict()
         """Keys this process stored lately: a part that every snapshot repeats is uploaded once."""
 
-    def offload(
-        self, record: TaskRecord, events: Sequence[StreamResponse]
-    ) -> tuple[TaskRecord, list[StreamResponse]]:
+    def offload(self, record: TaskRecord, events: Sequence[StreamResponse]) -> tuple[TaskRecord, list[StreamResponse]]:
         """``record`` (its task) and ``events`` with their large parts stored and referenced.
         Raises :class:`~a2a_serverless.ports.BlobError` when a part cannot be stored: then the
         caller writes nothing (objects already stored are orphans the lifecycle removes)."""

@@ -115,9 +115,7 @@ def test_openapi_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
         pytest.param("raise RuntimeError('boom\\nsecond line')\n", "RuntimeError: boom second line", id="raises"),
     ],
 )
-def test_an_executor_module_that_fails_at_import_exits_2_with_one_line(
-    tmp_path: Path, source: str, cause: str
-) -> None:
+def test_an_executor_module_that_fails_at_import_exits_2_with_one_line(tmp_path: Path, source: str, cause: str) -> None:
     # Given: an agent module in the working directory (not installed, not on PYTHONPATH) that fails
     (tmp_path / "bad_agent.py").write_text(source, encoding="utf-8")
 
@@ -166,8 +164,7 @@ def test_a_port_in_use_suggests_another() -> None:
 def test_dev_without_the_dev_extra_says_what_to_install() -> None:
     # Given: the base install (moto absent)
     code = (
-        "import sys; sys.modules['moto'] = None; "
-        "from a2a_serverless.devstack.cli import main; sys.exit(main(['dev']))"
+        "import sys; sys.modules['moto'] = None; from a2a_serverless.devstack.cli import main; sys.exit(main(['dev']))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
 

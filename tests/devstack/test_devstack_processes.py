@@ -58,6 +58,7 @@ def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
         children = subprocess.run(
             ["pgrep", "-a", "-P", str(stack.process.pid)], capture_output=True, text=True, check=False
         ).stdout.splitlines()
+
         def running(marker: str) -> bool:
             return any(marker in child for child in children)
 

@@ -107,4 +107,3 @@ def test_a_restarted_stack_has_its_tasks_and_no_run_stays_working(tmp_path: Path
         assert any("1 run(s) cut off by the last stop failed" in line for line in second.lines)
     finally:
         second.stop()
-

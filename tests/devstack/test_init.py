@@ -143,7 +143,7 @@ def test_build_puts_a_real_python_3_13_first_for_sam(tmp_path: Path, shim: bool)
     if shim:
         _script(shims / "python3.13", f'exec {sys.executable} "$@"')  # this venv's Python: 3.11
     real = tmp_path / "pyenv" / "versions" / "3.13.0" / "bin" / "python3.13"
-    _script(real, 'echo True')  # answers the version probe as a 3.13 would
+    _script(real, "echo True")  # answers the version probe as a 3.13 would
     path = os.pathsep.join([str(shims), str(bin_dir), "/usr/bin", "/bin"])
     env = {"PATH": path, "PYENV_ROOT": str(tmp_path / "pyenv")}
 

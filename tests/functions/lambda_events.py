@@ -55,5 +55,3 @@ def invoke(module: str, event: dict[str, Any]) -> dict[str, Any]:
 
 def body(response: dict[str, Any]) -> Any:
     return json.loads(response["body"])
-
-

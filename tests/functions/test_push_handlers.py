@@ -62,9 +62,13 @@ def a_task_with_a_config(store: DynamoDBTaskStore, url: str, task_id: str = "TAS
 
 
 def receive(aws: dict[str, Any], url_key: str = "queue_url", wait: int = 0) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = aws["sqs"].receive_message(
-        QueueUrl=aws[url_key], MaxNumberOfMessages=10, WaitTimeSeconds=wait, MessageSystemAttributeNames=["All"]
-    ).get("Messages", [])
+    messages: list[dict[str, Any]] = (
+        aws["sqs"]
+        .receive_message(
+            QueueUrl=aws[url_key], MaxNumberOfMessages=10, WaitTimeSeconds=wait, MessageSystemAttributeNames=["All"]
+        )
+        .get("Messages", [])
+    )
     return messages
 
 

@@ -82,9 +82,24 @@ def _console_record(source: str, record: dict[str, Any]) -> str:
         for k, v in record.items()
         if k
         not in {
-            "level", "location", "message", "timestamp", "service", "cold_start", "function_name",
-            "function_memory_size", "function_arn", "function_request_id", "request_id", "task_id",
-            "exception", "exception_name", "stack_trace", "xray_trace_id", "sampling_rate", "correlation_id",
+            "level",
+            "location",
+            "message",
+            "timestamp",
+            "service",
+            "cold_start",
+            "function_name",
+            "function_memory_size",
+            "function_arn",
+            "function_request_id",
+            "request_id",
+            "task_id",
+            "exception",
+            "exception_name",
+            "stack_trace",
+            "xray_trace_id",
+            "sampling_rate",
+            "correlation_id",
         }
     }
     if extras:

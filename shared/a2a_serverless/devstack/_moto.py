@@ -76,9 +76,7 @@ _STOP_SECONDS = 5.0
 def _moto_process(host: str) -> Iterator[MotoServer]:
     command = [sys.executable, "-m", "a2a_serverless.devstack._moto_process", "--host", host]
     # Its own session: a Ctrl-C in the terminal reaches the stack, which stops moto last.
-    child = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
-    )
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         endpoint = _read_endpoint(child)
 

@@ -86,8 +86,12 @@ def _build(sam_args: Sequence[str]) -> int:
 
     sam = shutil.which("sam")
     if sam is None:
-        return _fail("the AWS SAM CLI (sam) is not on PATH: see https://docs.aws.amazon.com/serverless-application-"
-                     "model/latest/developerguide/install-sam-cli.html", code=2, command="build")
+        return _fail(
+            "the AWS SAM CLI (sam) is not on PATH: see https://docs.aws.amazon.com/serverless-application-"
+            "model/latest/developerguide/install-sam-cli.html",
+            code=2,
+            command="build",
+        )
     try:
         first = python_for_sam(os.environ)
     except ProjectError as exc:

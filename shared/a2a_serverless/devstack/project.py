@@ -92,8 +92,11 @@ def project_template(kit_template: str, *, name: str, executor: str) -> str:
         # every function's code is the project's src/
         (r"^(\s+CodeUri: )functions/$", r"\1src/", None),
         # the core layer: the kit installed from its requirement, not a copy of its sources
-        (r"^(\s+Description: )The a2a_serverless package and its runtime dependencies\.$",
-         r"\1The a2a-serverless kit (kit/requirements.txt) and its dependencies.", 1),
+        (
+            r"^(\s+Description: )The a2a_serverless package and its runtime dependencies\.$",
+            r"\1The a2a-serverless kit (kit/requirements.txt) and its dependencies.",
+            1,
+        ),
         (r"^(\s+ContentUri: )shared/$", r"\1kit/", 1),
         # the parameters' defaults: this project's agent and card
         (r"^(  ExecutorPath:\n    Type: String\n    Default: ).*$", r"\g<1>" + executor, 1),

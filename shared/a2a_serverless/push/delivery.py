@@ -284,9 +284,7 @@ def deliver(
 _Shown = TypeVar("_Shown", StreamResponse, Task)
 
 
-def _presenter(
-    parts: PartPresenter | None, scope: Scope, task_id: str, budget: int
-) -> Callable[[_Shown], _Shown]:
+def _presenter(parts: PartPresenter | None, scope: Scope, task_id: str, budget: int) -> Callable[[_Shown], _Shown]:
     if parts is None:
         return lambda obj: obj
     return partial(parts.present, scope=scope, task_id=task_id, budget=budget)

@@ -41,6 +41,7 @@ def streams_open() -> None:
     """Let streams run again (a server starting in a process that stopped one before)."""
     _closing.clear()
 
+
 logger = logging.getLogger(__name__)
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
