@@ -231,8 +231,20 @@ class PartOffloader:
         return map_parts(obj, partial(self._container, scope, task_id))
 
     def may_offload(self, event: StreamResponse) -> bool:
-        """Whether ``event`` could hold a part to store (a cheap test: its whole size)."""
-        return len(event.to_json()) >= min(self._threshold, self._container_bytes)
+        """Whether ``event`` holds a part to store: a message or artifact whose parts' content
+        reaches the threshold or the container bound (what :meth:`offload_one` would act on),
+        measured without serializing the event (this runs for every event an executor emits)."""
+        bound = min(self._threshold, self._container_bytes)
+        found = False
+
+        def look(parts: list[Part]) -> list[Part]:
+            nonlocal found
+            if not found:
+                found = sum(len(c[1]) for c in map(_content, parts) if c is not None) >= bound
+            return parts
+
+        map_parts(event, look)
+        return found
 
     def _container(self, scope: Scope, task_id: str, parts: list[Part]) -> list[Part]:
         contents = [_content(part) for part in parts]
