@@ -126,6 +126,8 @@ BACKGROUND = {
     "push_dispatcher": "PushDispatcherFunction",
     "push_delivery": "PushDeliveryFunction",
     "dead_letter": "DeadLetterFunction",
+    # Every minute, whatever runs: a window that lasts past a minute (the paced shapes) sees it.
+    "sweeper": "SweeperFunction",
 }
 """Handler module -> the template's function, for the wrapped event source handlers."""
 
