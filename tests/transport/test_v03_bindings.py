@@ -421,8 +421,10 @@ async def test_rest_v1_paths_with_a2a_version_1_are_refused(client: Client) -> N
 @pytest.mark.asyncio
 async def test_rest_extended_card_not_configured(client: Client) -> None:
     response = await client.http.get("/v1/card")
-    assert response.status_code == 400
-    assert response.json()["error"]["details"][0]["reason"] == "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+    # The reference 0.3 server's status and the v0.3 REST error body (tests/transport/test_v03_rest_errors.py).
+    assert response.status_code == 404
+    assert response.json()["code"] == -32007
+    assert response.json()["data"]["reason"] == "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
 
 
 def test_v1_cannot_be_configured_as_a_tenant() -> None:

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ERROR_DOMAIN, A2AError
+from ..errors import (
+    ERROR_DOMAIN,
+    A2AError,
+    ContentTypeNotSupportedError,
+    ExtendedAgentCardNotConfiguredError,
+    InternalError,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from ..models import format_timestamp, utc_now
 
-__all__ = ["error_details", "jsonrpc_error", "rest_error"]
+__all__ = ["V03_REST_STATUS", "error_details", "jsonrpc_error", "rest_error", "v03_rest_error", "v03_rest_status"]
 
 JSONRPC_ID = str | int | None
 
@@ -65,3 +80,39 @@ def rest_error(error: A2AError) -> dict[str, Any]:
             "details": error_details(error),
         }
     }
+
+
+# --------------------------------------------------------------------------- v0.3 REST (/v1)
+
+V03_REST_STATUS: dict[type[A2AError], int] = {
+    JSONParseError: 400,
+    InvalidRequestError: 400,
+    MethodNotFoundError: 404,
+    InvalidParamsError: 422,
+    InternalError: 500,
+    TaskNotFoundError: 404,
+    TaskNotCancelableError: 409,
+    PushNotificationNotSupportedError: 501,
+    UnsupportedOperationError: 501,
+    ContentTypeNotSupportedError: 415,
+    InvalidAgentResponseError: 502,
+    ExtendedAgentCardNotConfiguredError: 404,
+}
+"""The HTTP status of each error on the v0.3 REST binding: the reference 0.3 server's table
+(a2a-sdk 0.3.26, ``a2a.utils.error_handlers.A2AErrorToHttpStatus``). The 0.3 Python REST client
+types an error by this status alone. Errors that table does not know (413, 401, 503, and the
+codes 1.0 added) keep their own status."""
+
+
+def v03_rest_status(error: A2AError) -> int:
+    return V03_REST_STATUS.get(type(error), error.http_status)
+
+
+def v03_rest_error(error: A2AError) -> dict[str, Any]:
+    """The error body of the v0.3 REST binding: ``{code, message, data}``, the JSON-RPC error
+    object at the top level. ``@a2a-js/sdk``'s v0.3 REST client types an error by ``code`` (the
+    JSON-RPC code: -32001 is TaskNotFoundError...) when ``code`` is a number and ``message`` a
+    string, in a response body and in an SSE ``error`` event; the reference 0.3 server sends
+    ``{message}`` and its Python client reads only the status. ``data`` is the v0.3 JSON-RPC
+    ``data`` (reason, domain, metadata, field violations)."""
+    return {"code": error.jsonrpc_code, "message": error.message, "data": _legacy_data(error)}

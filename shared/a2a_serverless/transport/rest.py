@@ -2,7 +2,9 @@
 
 POST bodies are the request message (path fields win over body fields); GET and DELETE take the
 remaining fields as camelCase query parameters. Every route also exists under ``/{tenant}``.
-Errors use the ``{"error": {code, status, message, details}}`` shape, rendered in one place.
+Errors use the ``{"error": {code, status, message, details}}`` shape, rendered in one place; on the
+v0.3 routes (``/v1/...``) they use the v0.3 shape ``{code, message, data}`` with the reference 0.3
+server's statuses (``_render.v03_rest_error``), unless the caller asked for A2A 1.x.
 """
 
 from __future__ import annotations
@@ -30,8 +32,18 @@ from ..methods import METHODS, METHODS_BY_NAME, Method
 from ..models import ProtoModel
 from ..runtime import Runtime
 from . import v03
-from ._http import V03, V1, call_context, check_url_text, negotiate_version, parse_json, read_body, request_id
-from ._render import rest_error
+from ._http import (
+    V03,
+    V1,
+    asks_for_v1,
+    call_context,
+    check_url_text,
+    negotiate_version,
+    parse_json,
+    read_body,
+    request_id,
+)
+from ._render import rest_error, v03_rest_error, v03_rest_status
 from .sse import last_event_id, sse_response
 
 __all__ = ["REST_MEDIA_TYPE", "TENANT_PREFIX", "error_response", "rest_routes"]
@@ -45,7 +57,16 @@ TENANT_PREFIX = "/{tenant}"
 RuntimeGetter = Callable[[], Runtime]
 
 
-def error_response(error: A2AError) -> JSONResponse:
+def error_response(error: A2AError, *, legacy: bool = False) -> JSONResponse:
+    """The REST error response; ``legacy``: the v0.3 binding's (``{code, message, data}``, the
+    reference 0.3 server's status, ``application/json`` as its successes)."""
+    if legacy:
+        return JSONResponse(
+            v03_rest_error(error),
+            status_code=v03_rest_status(error),
+            media_type="application/json",
+            headers=error.headers or None,
+        )
     return JSONResponse(
         rest_error(error), status_code=error.http_status, media_type=REST_MEDIA_TYPE, headers=error.headers or None
     )
@@ -104,6 +125,9 @@ def _endpoint(
 
     async def endpoint(request: Request) -> Response:
         runtime = get_runtime()
+        # A v0.3 route answers errors in the v0.3 shape, except to a caller that asked for 1.x
+        # (a 1.0 client that took /v1 for a tenant: it is told VersionNotSupported in its shape).
+        legacy_errors = legacy is not None and not asks_for_v1(request)
         try:
             if allowed is not None and method.name not in allowed:
                 raise UnsupportedOperationError(f"{method.name} is not served by this function")
@@ -134,7 +158,7 @@ def _endpoint(
                 return sse_response(
                     stream,
                     render,
-                    rest_error,
+                    v03_rest_error if legacy is not None else rest_error,
                     ping_seconds=runtime.settings.stream_ping_seconds,
                     request_id=request_id(request),
                 )
@@ -142,11 +166,11 @@ def _endpoint(
             result = await run_in_threadpool(operation, parsed, ctx, runtime)
             return JSONResponse(render(result), media_type=REST_MEDIA_TYPE if legacy is None else "application/json")
         except A2AError as exc:
-            return _safe_error_response(request, exc, method.name)
+            return _safe_error_response(request, exc, method.name, legacy=legacy_errors)
         except Exception:
             rid = request_id(request)
             logger.exception("unexpected error in REST handler", extra={"request_id": rid, "method": method.name})
-            return error_response(InternalError(metadata={"requestId": rid} if rid else None))
+            return error_response(InternalError(metadata={"requestId": rid} if rid else None), legacy=legacy_errors)
 
     endpoint.__name__ = f"rest_{method.function}" if legacy is None else f"rest_v03_{method.function}"
     return endpoint
@@ -156,15 +180,15 @@ def _to_wire(result: ProtoModel | None) -> dict[str, Any]:
     return {} if result is None else result.to_wire()
 
 
-def _safe_error_response(request: Request, error: A2AError, method: str) -> Response:
+def _safe_error_response(request: Request, error: A2AError, method: str, *, legacy: bool = False) -> Response:
     """``error_response``, or a generic 500 if the error cannot be rendered (its metadata or
     message carrying a string that is not encodable): never an exception out of the handler."""
     try:
-        return error_response(error)
+        return error_response(error, legacy=legacy)
     except Exception:
         rid = request_id(request)
         logger.exception("could not render an A2A error", extra={"request_id": rid, "method": method})
-        return error_response(InternalError(metadata={"requestId": rid} if rid else None))
+        return error_response(InternalError(metadata={"requestId": rid} if rid else None), legacy=legacy)
 
 
 def _with_path_fields(data: dict[str, Any], path_params: dict[str, Any], tenant: str) -> dict[str, Any]:
