@@ -72,6 +72,11 @@ SCENARIO_SECONDS = 45.0
 TERMINAL = {TaskState.completed, TaskState.canceled, TaskState.failed, TaskState.rejected}
 RUNNING = {TaskState.submitted, TaskState.working}
 JSON_RPC_TASK_NOT_CANCELABLE = -32002
+JSON_RPC_TASK_NOT_FOUND = -32001
+# What the 0.3.26 REST client types an error by: the status alone (A2AClientHTTPError.status_code),
+# as the reference 0.3 server sets it (a2a.utils.error_handlers.A2AErrorToHttpStatus).
+HTTP_TASK_NOT_CANCELABLE = 409
+HTTP_TASK_NOT_FOUND = 404
 RAW = "raw (no client method in 0.3.26)"
 
 
@@ -313,7 +318,8 @@ class Driver:
             expect(code == JSON_RPC_TASK_NOT_CANCELABLE, f"second cancel: JSON-RPC error {error.error}")
             refused = f"JSON-RPC error {code}"
         except A2AClientHTTPError as error:
-            expect(400 <= error.status_code < 500, f"second cancel: HTTP {error.status_code} {error.message}")
+            # The reference 0.3 server's status for TaskNotCancelable: all this client types.
+            expect(error.status_code == HTTP_TASK_NOT_CANCELABLE, f"second cancel: HTTP {error.status_code}")
             refused = f"HTTP {error.status_code}"
         else:
             raise CheckFailed(f"a second cancel of a canceled task succeeded: {state(again)}")
@@ -321,6 +327,65 @@ class Driver:
         expect(final.status.state == TaskState.canceled, f"get after cancel: {state(final)}")
         self.tasks["cancel"] = final
         return f"cancel answered {answered}, task canceled; second cancel refused ({refused})"
+
+    async def refused(self, call: Callable[[], Awaitable[Any]], code: int, status: int, what: str) -> str:
+        """``call`` fails with the client's typed error for ``code``: A2AClientJSONRPCError with
+        that code (JSON-RPC), A2AClientHTTPError with the reference server's ``status`` (HTTP+JSON)."""
+        try:
+            result = await call()
+        except A2AClientJSONRPCError as error:
+            expect(self.binding == "JSONRPC", f"{what}: a JSON-RPC error over {self.binding}")
+            expect(error.error.code == code, f"{what}: JSON-RPC error {error.error}")
+            return f"{what}: JSON-RPC error {code}"
+        except A2AClientHTTPError as error:
+            expect(self.binding == "HTTP+JSON", f"{what}: an HTTP error over {self.binding}: {error}")
+            expect(error.status_code == status, f"{what}: HTTP {error.status_code} {error.message}")
+            return f"{what}: HTTP {status}"
+        raise CheckFailed(f"{what} succeeded: {result!r}")
+
+    async def errors(self) -> str:
+        """The errors the client types: an unknown task (get, cancel, push config get, streamed
+        send continuing it) and a cancel of a completed task."""
+        missing = f"no-such-task-{uuid.uuid4()}"
+        seen = [
+            await self.refused(lambda: self.get(missing), JSON_RPC_TASK_NOT_FOUND, HTTP_TASK_NOT_FOUND, "get"),
+            await self.refused(
+                lambda: self.plain.cancel_task(TaskIdParams(id=missing)),
+                JSON_RPC_TASK_NOT_FOUND,
+                HTTP_TASK_NOT_FOUND,
+                "cancel",
+            ),
+            await self.refused(
+                lambda: self.plain.get_task_callback(
+                    GetTaskPushNotificationConfigParams(id=missing, push_notification_config_id="c")
+                ),
+                JSON_RPC_TASK_NOT_FOUND,
+                HTTP_TASK_NOT_FOUND,
+                "push config get",
+            ),
+        ]
+
+        async def stream_into_missing() -> list[Any]:
+            message = user_message("hello", task_id=missing)
+            return [e async for e in self.streaming.send_message(message)]
+
+        # Over JSON-RPC the 0.3 client types a streaming error only inside an event stream (the
+        # reference server sends it as the stream's one event); this server answers it as a plain
+        # JSON-RPC response, which that client reports as "HTTP 400 Invalid SSE response". Only the
+        # REST form is checked here.
+        if self.binding == "HTTP+JSON":
+            seen.append(await self.refused(stream_into_missing, JSON_RPC_TASK_NOT_FOUND, HTTP_TASK_NOT_FOUND, "stream"))
+        done = await self.send("hello errors", MessageSendConfiguration(blocking=True))
+        expect(done.status.state == TaskState.completed, f"state {state(done)}")
+        seen.append(
+            await self.refused(
+                lambda: self.plain.cancel_task(TaskIdParams(id=done.id)),
+                JSON_RPC_TASK_NOT_CANCELABLE,
+                HTTP_TASK_NOT_CANCELABLE,
+                "cancel of a completed task",
+            )
+        )
+        return "; ".join(seen)
 
     async def resubscribe(self) -> str:
         task = await self.send("sleep 2", MessageSendConfiguration(blocking=False))
@@ -448,6 +513,7 @@ class Driver:
         self.scenarios.append({"name": "list", "ok": None, "via": "n/a", "detail": "no ListTasks in A2A 0.3"})
         await self.scenario("stream", self.stream)
         await self.scenario("cancel", self.cancel)
+        await self.scenario("errors", self.errors)
         await self.scenario("resubscribe", self.resubscribe)
         await self.scenario("push_set", self.push_set, needs=("send_blocking",))
         await self.scenario("push_get", self.push_get, needs=("push_set",))
