@@ -464,6 +464,13 @@ def assert_task_not_found(response: httpx.Response, binding: str, what: str) -> 
         assert info["domain"] == DOMAIN
         return
     assert response.status_code == 404, f"{what}: {response.status_code} {text}"
+    if binding == "rest-0.3":  # v0.3 REST: {code, message, data} (tests/transport/test_v03_rest_errors.py)
+        assert response.headers["content-type"].startswith("application/json"), f"{what}: {response.headers}"
+        assert set(body) == {"code", "message", "data"}, f"{what}: {text}"
+        assert body["code"] == -32001, f"{what}: {text}"
+        assert body["data"]["reason"] == "TASK_NOT_FOUND", f"{what}: {text}"
+        assert body["data"]["domain"] == DOMAIN
+        return
     assert response.headers["content-type"].startswith("application/a2a+json"), f"{what}: {response.headers}"
     assert set(body) == {"error"}, f"{what}: {text}"
     error = body["error"]

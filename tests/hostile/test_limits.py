@@ -118,8 +118,22 @@ def assert_refused(response: httpx.Response, door: str, code: int, status: int, 
         if reason is not None:
             data = error["data"]
             assert (data["reason"] if isinstance(data, dict) else data[0]["reason"]) == reason
+    elif door == "rest-0.3":
+        assert_v03_rest_error(response, code, status, reason)
     else:
         assert_rest_error(response, status, reason)
+
+
+def assert_v03_rest_error(response: httpx.Response, code: int, status: int, reason: str | None = None) -> None:
+    """The v0.3 REST error: ``{code, message, data}`` with the reference 0.3 server's status
+    (tests/transport/test_v03_rest_errors.py)."""
+    assert response.status_code == status, response.text[:2000]
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"code", "message", "data"}, body
+    assert body["code"] == code, body
+    if reason is not None:
+        assert body["data"]["reason"] == reason, body
 
 
 def task_of(door: str, response: httpx.Response) -> dict[str, Any]:
@@ -557,6 +571,8 @@ def test_empty_body(r: Rig, path: str, headers: dict[str, str], make: Make, door
     response = post(r, path, headers, b"")
     if door.startswith("rpc"):
         assert_refused(response, door, PARSE_ERROR, 400)
+    elif door == "rest-0.3":
+        assert_v03_rest_error(response, -32602, 422, "INVALID_PARAMS")  # the reference 0.3 server's status
     else:
         assert_rest_error(response, 400, "INVALID_PARAMS")
     assert r.state() == before
