@@ -24,6 +24,11 @@ A2A03_SDK_VERSION ?= 0.3.26
 A2A03_VENV ?= .venv-a2a03
 A2A03_STAMP := $(A2A03_VENV)/.installed-$(A2A03_SDK_VERSION)
 A2A03_PACKAGES := 'a2a-sdk==$(A2A03_SDK_VERSION)' 'httpx==0.28.1' 'httpx-sse==0.4.3'
+# ... and with the JavaScript client @a2a-js/sdk, pinned (with its dependencies) by the committed
+# package-lock.json and installed with `npm ci` into tests/e2e/interop/js/node_modules (git-ignored).
+# The stamp's name carries the lock file's checksum: editing the pins reinstalls.
+A2A_JS_DIR := tests/e2e/interop/js
+A2A_JS_STAMP := $(A2A_JS_DIR)/node_modules/.installed-$(firstword $(shell cksum < $(A2A_JS_DIR)/package-lock.json))
 # `sam build` builds the Python 3.13 layer without a container: it needs a python3.13 interpreter
 # (pyenv's own install, not its shim, which would resolve to the selected version); the build
 # goes to .aws-sam/build.
@@ -35,7 +40,7 @@ PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null |
 STAMP := $(VENV)/.installed-$(firstword $(shell cksum < pyproject.toml))
 DEV_STAMP := $(VENV)/.installed-dev-$(firstword $(shell cksum < pyproject.toml))
 
-.PHONY: help bootstrap a2a03 dev test lint typecheck pytest template clean distclean
+.PHONY: help bootstrap a2a03 a2a-js dev test lint typecheck pytest template clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -83,7 +88,15 @@ $(A2A03_STAMP):
 	@rm -f $(A2A03_VENV)/.installed-*
 	@touch $@
 
-pytest: bootstrap $(A2A03_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."
+a2a-js: $(A2A_JS_STAMP) ## npm ci the JS client @a2a-js/sdk (pinned by its package-lock.json) the interop tests drive
+
+$(A2A_JS_STAMP): $(A2A_JS_DIR)/package.json $(A2A_JS_DIR)/package-lock.json
+	@command -v npm > /dev/null || { echo "make: npm is missing: the interop tests need node >= 20 and npm" >&2; exit 1; }
+	@echo "==> npm ci @a2a-js/sdk into $(A2A_JS_DIR)/node_modules"
+	@cd $(A2A_JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+pytest: bootstrap $(A2A03_STAMP) $(A2A_JS_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."
 	@echo "==> pytest"
 	@$(BIN)/pytest -q $(PYTEST_ARGS)
 
@@ -115,5 +128,5 @@ clean: ## remove caches and build output (keeps .venv)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam .aws-sam-build.log
 	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
 
-distclean: clean ## clean, and remove .venv, .venv-sam and .venv-a2a03 too
-	rm -rf $(VENV) $(SAM_VENV) $(A2A03_VENV)
+distclean: clean ## clean, and remove .venv, .venv-sam, .venv-a2a03 and the JS client's node_modules too
+	rm -rf $(VENV) $(SAM_VENV) $(A2A03_VENV) $(A2A_JS_DIR)/node_modules
