@@ -1,17 +1,23 @@
-"""Interop matrix on the real local stack: the a2a-sdk 0.3.x and 1.x clients, over JSON-RPC and REST.
+"""Interop matrix on the real local stack: the a2a-sdk 0.3.x and 1.x clients and the JavaScript
+client ``@a2a-js/sdk`` (in its A2A 1.0 and 0.3 modes), over JSON-RPC and REST.
 
 Each cell (client x binding) runs the same scenarios (``tests/e2e/interop``): send blocking and not,
-get, list (1.x only), stream, cancel, resubscribe/subscribe, push config set/get/list/delete, and a
+get, list (1.0 only), stream, cancel, resubscribe/subscribe, push config set/get/list/delete, and a
 send with an inline push config whose notifications arrive at a webhook receiver on 127.0.0.1. The
 0.3 client is ``a2a-sdk==0.3.26`` in ``.venv-a2a03`` (``make a2a03``; ``make test`` makes it), run
 as a subprocess (``interop/driver_v03.py``); the 1.x client is the one in ``.venv``, in-process
-(``interop/driver_v1.py``). Here, on top of the drivers' own checks:
+(``interop/driver_v1.py``); the JS client is ``@a2a-js/sdk`` 1.3.0, pinned by
+``interop/js/package-lock.json`` and installed into ``interop/js/node_modules`` (``make a2a-js``;
+``make test`` makes it), run with node as a subprocess (``interop/driver_js.mjs``), once with its
+1.0 transports (``js-1.0``) and once with its v0.3 compatibility transports (``js-0.3``). Here, on
+top of the drivers' own checks:
 
 * push delivery: a 0.3 client's config receives bare 0.3 Tasks (``"kind": "task"``, kebab-case
   states; they validate as the 0.3 ``Task`` model of ``a2a.compat.v0_3.types``) with its
   ``X-A2A-Notification-Token``; a 1.x client's config receives v1 ``StreamResponse`` payloads;
 * cross-version reads: tasks created by one client generation are read (and a multi-turn task
-  continued) by the other, with the same ids, states and artifacts.
+  continued) by the other, with the same ids, states and artifacts; the JS client's 0.3 mode reads
+  and continues the 1.x client's tasks, and its 1.0 mode reads what its 0.3 mode created and finished.
 
 The results of every cell are written as JSON (``$A2A_INTEROP_MATRIX_JSON``, else
 ``interop-matrix.json`` in pytest's base temp dir); ``interop/matrix_table.py`` renders the README's
@@ -23,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from a2a.compat.v0_3 import types as v03
-from a2a.types import Role, SendMessageRequest, StreamResponse, TaskState
+from a2a.types import Role, SendMessageRequest, StreamResponse, Task, TaskState
 from e2e_stack import REPO, running_stack
 from google.protobuf.json_format import ParseDict
 from interop import driver_v1
@@ -44,6 +51,8 @@ pytestmark = pytest.mark.e2e
 
 DRIVER_V03 = Path(__file__).parent / "interop" / "driver_v03.py"
 PYTHON_V03 = Path(os.environ.get("A2A03_PYTHON") or REPO / ".venv-a2a03" / "bin" / "python")
+DRIVER_JS = Path(__file__).parent / "interop" / "driver_js.mjs"
+NODE = os.environ.get("A2A_NODE") or shutil.which("node")
 DRIVER_SECONDS = 240
 # Loopback webhooks (the local stack allows private addresses), and a short retry budget.
 SETTINGS = {
@@ -51,7 +60,15 @@ SETTINGS = {
     "A2A_PUSH_BACKOFF_BASE_SECONDS": "1",
     "A2A_PUSH_BACKOFF_MAX_SECONDS": "1",
 }
-CLIENTS = [pytest.param("0.3", id="v03"), pytest.param("1.x", id="v1")]
+CLIENTS = [
+    pytest.param("0.3", id="v03"),
+    pytest.param("1.x", id="v1"),
+    pytest.param("js-0.3", id="js-0.3"),
+    pytest.param("js-1.0", id="js-1.0"),
+]
+# Each client's label in webhook paths, and which push shape its configs receive.
+LABELS = {"0.3": "v03", "1.x": "v1", "js-0.3": "js03", "js-1.0": "js10"}
+V03_CLIENTS = {"0.3", "js-0.3"}
 BINDINGS = [pytest.param("JSONRPC", id="jsonrpc"), pytest.param("HTTP+JSON", id="http-json")]
 V03_STATES = {s.value for s in v03.TaskState}
 V1_STATES = set(TaskState.keys())
@@ -117,6 +134,23 @@ def run_v03(base_url: str, binding: str, *args: str) -> dict[str, Any]:
     except ValueError:
         pytest.fail(f"driver_v03 exited {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}")
     if "fatal" in document:  # the driver could not even start (no card it can read, ...)
+        document["fatal"] += f"\nstderr:\n{result.stderr}" if result.stderr else ""
+    else:
+        assert result.returncode == 0, result.stderr
+    return document
+
+
+def run_js(base_url: str, binding: str, protocol: str, *args: str) -> dict[str, Any]:
+    """The JS driver under node; its JSON document."""
+    if NODE is None:
+        pytest.fail("node is not on PATH: the JS cells need node >= 20 and `make a2a-js` (or set A2A_NODE)")
+    command = [NODE, str(DRIVER_JS), "--base-url", base_url, "--binding", binding, "--protocol", protocol, *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=DRIVER_SECONDS, check=False)
+    try:
+        document: dict[str, Any] = json.loads(result.stdout)
+    except ValueError:
+        pytest.fail(f"driver_js exited {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+    if "fatal" in document:  # not installed (`make a2a-js`), no card it can read, ...
         document["fatal"] += f"\nstderr:\n{result.stderr}" if result.stderr else ""
     else:
         assert result.returncode == 0, result.stderr
@@ -198,16 +232,19 @@ async def test_interop_cell(
     binding: str,
 ) -> None:
     cell = cell_of(matrix, client, binding)
-    label = f"{'v03' if client == '0.3' else 'v1'}-{binding.lower().replace('+', '-')}"
+    label = f"{LABELS[client]}-{binding.lower().replace('+', '-')}"
     hook = f"{webhook_receiver.url}/{label}"
 
     # Every scenario through the client's SDK
     if client == "0.3":
         document = await asyncio.to_thread(run_v03, interop_stack, binding, "--webhook", hook)
+    elif client.startswith("js-"):
+        protocol = client.removeprefix("js-")
+        document = await asyncio.to_thread(run_js, interop_stack, binding, protocol, "--webhook", hook)
     else:
         document = await driver_v1.run(interop_stack, binding, hook)
     if "fatal" in document:
-        cell.sdk = "a2a-sdk 0.3.x"
+        cell.sdk = "@a2a-js/sdk" if client.startswith("js-") else f"a2a-sdk {client}"
         cell.scenarios["card"] = {"ok": False, "via": "client", "detail": f"fatal: {document['fatal']}"}
         pytest.fail(f"{client} client over {binding}: {document['fatal']}")
     cell.sdk, cell.transport = document["client"], document["transport"]
@@ -219,11 +256,11 @@ async def test_interop_cell(
     if inline is None:
         cell.scenarios["push_delivery"] = {"ok": False, "via": "test", "detail": "no task: push_inline failed"}
     else:
-        check = check_v03_push if client == "0.3" else check_v1_push
+        check = check_v03_push if client in V03_CLIENTS else check_v1_push
         cell.record("push_delivery", check(webhook_receiver, f"/{label}/inline", inline["id"]))
 
     assert not cell.failures(), f"{client} client over {binding}:\n{cell.failures()}"
-    expected_na = {"list"} if client == "0.3" else set()
+    expected_na = {"list"} if client in V03_CLIENTS else set()
     assert {n for n, s in cell.scenarios.items() if s["ok"] is None} == expected_na
 
 
@@ -293,4 +330,69 @@ async def test_tasks_are_shared_across_client_versions(
         await v1.close()
 
     results = {"0.3 client": v03_cell.scenarios["cross_read"], "1.x client": v1_cell.scenarios["cross_read"]}
+    assert all(r["ok"] for r in results.values()), results
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_js_client_shares_tasks_across_versions(
+    interop_stack: str, matrix: dict[tuple[str, str], Cell], binding: str
+) -> None:
+    js03_cell, js10_cell = cell_of(matrix, "js-0.3", binding), cell_of(matrix, "js-1.0", binding)
+    v1 = driver_v1.Driver(interop_stack, binding, None)
+    try:
+        await v1.connect()
+        # Given tasks created by the a2a-sdk 1.x client: one completed, one waiting for input
+        done = await v1.send(SendMessageRequest(message=driver_v1.user_message("cross from 1.x")))
+        asked = await v1.send(SendMessageRequest(message=driver_v1.user_message("ask me")))
+        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, asked
+    finally:
+        await v1.close()
+
+    # When the JS client in 0.3 mode reads both, answers the question, and creates a task of its own
+    args = ("--read", done.id, "--read", asked.id, "--answer", f"{asked.id}=Ann", "--create", "cross from js 0.3")
+    js03 = await asyncio.to_thread(run_js, interop_stack, binding, "0.3", *args)
+    if "fatal" in js03:
+        for cell in (js03_cell, js10_cell):
+            cell.scenarios["cross_read"] = {"ok": False, "via": "test", "detail": f"fatal: {js03['fatal']}"}
+        pytest.fail(f"driver_js --protocol 0.3: {js03['fatal']}")
+
+    # Then it saw the 1.x tasks with the same content, and completed the multi-turn one
+    def js03_reads() -> str:
+        assert js03["binding_violations"] == [], js03["binding_violations"]
+        read = {k: ParseDict(v, Task()) for k, v in js03["read"].items()}
+        got = read[done.id]
+        assert (got.id, got.context_id, got.status.state) == (done.id, done.context_id, TaskState.TASK_STATE_COMPLETED)
+        assert driver_v1.artifact_texts(got) == ["Echo: cross from 1.x"]
+        waiting = read[asked.id]
+        assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, waiting.status
+        assert [p.text for p in waiting.status.message.parts] == ["What is your name?"], waiting.status
+        answered = ParseDict(js03["answered"][asked.id], Task())
+        assert (answered.id, answered.context_id) == (asked.id, asked.context_id)
+        assert answered.status.state == TaskState.TASK_STATE_COMPLETED, answered.status
+        return "reads the 1.x client's tasks (completed, input-required) and completes the multi-turn one"
+
+    js03_cell.record("cross_read", js03_reads)
+
+    # and the JS client in 1.0 mode reads what its 0.3 mode created and finished
+    created = ParseDict(js03["created"], Task())
+    js10 = await asyncio.to_thread(run_js, interop_stack, binding, "1.0", "--read", created.id, "--read", asked.id)
+
+    def js10_reads() -> str:
+        assert "fatal" not in js10, js10.get("fatal")
+        assert js10["binding_violations"] == [], js10["binding_violations"]
+        mine = ParseDict(js10["read"][created.id], Task())
+        assert (mine.id, mine.context_id) == (created.id, created.context_id)
+        assert mine.status.state == TaskState.TASK_STATE_COMPLETED, mine.status
+        assert driver_v1.artifact_texts(mine) == ["Echo: cross from js 0.3"]
+        finished = ParseDict(js10["read"][asked.id], Task())
+        assert finished.status.state == TaskState.TASK_STATE_COMPLETED, finished.status
+        assert driver_v1.artifact_texts(finished) == ["Nice to meet you, Ann!"]
+        users = [p.text for m in finished.history if m.role == Role.ROLE_USER for p in m.parts]
+        assert users == ["ask me", "Ann"], users
+        return "reads the task its 0.3 mode created, and the 1.x client's multi-turn task its 0.3 mode completed"
+
+    js10_cell.record("cross_read", js10_reads)
+
+    results = {"js 0.3 mode": js03_cell.scenarios["cross_read"], "js 1.0 mode": js10_cell.scenarios["cross_read"]}
     assert all(r["ok"] for r in results.values()), results
