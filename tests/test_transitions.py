@@ -332,15 +332,20 @@ def test_a_continuation_is_a_snapshot_with_the_question_before_the_answer() -> N
         task={"status": TaskStatus(state=S.TASK_STATE_INPUT_REQUIRED, message=message("name?", Role.ROLE_AGENT))},
     )
 
-    decided = continue_with(asked, message("Ann", message_id="m2"), max_history=H)
+    decided = continue_with(asked, message("Ann", message_id="m2"), max_history=H, fingerprint="f")
 
     assert decided.result is True
     assert decided.snapshot
     assert decided.record is not None
     assert [m.parts[0].text for m in decided.record.task.history] == ["hi", "name?", "Ann"]
     assert decided.record.pending_message_id == "m2"
-    assert continue_with(decided.record, message("Ann", message_id="m2"), max_history=H).result is False
+    assert (
+        continue_with(decided.record, message("Ann", message_id="m2"), max_history=H, fingerprint="f").result is False
+    )
     with pytest.raises(UnsupportedOperationError):
         continue_with(
-            replace(decided.record, running_message_id="m2"), message("again", message_id="m3"), max_history=H
+            replace(decided.record, running_message_id="m2"),
+            message("again", message_id="m3"),
+            max_history=H,
+            fingerprint="f",
         )

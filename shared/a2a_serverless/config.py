@@ -109,6 +109,11 @@ class Settings(BaseModel):
 
     lenient_missing_version: bool = False
     """Serve requests without ``A2A-Version`` as 1.0 instead of rejecting them as 0.3."""
+    idempotent_send: bool = True
+    """A re-sent SendMessage (same messageId, same message and configuration) returns the task the
+    first one made and runs nothing; a messageId reused for a different message is InvalidParams.
+    False: every SendMessage is a new message, as in the reference servers (for clients that reuse
+    messageIds)."""
     blocking_wait_seconds: float = Field(default=25.0, gt=0, le=900)
     """How long a blocking SendMessage waits for a terminal or interrupted state before it returns
     the task as it is. Keep it below API Gateway's 29 s integration timeout."""

@@ -99,12 +99,15 @@ class RunLost(InvalidAgentResponseError):
 @dataclass(frozen=True, slots=True)
 class Transition(Generic[R]):
     """What a rule decided: ``record`` to commit (None: nothing to write) with ``events`` appended
-    after it, ``snapshot`` when ``record.task`` is not the fold of the events, and ``result``."""
+    after it, ``snapshot`` when ``record.task`` is not the fold of the events, ``message_id`` (with
+    ``fingerprint``) for an idempotency key the same commit writes, and ``result``."""
 
     result: R
     record: TaskRecord | None = None
     events: tuple[StreamResponse, ...] = ()
     snapshot: bool = False
+    message_id: str = ""
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +141,13 @@ def mutate(
         if decided.record is None:
             return Committed(record, decided.result, wrote=False)
         try:
-            stored = store.commit(rebase(decided.record, record), decided.events, snapshot=decided.snapshot)
+            stored = store.commit(
+                rebase(decided.record, record),
+                decided.events,
+                snapshot=decided.snapshot,
+                message_id=decided.message_id,
+                fingerprint=decided.fingerprint,
+            )
         except VersionConflict:
             continue
         return Committed(stored, decided.result, wrote=True)
@@ -393,12 +402,17 @@ def request_cancel(record: TaskRecord, *, max_history: int) -> Transition[None]:
     return _ended(record, None, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT, max_history)
 
 
-def continue_with(record: TaskRecord, message: Message, *, max_history: int) -> Transition[bool]:
+def continue_with(
+    record: TaskRecord, message: Message, *, max_history: int, fingerprint: str | None
+) -> Transition[bool]:
     """A message for an interrupted task (INPUT_REQUIRED / AUTH_REQUIRED) becomes its pending
-    message, after the agent's question in the history. True if accepted, False for a re-send of
-    a message the task already has. Raises the spec's errors for a task that cannot take it."""
+    message, after the agent's question in the history, and its idempotency key (holding
+    ``fingerprint``) is written with it. True if accepted, False for a message id the task already
+    has (the caller tells a re-send from a reuse). With ``fingerprint=None`` the deployment does
+    not de-duplicate: every message is new, and no key is written. Raises the spec's errors for a
+    task that cannot take it (``DuplicateMessage`` from the store when another task has the id)."""
     task = record.task
-    if any(m.message_id == message.message_id for m in task.history):
+    if fingerprint is not None and any(m.message_id == message.message_id for m in task.history):
         return Transition(False)
     if message.context_id and task.context_id and message.context_id != task.context_id:
         raise InvalidParamsError(
@@ -420,7 +434,13 @@ def continue_with(record: TaskRecord, message: Message, *, max_history: int) -> 
     status = task.status.model_copy(update={"message": None})
     new_task = task.model_copy(update={"history": history, "status": status})
     # A history edit no event expresses: the task is stored as a snapshot.
-    return Transition(True, replace(record, task=new_task, pending_message_id=message.message_id), snapshot=True)
+    return Transition(
+        True,
+        replace(record, task=new_task, pending_message_id=message.message_id),
+        snapshot=True,
+        message_id=message.message_id if fingerprint is not None else "",
+        fingerprint=fingerprint or "",
+    )
 
 
 def fail_unscheduled(record: TaskRecord, *, message_id: str, max_history: int) -> Transition[None]:

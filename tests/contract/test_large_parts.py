@@ -241,7 +241,7 @@ def test_an_object_store_outage_on_write_writes_nothing(world: World) -> None:
     with pytest.raises(BlobError):
         created(world, message)
     assert world.store.get_task(ALICE, "t1") is None
-    assert world.store.find_task_by_message(ALICE, "m1") is None
+    assert world.store.find_message(ALICE, "m1") is None
     # and once the store is back, the same create succeeds
     world.blobs.put_fails_after = None
     created(world, message)

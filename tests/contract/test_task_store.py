@@ -33,6 +33,7 @@ from a2a_serverless.models import (
     TaskStatusUpdateEvent,
 )
 from a2a_serverless.ports import (
+    AcceptedMessage,
     DuplicateMessage,
     InvalidPageToken,
     ItemTooLarge,
@@ -155,7 +156,7 @@ def test_a_created_task_reads_back_as_written(store: TaskStore) -> None:
     assert got.task == a_task("t1", metadata={"k": [1, "two"]})
     assert (got.scope, got.version, got.last_seq, got.created_at) == (ALICE, 1, 2, created.created_at)
     assert notes(store, ALICE, "t1") == [(1, "e1"), (2, "e2")]
-    assert store.find_task_by_message(ALICE, "msg-t1") == "t1"
+    assert store.find_message(ALICE, "msg-t1") == AcceptedMessage("t1")
 
 
 def a_reply(message_id: str) -> Message:
@@ -228,7 +229,7 @@ def test_a_task_does_not_exist_outside_its_scope(store: TaskStore, outsider: Sco
     # Then nobody else can see any of it
     assert store.get_task(outsider, "t1") is None
     assert store.read_events(outsider, "t1") == []
-    assert store.find_task_by_message(outsider, "msg-t1") is None
+    assert store.find_message(outsider, "msg-t1") is None
     assert store.get_head(outsider, "t1") is None
     page = store.list_tasks(outsider, TaskQuery())
     assert (page.tasks, page.total_size, page.next_page_token) == ([], 0, "")
@@ -269,7 +270,7 @@ def test_a_reused_message_id_names_the_first_task(store: TaskStore) -> None:
     assert raised.value.task_id == "t1"
     assert store.get_task(ALICE, "t2") is None
     assert store.read_events(ALICE, "t2") == []
-    assert store.find_task_by_message(ALICE, "m1") == "t1"
+    assert store.find_message(ALICE, "m1") == AcceptedMessage("t1")
 
 
 def test_a_message_id_is_scoped(store: TaskStore) -> None:
@@ -278,7 +279,58 @@ def test_a_message_id_is_scoped(store: TaskStore) -> None:
     created = create(store, BOB, "t1", message_id="m1")
 
     assert created.version == 1
-    assert store.find_task_by_message(BOB, "m1") == "t1"
+    assert store.find_message(BOB, "m1") == AcceptedMessage("t1")
+
+
+def test_the_key_keeps_the_fingerprint_and_a_duplicate_reports_it(store: TaskStore) -> None:
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], message_id="m1", fingerprint="f1")
+
+    with pytest.raises(DuplicateMessage) as raised:
+        store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], message_id="m1", fingerprint="f2")
+
+    assert (raised.value.task_id, raised.value.fingerprint) == ("t1", "f1")
+    assert store.find_message(ALICE, "m1") == AcceptedMessage("t1", "f1")
+
+
+def test_a_task_created_without_a_message_id_writes_no_key(store: TaskStore) -> None:
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], message_id=None)
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], message_id=None)
+
+    assert store.get_task(ALICE, "t1") is not None
+    assert store.get_task(ALICE, "t2") is not None
+
+
+def test_a_commit_can_write_a_message_key_and_fails_whole_when_it_exists(store: TaskStore) -> None:
+    # Given task t1, and task t2 created from message m2
+    first = create(store, ALICE, "t1", message_id="m1")
+    create(store, ALICE, "t2", message_id="m2")
+
+    # When t1 takes message m3 with its key, the key is written with the commit
+    second = store.commit(replace(first, pending_message_id="m3"), message_id="m3", fingerprint="f3")
+    assert store.find_message(ALICE, "m3") == AcceptedMessage("t1", "f3")
+
+    # and a commit that claims m2 (t2's) is a DuplicateMessage that writes nothing
+    with pytest.raises(DuplicateMessage) as raised:
+        store.commit(
+            replace(change(second, metadata={"x": 1}), pending_message_id="m2"),
+            [an_event(second.task, "e2")],
+            message_id="m2",
+            fingerprint="other",
+        )
+    assert raised.value.task_id == "t2"
+    stored = store.get_task(ALICE, "t1")
+    assert stored is not None
+    assert (stored.version, stored.last_seq, stored.pending_message_id) == (second.version, 1, "m3")
+    assert store.find_message(ALICE, "m2") == AcceptedMessage("t2")
+
+
+def test_a_commit_on_a_stale_version_conflicts_even_when_its_key_exists(store: TaskStore) -> None:
+    first = create(store, ALICE, "t1", message_id="m1")
+    store.commit(replace(first, pending_message_id="m3"), message_id="m3")
+
+    # The caller re-reads on a conflict and finds the message there: never a DuplicateMessage first
+    with pytest.raises(VersionConflict):
+        store.commit(replace(first, pending_message_id="m3"), message_id="m3")
 
 
 def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskStore) -> None:
@@ -290,7 +342,7 @@ def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskSt
         create(store, ALICE, "t1", message_id="m2", events=3, state=WORKING)
 
     # Then neither the idempotency key nor the events of the failed create exist
-    assert store.find_task_by_message(ALICE, "m2") is None
+    assert store.find_message(ALICE, "m2") is None
     assert notes(store, ALICE, "t1") == [(1, "e1")]
     stored = store.get_task(ALICE, "t1")
     assert stored is not None
@@ -341,7 +393,7 @@ def test_a_create_must_fit_one_transaction(store: TaskStore) -> None:
     with pytest.raises(ValueError, match="transaction"):
         store.create_task(TaskRecord(scope=ALICE, task=task), bulky, message_id="m-big")
     assert store.get_task(ALICE, "too-big") is None
-    assert store.find_task_by_message(ALICE, "m-big") is None
+    assert store.find_message(ALICE, "m-big") is None
 
 
 # ---------------------------------------------------------------------- commit
@@ -473,7 +525,7 @@ def test_a_task_or_event_too_large_for_one_item_is_refused_and_nothing_is_writte
     assert stored is not None
     assert (stored.version, stored.last_seq) == (record.version, record.last_seq)
     assert store.get_task(ALICE, "t2") is None
-    assert store.find_task_by_message(ALICE, "m2") is None
+    assert store.find_message(ALICE, "m2") is None
     # and a task just under the limit still fits
     just_fits = record.task.model_copy(update={"metadata": {"blob": "y" * (300 * 1024)}})
     store.commit(replace(record, task=just_fits), snapshot=True)
@@ -1040,7 +1092,7 @@ def test_ids_with_special_characters_round_trip(store: TaskStore) -> None:
 
     logged(store, created, [an_event(created.task, "next")])
 
-    assert store.find_task_by_message(ALICE, message_id) == task_id
+    assert store.find_message(ALICE, message_id) == AcceptedMessage(task_id)
     assert ids(store, ALICE, TaskQuery(context_id=context_id)) == [task_id]
     assert [e.seq for e in store.read_events(ALICE, task_id)] == [1, 2]
     assert [c.id for c in store.list_push_configs(ALICE, task_id)[0]] == ["p#/ß"]

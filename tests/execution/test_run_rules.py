@@ -58,10 +58,10 @@ class SpyingStore(MemoryTaskStore):
         self.reads = 0
         self.before_commit: Any = None
 
-    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False) -> Any:
+    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = (), **options: Any) -> Any:
         if self.before_commit is not None:
             self.before_commit(record, events)
-        stored = super().commit(record, events, snapshot=snapshot)
+        stored = super().commit(record, events, **options)
         self.commits.append(len(events))
         return stored
 

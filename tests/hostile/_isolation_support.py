@@ -159,11 +159,9 @@ class CountingStore:
         self._wrote(record.scope)
         return self.inner.create_task(record, events, **kwargs)
 
-    def commit(
-        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
-    ) -> TaskRecord:
+    def commit(self, record: TaskRecord, events: Sequence[StreamResponse] = (), **options: Any) -> TaskRecord:
         self._wrote(record.scope)
-        return self.inner.commit(record, events, snapshot=snapshot)
+        return self.inner.commit(record, events, **options)
 
     def put_push_config(self, scope: Scope, config: TaskPushNotificationConfig, **kwargs: Any) -> Any:
         self._wrote(scope)

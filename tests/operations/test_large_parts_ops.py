@@ -188,7 +188,7 @@ async def test_a_client_cannot_send_the_reserved_scheme(
     else:
         assert answer["status"] == 400
     assert "a2a-blob" in json.dumps(error)
-    assert runtime.store.find_task_by_message(Scope("", ANONYMOUS), f"m-ref-{binding}") is None
+    assert runtime.store.find_message(Scope("", ANONYMOUS), f"m-ref-{binding}") is None
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])

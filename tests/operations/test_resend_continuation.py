@@ -12,7 +12,7 @@ from a2a_serverless.errors import InvalidParamsError
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations import CallContext
-from a2a_serverless.operations.send_message import _continue_task, submit_message
+from a2a_serverless.operations.send_message import _continue_task, request_fingerprint, submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.runtime import build_runtime
 
@@ -40,8 +40,8 @@ def test_a_resent_answer_that_was_stored_but_never_queued_is_queued() -> None:
     task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
     process_work_item(runtime, queue.items[-1])
     # and the answer's first attempt, which stored the message and died before queueing it
-    answer = _request("Ann", "m-2", task_id).message
-    _continue_task(runtime, SCOPE, answer)
+    answer = _request("Ann", "m-2", task_id)
+    _continue_task(runtime, SCOPE, answer.message, request_fingerprint(answer))
     queued_before = len(queue.items)
 
     # When the client re-sends the same answer

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
-from ..ports.store import Checkpoint, PushTarget, Scope, TaskHead, TaskRecord
+from ..ports.store import AcceptedMessage, Checkpoint, PushTarget, Scope, TaskHead, TaskRecord
 from ._store_common import parse_timestamp
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Item",
     "Keys",
     "LogItem",
+    "accepted_message_from",
     "config_from_item",
     "event_sk",
     "head_condition",
@@ -292,7 +293,8 @@ def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int
 # ------------------------------------------------------------------------------------ the rest
 
 
-def message_item(scope: Scope, message_id: str, task_id: str, ttl: int | None) -> Item:
+def message_item(scope: Scope, message_id: str, task_id: str, fingerprint: str, ttl: int | None) -> Item:
+    """A send's idempotency key: the task the message went to and the request's fingerprint."""
     item: Item = {
         "pk": _s(Keys(scope).message_pk(message_id)),
         "sk": _s(MSG_SK),
@@ -300,7 +302,13 @@ def message_item(scope: Scope, message_id: str, task_id: str, ttl: int | None) -
         "tenant": _s(scope.tenant),
         "owner": _s(scope.owner),
     }
+    if fingerprint:
+        item["fp"] = _s(fingerprint)
     return _with_ttl(item, ttl)
+
+
+def accepted_message_from(item: Item) -> AcceptedMessage:
+    return AcceptedMessage(str(item["taskId"]["S"]), str(item.get("fp", {}).get("S", "")))
 
 
 def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, protocol_version: str) -> Item:

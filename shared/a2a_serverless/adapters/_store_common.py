@@ -200,12 +200,10 @@ class Planned:
     new_last_seq: int
 
 
-def plan_create(record: TaskRecord, events: Sequence[StreamResponse], message_id: str) -> Planned:
+def plan_create(record: TaskRecord, events: Sequence[StreamResponse]) -> Planned:
     """What a new task's creation writes. A log that starts with the ``Task`` (SendMessage's) is
     its own snapshot: the task is the fold of it. Otherwise ``record.task`` is stored as the
     snapshot as of the last event, so the task reads back as given."""
-    if not message_id:
-        raise ValueError("message_id is required")
     payloads = [event.to_json() for event in events]
     for payload in payloads:
         check_payload_size(payload)

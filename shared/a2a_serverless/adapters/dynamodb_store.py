@@ -15,7 +15,8 @@ and an owner longer than 256 encoded characters is keyed as ``!<sha256 of the na
 * same pk, ``sk=META#SNAP``: the snapshot, the whole Task (``task`` or ``taskZ``) as of event
   ``seq``, rewritten at checkpoints (the task settled, or the log outgrew the snapshot).
 * same pk, ``sk=PUSH#<configId>``: one push ``config`` (JSON) and its delivery cursor ``deliveredSeq``.
-* ``pk=MSG#<tenant>#<owner>#<messageId>``, ``sk=MSG``: send idempotency, ``taskId`` of the task it created.
+* ``pk=MSG#<tenant>#<owner>#<messageId>``, ``sk=MSG``: send idempotency, ``taskId`` of the task the
+  message created or continued, ``fp`` the fingerprint of the request (tells a re-send from a reuse).
 
 Reads assemble the task: one strongly consistent Query returns the snapshot and the head (the two
 keys at the top of the range, ``sk <= META#SNAP``); when events follow the snapshot, a second Query
@@ -61,6 +62,7 @@ from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
+    AcceptedMessage,
     DuplicateMessage,
     PushTarget,
     Scope,
@@ -80,6 +82,7 @@ from ._dynamodb_codec import (
     Item,
     Keys,
     LogItem,
+    accepted_message_from,
     config_from_item,
     head_condition,
     head_from_item,
@@ -163,22 +166,23 @@ class DynamoDBTaskStore:
         record: TaskRecord,
         events: Sequence[StreamResponse],
         *,
-        message_id: str,
+        message_id: str | None,
+        fingerprint: str = "",
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
         if self._offloader is not None:
             record, events = self._offloader.offload(record, events)
-        plan = plan_create(record, events, message_id)
+        plan = plan_create(record, events)
         payloads = plan.payloads
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
         created_at = to_millis(record.created_at or self._clock())
         stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
         ttl = ttl_epoch(created_at, self._ttl_days)
         items: list[dict[str, Any]] = [
-            self._put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), _NOT_EXISTS),
-            self._put(message_item(record.scope, message_id, record.task_id, ttl), _NOT_EXISTS)
-            | {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
+            self._put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), _NOT_EXISTS)
         ]
+        if message_id is not None:
+            items.append(self._message_put(record.scope, message_id, record.task_id, fingerprint, ttl))
         items += self._log_puts(record.scope, record.task_id, 1, payloads, created_at, ttl)
         if plan.snapshot is not None:
             items.append(self._put(snapshot_item(record.scope, record.task_id, len(payloads), plan.snapshot, ttl)))
@@ -193,10 +197,8 @@ class DynamoDBTaskStore:
             except ClientError as exc:
                 reasons = _cancellation_reasons(exc)
                 codes = [str(reason.get("Code") or "None") for reason in reasons]
-                if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
-                    winner = reasons[1].get("Item", {}).get("taskId", {}).get("S")
-                    winner = winner or self.find_task_by_message(record.scope, message_id) or ""
-                    raise DuplicateMessage(task_id=winner) from None
+                if message_id is not None:
+                    self._raise_if_duplicate(record.scope, message_id, reasons, 1)
                 if "ConditionalCheckFailed" in codes:
                     raise VersionConflict(f"task {record.task_id} already exists") from None
                 attempts += 1
@@ -205,6 +207,21 @@ class DynamoDBTaskStore:
             # Another create with this task or message id is in flight: once it settles, the
             # retry gets a definite answer (usually DuplicateMessage).
             time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
+
+    def _message_put(
+        self, scope: Scope, message_id: str, task_id: str, fingerprint: str, ttl: int | None
+    ) -> dict[str, Any]:
+        """The idempotency key's conditional put; a failed condition returns the key that exists."""
+        item = message_item(scope, message_id, task_id, fingerprint, ttl)
+        return self._put(item, _NOT_EXISTS) | {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+
+    def _raise_if_duplicate(self, scope: Scope, message_id: str, reasons: list[dict[str, Any]], index: int) -> None:
+        """DuplicateMessage when the transaction failed on the message key at ``index``."""
+        if len(reasons) > index and reasons[index].get("Code") == "ConditionalCheckFailed":
+            old = reasons[index].get("Item")
+            accepted = accepted_message_from(old) if old else self.find_message(scope, message_id)
+            accepted = accepted or AcceptedMessage("")
+            raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint) from None
 
     def wait_for_change(self, scope: Scope, task_id: str, version: int, timeout: float) -> None:
         """DynamoDB tells no one: callers poll (a Streams consumer could, at the cost of a hop)."""
@@ -247,12 +264,18 @@ class DynamoDBTaskStore:
         item = self._get(Keys(scope).task_pk(task_id), META_SK)
         return head_from_item(scope, item)[0] if item is not None else None
 
-    def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
+    def find_message(self, scope: Scope, message_id: str) -> AcceptedMessage | None:
         item = self._get(Keys(scope).message_pk(message_id), MSG_SK)
-        return str(item["taskId"]["S"]) if item is not None else None
+        return accepted_message_from(item) if item is not None else None
 
     def commit(
-        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+        self,
+        record: TaskRecord,
+        events: Sequence[StreamResponse] = (),
+        *,
+        snapshot: bool = False,
+        message_id: str = "",
+        fingerprint: str = "",
     ) -> TaskRecord:
         if self._offloader is not None:
             record, events = self._offloader.offload(record, events)
@@ -266,18 +289,24 @@ class DynamoDBTaskStore:
             record.version, record.last_seq
         )
         try:
-            if not plan.payloads and plan.snapshot is None:
+            if not plan.payloads and plan.snapshot is None and not message_id:
                 self.client.put_item(**head)
             else:
                 puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
                 if plan.snapshot is not None:
                     snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
                     puts.append(self._put(snap))
+                if message_id:
+                    puts.insert(0, self._message_put(record.scope, message_id, record.task_id, fingerprint, ttl))
                 transact = [{"Put": put} for put in [head, *puts]]
                 self.client.transact_write_items(TransactItems=transact, ClientRequestToken=_request_token())
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
-            codes = {str(reason.get("Code")) for reason in _cancellation_reasons(exc)}
+            reasons = _cancellation_reasons(exc)
+            if message_id and not (reasons and reasons[0].get("Code") == "ConditionalCheckFailed"):
+                # The head held (a failed head is a VersionConflict: the caller re-reads and decides).
+                self._raise_if_duplicate(record.scope, message_id, reasons, 1)
+            codes = {str(reason.get("Code")) for reason in reasons}
             if code == "ConditionalCheckFailedException" or codes & _LOST_RACE:
                 raise VersionConflict(f"task {record.task_id} changed since it was read") from None
             raise

@@ -26,6 +26,7 @@ from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
 from ..ports.store import (
+    AcceptedMessage,
     Checkpoint,
     DuplicateMessage,
     PushTarget,
@@ -96,7 +97,7 @@ class MemoryTaskStore:
         self._snapshots: dict[_Key, tuple[int, str]] = {}
         self._events: dict[_Key, dict[int, str]] = {}
         self._push: dict[_Key, dict[str, _Push]] = {}
-        self._messages: dict[_Key, str] = {}
+        self._messages: dict[_Key, AcceptedMessage] = {}
         self._watchers: dict[_Key, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         """Coroutines in :meth:`wait_for_events`, woken through their loops when the log grows."""
 
@@ -107,28 +108,29 @@ class MemoryTaskStore:
         record: TaskRecord,
         events: Sequence[StreamResponse],
         *,
-        message_id: str,
+        message_id: str | None,
+        fingerprint: str = "",
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
         if self._offloader is not None:
             record, events = self._offloader.offload(record, events)
-        plan = plan_create(record, events, message_id)
+        plan = plan_create(record, events)
         payloads = plan.payloads
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
         created_at = to_millis(record.created_at or self._clock())
         stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
         key = _task_key(record.scope, record.task_id)
-        message_key = (record.scope.tenant, record.scope.owner, message_id)
         with self._lock:
-            if message_key in self._messages:
-                raise DuplicateMessage(task_id=self._messages[message_key])
+            if message_id is not None:
+                self._check_new_message(record.scope, message_id)
             log = self._events.get(key, {})
             if key in self._heads or any(seq in log for seq in range(1, len(payloads) + 1)):
                 raise VersionConflict(f"task {record.task_id} already exists")
             self._heads[key] = _Head(
                 stored.head, record.task.context_id, listing_key(record.task, created_at), stored.checkpoint
             )
-            self._messages[message_key] = record.task_id
+            if message_id is not None:
+                self._messages[_task_key(record.scope, message_id)] = AcceptedMessage(record.task_id, fingerprint)
             self._events[key] = {**log, **dict(enumerate(payloads, start=1))}
             if plan.snapshot is not None:
                 self._snapshots[key] = (plan.new_last_seq, plan.snapshot)
@@ -186,12 +188,24 @@ class MemoryTaskStore:
                     if not waiting:
                         del self._watchers[key]
 
-    def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
+    def find_message(self, scope: Scope, message_id: str) -> AcceptedMessage | None:
         with self._lock:
-            return self._messages.get((scope.tenant, scope.owner, message_id))
+            return self._messages.get(_task_key(scope, message_id))
+
+    def _check_new_message(self, scope: Scope, message_id: str) -> None:
+        """DuplicateMessage if this scope accepted ``message_id`` before (caller holds the lock)."""
+        accepted = self._messages.get(_task_key(scope, message_id))
+        if accepted is not None:
+            raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint)
 
     def commit(
-        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+        self,
+        record: TaskRecord,
+        events: Sequence[StreamResponse] = (),
+        *,
+        snapshot: bool = False,
+        message_id: str = "",
+        fingerprint: str = "",
     ) -> TaskRecord:
         if self._offloader is not None:
             record, events = self._offloader.offload(record, events)
@@ -206,6 +220,9 @@ class MemoryTaskStore:
             first = record.last_seq + 1
             if any(seq in log for seq in range(first, first + len(plan.payloads))):
                 raise VersionConflict(f"task {record.task_id} changed since it was read")
+            if message_id:
+                self._check_new_message(record.scope, message_id)
+                self._messages[_task_key(record.scope, message_id)] = AcceptedMessage(record.task_id, fingerprint)
             # created_at is written once, at creation.
             stored = replace(
                 record,

@@ -6,9 +6,12 @@
 * A message with ``taskId`` continues an interrupted (INPUT_REQUIRED / AUTH_REQUIRED) task. Unknown
   or foreign task: TaskNotFound. Terminal task: UnsupportedOperation. Still running:
   UnsupportedOperation (wait for it to ask for input). ``contextId`` must match the task's.
-* Re-sending a ``messageId`` the caller already sent returns that task and runs nothing again
-  (if the task still waits for that message, its work item is queued again, which heals a first
-  attempt that stored the task but could not queue it).
+* Re-sending a ``messageId`` the caller already sent, with the same message and configuration,
+  returns that task and runs nothing again (if the task still waits for that message, its work
+  item is queued again, which heals a first attempt that stored the task but could not queue it).
+  The same ``messageId`` with anything else is InvalidParams naming it, and nothing is stored: a
+  fingerprint of the request is kept with the idempotency key. ``A2A_IDEMPOTENT_SEND=false`` turns
+  de-duplication off: every SendMessage is then a new message, as in the reference servers.
 * If the agent answers with a Message alone, a blocking call returns ``{"message": ...}`` and the
   task that carried the work is completed with it and left out of ListTasks. (A caller that chose
   ``returnImmediately`` got the task id, and GetTask shows the reply as the completed status.)
@@ -21,6 +24,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -56,7 +60,7 @@ from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled,
 from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
 
-__all__ = ["SCHEDULE_FAILED_TEXT", "Submitted", "send_message", "submit_message"]
+__all__ = ["SCHEDULE_FAILED_TEXT", "Submitted", "request_fingerprint", "send_message", "submit_message"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,19 +105,20 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     _check_ids(message, config)
     check_no_references(message)
     work = _checked_work_item(scope, request, ctx)
-    # No read-before-write for idempotency: the create transaction's condition on the
-    # (scope, messageId) key detects a re-send atomically, and costs nothing on first sends.
+    # No read-before-write for idempotency: the write's condition on the (scope, messageId) key
+    # detects a re-send atomically, and costs nothing on first sends.
+    fingerprint = request_fingerprint(request) if runtime.settings.idempotent_send else None
     try:
         if message.task_id:
             push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
-            record, queued, accepted = _continue_task(runtime, scope, message)
+            record, queued, accepted = _continue_task(runtime, scope, message, fingerprint)
             if push is not None and accepted:
                 # Registered on a task that already has a log: it gets the events of this turn on.
                 runtime.store.put_push_config(
                     scope, push, start_after_seq=record.last_seq, protocol_version=ctx.version
                 )
         else:
-            record, queued, accepted = _create_task(runtime, scope, message, config, ctx)
+            record, queued, accepted = _create_task(runtime, scope, message, config, ctx, fingerprint)
     except ItemTooLarge:
         raise InvalidParamsError(
             violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
@@ -124,8 +129,32 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
             "The message's large parts could not be stored; nothing was written; try again"
         ) from None
     if queued:
-        _enqueue(runtime, replace(work, task_id=record.task.id))
+        _enqueue(runtime, replace(work, task_id=record.task.id, turn=record.last_seq))
     return Submitted(record, accepted)
+
+
+def request_fingerprint(request: SendMessageRequest) -> str:
+    """What tells an identical re-send from a reuse of its messageId: a hash of the message and the
+    configuration as the caller sent them (ProtoJSON, defaults omitted, so a field sent with its
+    default value and one left out are the same; either protocol version gives the same)."""
+    configuration = request.configuration.to_wire() if request.configuration is not None else {}
+    sent = {"message": request.message.to_wire(), "configuration": configuration}
+    text = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _reused(message_id: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"messageId {message_id!r} was already used for a different message",
+        violations=[
+            FieldViolation(
+                "message.messageId",
+                "already used for a different message or configuration: send a new message with a new"
+                " messageId (a re-send must repeat the message and its configuration exactly)",
+            )
+        ],
+        metadata={"messageId": message_id},
+    )
 
 
 def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
@@ -141,13 +170,14 @@ def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
 
 def _checked_work_item(scope: Scope, request: SendMessageRequest, ctx: CallContext) -> WorkItem:
     """The work item for this request, built before anything is written, its task id a stand-in of
-    the same length when the task is yet to be created (a UUID, like the one it will get).
+    the same length when the task is yet to be created (a UUID, like the one it will get), and its
+    turn as long as a turn can be.
 
     It carries the request's metadata, configuration and extensions to the worker, JSON in JSON,
     ASCII-escaped: a body under the size limit can make more than one queue message holds (``\\``
     doubles, an emoji becomes 14 bytes). Found out at enqueue, after the task was stored, that
     failed the task with a 500; refused before anything is written instead."""
-    item = _work_item(scope, request.message.task_id or str(uuid.uuid4()), request, ctx)
+    item = replace(_work_item(scope, request.message.task_id or str(uuid.uuid4()), request, ctx), turn=2**31)
     if len(item.to_json()) <= MAX_WORK_ITEM_BYTES:  # ASCII: characters are bytes
         return item
     sizes = {
@@ -160,19 +190,26 @@ def _checked_work_item(scope: Scope, request: SendMessageRequest, ctx: CallConte
     raise InvalidParamsError(violations=[FieldViolation(field, limit)])
 
 
-def _existing(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> TaskRecord:
-    record = runtime.store.get_task(scope, task_id)
+def _existing(runtime: Runtime, scope: Scope, dup: DuplicateMessage, message: Message, fingerprint: str) -> TaskRecord:
+    """The task of an accepted message this request re-sends; InvalidParams when the request is not
+    the same (a key written before fingerprints were is compared by task only)."""
+    if (dup.fingerprint and dup.fingerprint != fingerprint) or (message.task_id and message.task_id != dup.task_id):
+        raise _reused(message.message_id)
+    record = runtime.store.get_task(scope, dup.task_id)
     if record is None:
-        raise TaskNotFoundError(metadata={"taskId": task_id})
-    if message.task_id and message.task_id != task_id:
-        raise InvalidParamsError(violations=[FieldViolation("message.messageId", "already used for another task")])
+        raise TaskNotFoundError(metadata={"taskId": dup.task_id})
     return record
 
 
 def _create_task(
-    runtime: Runtime, scope: Scope, message: Message, config: SendMessageConfiguration, ctx: CallContext
+    runtime: Runtime,
+    scope: Scope,
+    message: Message,
+    config: SendMessageConfiguration,
+    ctx: CallContext,
+    fingerprint: str | None,
 ) -> tuple[TaskRecord, bool, bool]:
-    """(record, queue its work?, created by this call?)"""
+    """(record, queue its work?, created by this call?). ``fingerprint`` None: no idempotency key."""
     task_id = str(uuid.uuid4())
     context_id = message.context_id or str(uuid.uuid4())
     user_message = message.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -189,14 +226,18 @@ def _create_task(
     )
     try:
         stored = runtime.store.create_task(
-            record, [StreamResponse(task=task)], message_id=message.message_id, push_config=push
+            record,
+            [StreamResponse(task=task)],
+            message_id=message.message_id if fingerprint is not None else None,
+            fingerprint=fingerprint or "",
+            push_config=push,
         )
     except DuplicateMessage as dup:
         # A re-send, a concurrent duplicate that won the race, or this very write landed but its
         # response was lost and the retry found it: answer with that task. If it still waits for
         # this message, queue it again (the first attempt may have failed to); SQS deduplication
         # and the worker's conditional claim keep the executor from running twice.
-        existing = _existing(runtime, scope, dup.task_id, message)
+        existing = _existing(runtime, scope, dup, message, fingerprint or "")
         return existing, existing.pending_message_id == message.message_id, False
     return stored, True, True
 
@@ -215,12 +256,23 @@ def _inline_config(
     )
 
 
-def _continue_task(runtime: Runtime, scope: Scope, message: Message) -> tuple[TaskRecord, bool, bool]:
+def _continue_task(
+    runtime: Runtime, scope: Scope, message: Message, fingerprint: str | None
+) -> tuple[TaskRecord, bool, bool]:
     """Add ``message`` to an interrupted task. Returns the record, whether its work must be queued,
     and whether this call accepted the message (False for a re-send)."""
-    rule = partial(continue_with, message=message, max_history=runtime.settings.max_history)
-    committed = mutate(runtime.store, scope, message.task_id, rule)
+    rule = partial(continue_with, message=message, max_history=runtime.settings.max_history, fingerprint=fingerprint)
+    try:
+        committed = mutate(runtime.store, scope, message.task_id, rule)
+    except DuplicateMessage as dup:
+        # The id's key names another task (or this one, its message gone from a trimmed history).
+        return _existing(runtime, scope, dup, message, fingerprint or ""), False, False
     record, accepted = committed.record, committed.result
+    if not accepted and fingerprint is not None:
+        # The task has a message with this id: a re-send only if the request is the same.
+        key = runtime.store.find_message(scope, message.message_id)
+        if key is not None and (key.task_id != record.task_id or (key.fingerprint and key.fingerprint != fingerprint)):
+            raise _reused(message.message_id)
     # A re-send whose message still waits for a worker is queued again: the first attempt may have
     # stored it and then failed to queue it (SQS deduplication and the worker's conditional claim
     # keep the executor from running twice), as for a re-sent create.

@@ -4,6 +4,7 @@ from .blobs import BlobError, BlobStore
 from .queue import WorkItem, WorkQueue
 from .store import (
     MAX_ITEM_PAYLOAD_BYTES,
+    AcceptedMessage,
     Checkpoint,
     DuplicateMessage,
     InvalidPageToken,
@@ -22,6 +23,7 @@ from .store import (
 
 __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
+    "AcceptedMessage",
     "BlobError",
     "BlobStore",
     "Checkpoint",

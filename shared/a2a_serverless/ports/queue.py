@@ -1,8 +1,8 @@
 """The ``WorkQueue`` port: hands a task's pending message to a worker.
 
 On AWS this is an SQS FIFO queue (message group = task id, so one task's work is never processed
-concurrently; deduplication id derived from the scope and message id, so a retried send enqueues
-once). Delivery is at least once: the worker's conditional claim makes the effect exactly once.
+concurrently; deduplication id derived from the item: scope, message id and turn, so a retried send
+enqueues once). Delivery is at least once: the worker's conditional claim makes the effect exactly once.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ class WorkItem:
     configuration: str = ""
     metadata: str = ""
     extensions: tuple[str, ...] = ()
+    turn: int = 0
+    """The task's last event number when it accepted the message: tells apart two turns that
+    reuse one messageId (``A2A_IDEMPOTENT_SEND=false``), whose items would otherwise share a
+    deduplication id, and SQS would drop the second."""
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v or k in _NAMING}
@@ -49,6 +53,7 @@ class WorkItem:
             configuration=str(data.get("configuration", "")),
             metadata=str(data.get("metadata", "")),
             extensions=tuple(str(e) for e in data.get("extensions", ())),
+            turn=int(data.get("turn", 0)),
         )
 
     @property

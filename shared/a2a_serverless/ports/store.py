@@ -29,6 +29,7 @@ from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, 
 
 __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
+    "AcceptedMessage",
     "Checkpoint",
     "DuplicateMessage",
     "InvalidPageToken",
@@ -212,12 +213,24 @@ class VersionConflict(StoreError):
 
 @dataclass
 class DuplicateMessage(StoreError):
-    """A task was already created from this (scope, messageId): ``task_id`` names it."""
+    """A message with this (scope, messageId) was already accepted: ``task_id`` names its task and
+    ``fingerprint`` is the one stored with it (empty for keys written before fingerprints were)."""
 
     task_id: str = field(default="")
+    fingerprint: str = field(default="")
 
     def __str__(self) -> str:
         return f"message already accepted for task {self.task_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedMessage:
+    """A send's idempotency key as stored: the task the message went to, and the fingerprint of
+    the request that sent it (its message and configuration), which tells an identical re-send
+    from a reuse of the messageId for something else."""
+
+    task_id: str
+    fingerprint: str = ""
 
 
 class ItemTooLarge(StoreError):
@@ -235,12 +248,14 @@ class TaskStore(Protocol):
         record: TaskRecord,
         events: Sequence[StreamResponse],
         *,
-        message_id: str,
+        message_id: str | None,
+        fingerprint: str = "",
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
         """Atomically write a new task head (version 1), its first events (seq 1..n), the idempotency
-        key (scope, ``message_id``) and optionally a push config for it (its cursor at 0: it receives
-        every event, the first included).
+        key (scope, ``message_id``) holding ``fingerprint`` (none when ``message_id`` is None: the
+        deployment does not de-duplicate sends) and optionally a push config for it (its cursor at
+        0: it receives every event, the first included).
 
         Raises :class:`DuplicateMessage` when the key exists (whatever task it names), and
         :class:`VersionConflict` when a task with this id exists. Returns the stored record.
@@ -257,8 +272,9 @@ class TaskStore(Protocol):
         """Only the bookkeeping (strongly consistent, one small item): for waiters and watchers."""
         ...
 
-    def find_task_by_message(self, scope: Scope, message_id: str) -> str | None:
-        """The task id created from this message id in this scope, if any."""
+    def find_message(self, scope: Scope, message_id: str) -> AcceptedMessage | None:
+        """The idempotency key of this message id in this scope (the message created or continued
+        a task), if any."""
         ...
 
     notifies_changes: ClassVar[bool]
@@ -277,7 +293,13 @@ class TaskStore(Protocol):
         ...
 
     def commit(
-        self, record: TaskRecord, events: Sequence[StreamResponse] = (), *, snapshot: bool = False
+        self,
+        record: TaskRecord,
+        events: Sequence[StreamResponse] = (),
+        *,
+        snapshot: bool = False,
+        message_id: str = "",
+        fingerprint: str = "",
     ) -> TaskRecord:
         """Write ``record``'s bookkeeping as the new head and append ``events`` after
         ``record.last_seq``, if the stored version still equals ``record.version``. Returns the
@@ -295,6 +317,10 @@ class TaskStore(Protocol):
         more events), so a task is not bounded by one item. Each event must fit one item
         (:class:`ItemTooLarge` otherwise); all of them, the head and the snapshot must fit one
         transaction (``ValueError`` otherwise: see :data:`~a2a_serverless.adapters.MAX_COMMIT_BYTES`).
+
+        With ``message_id`` the same step writes that message's idempotency key (for the task,
+        holding ``fingerprint``), as :meth:`create_task` does: a message continuing the task.
+        :class:`DuplicateMessage` if the key exists (nothing written).
         """
         ...
 

@@ -1,0 +1,107 @@
+"""A messageId reused for a different message is InvalidParams naming it, on both bindings and both
+protocol versions, unary and streaming, and an identical re-send still answers with the first task
+(the operation's rules are in ``tests/contract/test_message_ids.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.config import Settings
+from a2a_serverless.runtime import build_runtime
+from a2a_serverless.transport.app import create_app
+
+pytestmark = pytest.mark.asyncio
+
+V1 = {"A2A-Version": "1.0"}
+
+
+@pytest_asyncio.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    runtime = build_runtime(Settings(store="memory", poll_interval_seconds=0.005), store=MemoryTaskStore())
+    transport = httpx.ASGITransport(app=create_app(runtime))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+    finally:
+        runtime.queue.shutdown()  # type: ignore[attr-defined]
+
+
+def _v1_message(text: str, message_id: str) -> dict[str, Any]:
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+def _v03_message(text: str, message_id: str) -> dict[str, Any]:
+    return {"kind": "message", "messageId": message_id, "role": "user", "parts": [{"kind": "text", "text": text}]}
+
+
+async def _send(http: httpx.AsyncClient, how: str, text: str, message_id: str) -> tuple[int, dict[str, Any]]:
+    """One SendMessage (configuration: return at once) as ``how`` sends it: status and JSON body."""
+    if how == "v1-jsonrpc":
+        params = {"message": _v1_message(text, message_id), "configuration": {"returnImmediately": True}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+        response = await http.post("/", json=body, headers=V1)
+    elif how == "v1-rest":
+        body = {"message": _v1_message(text, message_id), "configuration": {"returnImmediately": True}}
+        response = await http.post("/message:send", json=body, headers=V1)
+    elif how == "v03-jsonrpc":
+        params = {"message": _v03_message(text, message_id), "configuration": {"blocking": False}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}
+        response = await http.post("/", json=body)
+    else:  # the v0.3 REST binding speaks the v0.3 proto's JSON
+        message = {"messageId": message_id, "role": "ROLE_USER", "content": [{"text": text}]}
+        response = await http.post("/v1/message:send", json={"message": message, "configuration": {"blocking": False}})
+    return response.status_code, response.json()
+
+
+def _task_id(how: str, answer: dict[str, Any]) -> str:
+    result = answer.get("result", answer)
+    if how == "v03-jsonrpc":  # a bare v0.3 Task
+        return str(result["id"])
+    return str(result["task"]["id"])
+
+
+HOW = ["v1-jsonrpc", "v1-rest", "v03-jsonrpc", "v03-rest"]
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_an_identical_resend_answers_with_the_first_task(http: httpx.AsyncClient, how: str) -> None:
+    status, first = await _send(http, how, "hello", f"m-{how}")
+    assert status == 200, first
+    status, again = await _send(http, how, "hello", f"m-{how}")
+    assert status == 200, again
+    assert _task_id(how, again) == _task_id(how, first)
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_a_reused_message_id_is_invalid_params_naming_it(http: httpx.AsyncClient, how: str) -> None:
+    status, first = await _send(http, how, "hello", f"m-{how}")
+    assert status == 200, first
+
+    status, answer = await _send(http, how, "something else", f"m-{how}")
+
+    text = str(answer)
+    assert f"m-{how}" in text
+    if how.endswith("jsonrpc"):
+        assert status == 200
+        assert answer["error"]["code"] == -32602
+        assert f"m-{how}" in answer["error"]["message"]
+    else:  # the status and shape of each binding's errors are tested with the binding
+        assert 400 <= status < 500, answer
+    listed = await http.get("/tasks", headers=V1)
+    assert listed.json()["totalSize"] == 1
+
+
+async def test_a_reused_message_id_on_a_stream_is_refused_before_the_first_event(http: httpx.AsyncClient) -> None:
+    await _send(http, "v1-rest", "hello", "m-s")
+    body = {"message": _v1_message("other", "m-s")}
+    async with http.stream("POST", "/message:stream", json=body, headers=V1) as response:
+        raw = (await response.aread()).decode()
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("application/")
+    assert "m-s" in raw
