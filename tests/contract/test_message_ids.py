@@ -79,13 +79,19 @@ def test_an_identical_resend_returns_the_same_task_and_runs_nothing(store: TaskS
     assert len(queue.items) == queued
     assert again.task.status.state is TaskState.TASK_STATE_COMPLETED
     assert _task_count(runtime) == 1
+    # How the answer is shaped may change between attempts (a blocking retry, a shorter history)
+    reshaped = SendMessageConfiguration(return_immediately=False, history_length=0)
+    assert submit_message(_request("hello", "m-1", config=reshaped), CTX, runtime).task.id == first.task.id
 
 
 @pytest.mark.parametrize(
     "changed",
     [
         pytest.param(_request("something else", "m-1"), id="other-text"),
-        pytest.param(_request("hello", "m-1", config=SendMessageConfiguration(history_length=1)), id="other-config"),
+        pytest.param(
+            _request("hello", "m-1", config=SendMessageConfiguration(accepted_output_modes=["application/json"])),
+            id="other-output-modes",
+        ),
         pytest.param(
             _request(
                 "hello",

@@ -648,6 +648,49 @@ async def test_resume_a_completed_task_with_events_left(binding: str) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("binding", SUBSCRIBE_BINDINGS)
+async def test_resuming_a_finished_task_at_its_last_event_is_an_empty_stream(binding: str) -> None:
+    """A client that saw the last event of a finished task and reconnects (its connection dropped
+    before it saw the stream close) gets a stream with no events that ends at once: every A2A
+    client's iteration then ends without an error (a 204 or an error would make them fail)."""
+    async with serve() as server:
+        done = await send(server.http, message("hello"))
+        last = server.store.log(done["id"])[-1][0]
+        async with open_stream(
+            server.http, binding, "SubscribeToTask", {"id": done["id"]}, last_event_id=last
+        ) as stream:
+            assert await stream.rest() == []
+        # Without Last-Event-ID a finished task is still UnsupportedOperation (spec 3.1.6)
+        rest = binding != "jsonrpc"
+        assert await plain_error(server.http, binding, "SubscribeToTask", {"id": done["id"]}) == (
+            "UNSUPPORTED_OPERATION",
+            400 if rest else -32004,
+        )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("how", ["jsonrpc", "rest-get"])
+async def test_a_v03_resubscribe_at_the_last_event_of_a_finished_task_is_an_empty_stream(how: str) -> None:
+    async with serve() as server:
+        done = await send(server.http, message("hello"))
+        last = server.store.log(done["id"])[-1][0]
+        headers = {"Last-Event-ID": str(last), "Accept": "text/event-stream"}  # no A2A-Version: 0.3
+        if how == "jsonrpc":
+            body = {"jsonrpc": "2.0", "id": 3, "method": "tasks/resubscribe", "params": {"id": done["id"]}}
+            request = server.http.build_request("POST", "/", json=body, headers=headers)
+        else:
+            request = server.http.build_request("GET", f"/v1/tasks/{done['id']}:subscribe", headers=headers)
+        response = await server.http.send(request, stream=True)
+        try:
+            raw = (await response.aread()).decode()
+        finally:
+            await response.aclose()
+        assert response.status_code == 200, raw
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert "data:" not in raw
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize("binding", JSONRPC_AND_REST)
 async def test_send_streaming_with_invalid_last_event_id_is_invalid_params(binding: str) -> None:
     async with serve() as server:

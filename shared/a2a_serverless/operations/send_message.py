@@ -6,9 +6,10 @@
 * A message with ``taskId`` continues an interrupted (INPUT_REQUIRED / AUTH_REQUIRED) task. Unknown
   or foreign task: TaskNotFound. Terminal task: UnsupportedOperation. Still running:
   UnsupportedOperation (wait for it to ask for input). ``contextId`` must match the task's.
-* Re-sending a ``messageId`` the caller already sent, with the same message and configuration,
-  returns that task and runs nothing again (if the task still waits for that message, its work
-  item is queued again, which heals a first attempt that stored the task but could not queue it).
+* Re-sending a ``messageId`` the caller already sent, with the same message and configuration
+  (see :func:`request_fingerprint`), returns that task and runs nothing again (if the task still
+  waits for that message, its work item is queued again, which heals a first attempt that stored
+  the task but could not queue it).
   The same ``messageId`` with anything else is InvalidParams naming it, and nothing is stored: a
   fingerprint of the request is kept with the idempotency key. ``A2A_IDEMPOTENT_SEND=false`` turns
   de-duplication off: every SendMessage is then a new message, as in the reference servers.
@@ -134,11 +135,15 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
 
 
 def request_fingerprint(request: SendMessageRequest) -> str:
-    """What tells an identical re-send from a reuse of its messageId: a hash of the message and the
-    configuration as the caller sent them (ProtoJSON, defaults omitted, so a field sent with its
-    default value and one left out are the same; either protocol version gives the same)."""
-    configuration = request.configuration.to_wire() if request.configuration is not None else {}
-    sent = {"message": request.message.to_wire(), "configuration": configuration}
+    """What tells an identical re-send from a reuse of its messageId: a hash of the message and of
+    the configuration that changes what is stored or run (``acceptedOutputModes``, the push
+    config), as the caller sent them (ProtoJSON, defaults omitted; either protocol version gives
+    the same). How the answer is shaped may differ between attempts (``returnImmediately``,
+    ``historyLength``, a stream or not): a client may re-send on a stream to resume, or stop
+    blocking on a retry."""
+    config = request.configuration or SendMessageConfiguration()
+    acting = config.model_copy(update={"history_length": None, "return_immediately": False})
+    sent = {"message": request.message.to_wire(), "configuration": acting.to_wire()}
     text = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 

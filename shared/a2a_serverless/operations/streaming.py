@@ -191,15 +191,16 @@ def open_subscription(
     request: SubscribeToTaskRequest, ctx: CallContext, runtime: Runtime, *, last_event_id: int | None = None
 ) -> EventStream:
     """Subscribe to an existing task. A terminal task is UnsupportedOperation (spec 3.1.6) unless
-    the caller is resuming (``Last-Event-ID``) and events it has not seen remain."""
+    the caller is resuming (``Last-Event-ID``): it gets the events it has not seen, and none when it
+    has seen the last one (an empty stream, which ends a client's iteration without an error; every
+    A2A client, GET or POST, treats anything but ``text/event-stream`` as a failure)."""
     _require_streaming(runtime)
     scope = resolve_scope(ctx, runtime, task_id=request.id)
     record = runtime.store.get_task(scope, request.id)
     if record is None:
         raise TaskNotFoundError(metadata={"taskId": request.id})
     last_event_id = _resume_point(record, last_event_id)
-    resuming_with_news = last_event_id is not None and last_event_id < record.last_seq
-    if record.task.status.state.is_terminal and not resuming_with_news:
+    if record.task.status.state.is_terminal and last_event_id is None:
         raise UnsupportedOperationError(
             f"Task {request.id} is already {record.task.status.state.value}", metadata={"taskId": request.id}
         )
