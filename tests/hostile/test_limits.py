@@ -362,7 +362,8 @@ def test_ids_at_the_limit_round_trip_on_dynamodb(dynamo_rig: Rig, value: str, te
     assert call("GetTask", id=task["id"])["contextId"] == value
     assert [t["id"] for t in call("ListTasks", contextId=value)["tasks"]] == [task["id"]]
     assert call("GetTaskPushNotificationConfig", taskId=task["id"], id=value)["id"] == value
-    again = call("SendMessage", message=message("hi", value, contextId=value))  # the same messageId: the same task
+    # The same request again (same messageId, message and configuration): the same task
+    again = call("SendMessage", message=message("hi", value, contextId=value), configuration=inline)
     assert again["task"]["id"] == task["id"]
 
 

@@ -620,12 +620,7 @@ async def test_subscribe_errors_are_plain_json(binding: str) -> None:
         assert done["status"]["state"] == "TASK_STATE_COMPLETED"
         unsupported = ("UNSUPPORTED_OPERATION", 400 if rest else -32004)
         assert await plain_error(server.http, binding, "SubscribeToTask", {"id": done["id"]}) == unsupported
-        # Resuming a terminal task with nothing left to send is the same.
-        last = server.store.log(done["id"])[-1][0]
-        assert (
-            await plain_error(server.http, binding, "SubscribeToTask", {"id": done["id"]}, last_event_id=last)
-            == unsupported
-        )
+        # (Resuming it at its last event is an empty stream: see the test after the next.)
         for bad in ("abc", "-1", "1.5"):
             assert await plain_error(
                 server.http, binding, "SubscribeToTask", {"id": done["id"]}, last_event_id=bad

@@ -15,6 +15,7 @@ from collections.abc import Collection
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
@@ -28,6 +29,7 @@ from ..v03.card import merged_card
 from ._http import base_url, request_id
 from ._render import jsonrpc_error, rest_error
 from .jsonrpc import handle_jsonrpc
+from .negotiation import NegotiatedJson
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
 
 __all__ = ["CARD_PATH", "JWKS_PATH", "create_app"]
@@ -70,6 +72,7 @@ def create_app(
     return Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_exception, Exception: _unexpected},
+        middleware=[Middleware(NegotiatedJson)],
     )
 
 
