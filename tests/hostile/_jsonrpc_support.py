@@ -215,6 +215,14 @@ def assert_rpc_error(
 ) -> dict[str, Any]:
     assert_no_leak(response)
     assert response.status_code == 200, response.text[:2000]
+    if response.headers["content-type"].startswith("text/event-stream"):
+        # A v0.3 streaming method answers an error as its stream's only event (how the 0.3
+        # clients read it); v1.0 answers it as plain JSON (digest 4.1).
+        assert legacy is not False, response.text[:2000]
+        events = sse_events(response)
+        assert len(events) == 1, response.text[:2000]
+        assert response.text.startswith("event: error\n"), response.text[:2000]
+        return assert_rpc_error_body(events[0], rpc_id=rpc_id, codes=codes, legacy=legacy)
     assert response.headers["content-type"].startswith("application/json")
     return assert_rpc_error_body(response.json(), rpc_id=rpc_id, codes=codes, legacy=legacy)
 

@@ -182,6 +182,12 @@ def asks_for_v1(request: Request) -> bool:
     return match is not None and int(match.group(1)) == 1 and int(match.group(2)) <= 0
 
 
+def states_version(request: Request) -> bool:
+    """Whether the caller sent ``A2A-Version`` at all: clients written before the header (0.3 era)
+    never do; a 1.0-era client speaking 0.3 (a compat mode) says ``0.3``."""
+    return bool(_raw_version(request))
+
+
 def _raw_version(request: Request) -> str:
     return (request.headers.get("a2a-version") or request.query_params.get("A2A-Version") or "").strip()
 

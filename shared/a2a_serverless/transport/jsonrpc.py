@@ -8,6 +8,7 @@ with a generic -32603: no exception text ever reaches the caller.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Collection
 from functools import partial
@@ -30,9 +31,19 @@ from ..methods import METHODS_BY_NAME
 from ..models import ProtoModel
 from ..runtime import Runtime
 from . import v03 as v03_methods
-from ._http import V03, V1, asks_for_v1, call_context, is_legacy_request, negotiate_version, read_json, request_id
+from ._http import (
+    V03,
+    V1,
+    asks_for_v1,
+    call_context,
+    is_legacy_request,
+    negotiate_version,
+    read_json,
+    request_id,
+    states_version,
+)
 from ._render import jsonrpc_error
-from .sse import last_event_id, sse_response
+from .sse import last_event_id, sse_error_response, sse_response
 
 __all__ = ["error_response", "handle_jsonrpc"]
 
@@ -44,6 +55,7 @@ async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection
     (v1.0) methods served (per-method Lambda functions)."""
     rpc_id: str | int | None = None
     legacy = is_legacy_request(request)  # the error format until the method is known
+    errors_as_events = False  # a v0.3 streaming method: its errors are answered as a stream's event
     try:
         payload = await read_json(request, runtime.settings.max_body_bytes)
         if isinstance(payload, list):
@@ -68,6 +80,10 @@ async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection
         method = METHODS_BY_NAME.get(v03.target if v03 is not None else name)
         if method is None or (allowed is not None and method.name not in allowed):
             raise MethodNotFoundError(f"Method not found: {name[:64]}")
+        # A 0.3-era client (no A2A-Version, as the reference 0.3 server expects) types a stream's
+        # errors only as its events; 1.0-era clients, their 0.3 modes included (A2A-Version: 0.3,
+        # e.g. @a2a-js/sdk), type the plain JSON answer of digest 4.1 and not an error event.
+        errors_as_events = v03 is not None and method.streaming and not states_version(request)
         version = negotiate_version(
             request,
             V03 if v03 is not None else V1,
@@ -103,6 +119,9 @@ async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection
         result = await run_in_threadpool(operation, parsed, ctx, runtime)
         return JSONResponse({"jsonrpc": "2.0", "id": rpc_id, "result": render(result)})
     except A2AError as exc:
+        if errors_as_events and not isinstance(exc, UnauthenticatedError):
+            with contextlib.suppress(Exception):  # not encodable: the plain answer's fallbacks
+                return sse_error_response(jsonrpc_error(exc, rpc_id, legacy=True))
         return error_response(request, exc, rpc_id, legacy=legacy)
     except Exception:
         rid = request_id(request)

@@ -126,5 +126,18 @@ async def _frames(
         await events.aclose()  # type: ignore[attr-defined]
 
 
+def sse_error_response(body: Any) -> StreamingResponse:
+    """A stream whose only event is the error ``body`` (rendered now: a body that cannot be
+    encoded raises here, for the caller's plain-JSON fallback). This is how v0.3 servers answer
+    a streaming JSON-RPC call that fails before its first event, and the 0.3 Python client types
+    a stream's errors only when they come as its events."""
+    frame = _error_frame(body)
+
+    async def frames() -> AsyncIterator[str]:
+        yield frame
+
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
 def _error_frame(body: Any) -> str:
     return f"event: error\ndata: {json.dumps(body, separators=(',', ':'))}\n\n"

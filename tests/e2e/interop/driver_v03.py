@@ -369,12 +369,18 @@ class Driver:
             message = user_message("hello", task_id=missing)
             return [e async for e in self.streaming.send_message(message)]
 
-        # Over JSON-RPC the 0.3 client types a streaming error only inside an event stream (the
-        # reference server sends it as the stream's one event); this server answers it as a plain
-        # JSON-RPC response, which that client reports as "HTTP 400 Invalid SSE response". Only the
-        # REST form is checked here.
-        if self.binding == "HTTP+JSON":
-            seen.append(await self.refused(stream_into_missing, JSON_RPC_TASK_NOT_FOUND, HTTP_TASK_NOT_FOUND, "stream"))
+        # Over JSON-RPC the 0.3 client types a streaming error only inside an event stream: the
+        # server sends it as the stream's one event, as the reference 0.3 server does.
+        seen.append(await self.refused(stream_into_missing, JSON_RPC_TASK_NOT_FOUND, HTTP_TASK_NOT_FOUND, "stream"))
+
+        async def resubscribe_missing() -> list[Any]:
+            return [e async for e in self.streaming.resubscribe(TaskIdParams(id=missing))]
+
+        # (Over REST this client's resubscribe reads no status: any error is "Invalid SSE response".)
+        if self.binding == "JSONRPC":
+            seen.append(
+                await self.refused(resubscribe_missing, JSON_RPC_TASK_NOT_FOUND, HTTP_TASK_NOT_FOUND, "resubscribe")
+            )
         done = await self.send("hello errors", MessageSendConfiguration(blocking=True))
         expect(done.status.state == TaskState.completed, f"state {state(done)}")
         seen.append(
