@@ -350,3 +350,27 @@ async def test_stream_errors_after_the_first_byte_are_v03_error_events(
     body = json.loads(frames[0].split("data: ", 1)[1])
     assert js_parse(body) == "TaskNotFoundError"
     assert body["data"]["metadata"] == {"taskId": "t"}
+
+
+@pytest.mark.asyncio
+async def test_an_unknown_v03_path_is_a_v03_not_found(http: httpx.AsyncClient) -> None:
+    response = await http.get("/v1/no-such-route")
+
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["code"] == -32601
+    assert response.json()["data"]["reason"] == "METHOD_NOT_FOUND"
+    # A 1.0 client that took /v1 for a tenant is answered in its own shape
+    v1 = await http.get("/v1/no-such-route", headers={"A2A-Version": "1.0"})
+    assert v1.status_code == 404
+    assert set(v1.json()) == {"error"}
+
+
+@pytest.mark.asyncio
+async def test_a_wrong_verb_on_a_v03_route_is_a_v03_405_with_allow(http: httpx.AsyncClient) -> None:
+    response = await http.delete("/v1/message:send")
+
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()["code"] == -32601
+    assert isinstance(response.json()["message"], str)

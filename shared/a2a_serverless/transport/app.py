@@ -26,8 +26,8 @@ from ..errors import A2AError, InternalError, MethodNotFoundError
 from ..push import JWKS_PATH
 from ..runtime import Runtime, get_runtime
 from ..v03.card import merged_card
-from ._http import base_url, request_id
-from ._render import jsonrpc_error, rest_error
+from ._http import asks_for_v1, base_url, request_id
+from ._render import jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc
 from .negotiation import NegotiatedJson
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
@@ -127,8 +127,23 @@ def serve_jwks(request: Request, runtime: Runtime) -> Response:
     return Response(body, media_type="application/jwk-set+json", headers=headers)
 
 
+def _is_v03_path(request: Request) -> bool:
+    """``/v1/...`` is the v0.3 REST binding (``v1`` is never a tenant), unless the caller asks for
+    A2A 1.x (a 1.0 client that took ``/v1`` for a tenant): its errors take the v0.3 shape."""
+    path, root = request.scope.get("path", ""), request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path.startswith("/v1/") and not asks_for_v1(request)
+
+
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    legacy = _is_v03_path(request)
+    if exc.status_code == 405 and legacy:
+        wrong_verb = MethodNotFoundError(f"{request.method} is not allowed on {request.url.path[:128]}")
+        allow = _allowed_methods(request)
+        headers = {"Allow": allow} if allow else None
+        return JSONResponse(v03_rest_error(wrong_verb), status_code=405, media_type="application/json", headers=headers)
     if exc.status_code == 405:
         error: A2AError = MethodNotFoundError(f"{request.method} is not allowed on {request.url.path[:128]}")
         body = rest_error(error)
@@ -143,7 +158,7 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         allow = _allowed_methods(request)
         headers = {"Allow": allow} if allow else None
         return JSONResponse(body, status_code=405, media_type=REST_MEDIA_TYPE, headers=headers)
-    return error_response(MethodNotFoundError(f"No A2A route {request.method} {request.url.path[:128]}"))
+    return error_response(MethodNotFoundError(f"No A2A route {request.method} {request.url.path[:128]}"), legacy=legacy)
 
 
 def _allowed_methods(request: Request) -> str:
