@@ -130,12 +130,23 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
 _API_READ = {"dynamodb.GetItem", "dynamodb.Query", "dynamodb.BatchGetItem"}
 _API_WRITE = {"dynamodb.TransactWriteItems", "dynamodb.PutItem", "dynamodb.UpdateItem"}
 _BLOBS_WRITE = {"s3.PutObject", "s3.GetObject"}
+# ExecutionMode Durable: start a task's durable execution (an invoke of the durable worker's alias,
+# named after the task), resume its wait for input with the next message, or end it (CancelTask).
+_DURABLE_START = {
+    "lambda.Invoke",
+    "lambda.SendDurableExecutionCallbackSuccess",
+    "lambda.SendDurableExecutionCallbackFailure",
+}
 
 AWS_CALLS: dict[str, set[str]] = {
     # The whole app: every A2A method over JSON-RPC, streaming, /tasks/{id} (get, cancel, subscribe).
-    "GatewayFunction": _API_READ | _API_WRITE | _BLOBS_WRITE | {"dynamodb.DeleteItem", "sqs.SendMessage"},
+    "GatewayFunction": _API_READ
+    | _API_WRITE
+    | _BLOBS_WRITE
+    | _DURABLE_START
+    | {"dynamodb.DeleteItem", "sqs.SendMessage"},
     "AgentCardFunction": {"ssm.GetParameter", "ssm.PutParameter"},
-    "SendMessageFunction": _API_READ | _API_WRITE | _BLOBS_WRITE | {"sqs.SendMessage"},
+    "SendMessageFunction": _API_READ | _API_WRITE | _BLOBS_WRITE | _DURABLE_START | {"sqs.SendMessage"},
     "ListTasksFunction": {"dynamodb.Query", "dynamodb.BatchGetItem"},
     "CreatePushConfigFunction": {"dynamodb.GetItem", "dynamodb.UpdateItem"},
     "GetPushConfigFunction": {"dynamodb.GetItem"},
@@ -144,6 +155,11 @@ AWS_CALLS: dict[str, set[str]] = {
     "GetExtendedCardFunction": set(),
     "AuthorizerFunction": set(),  # HTTPS to the token issuer only
     "WorkerFunction": _API_READ | _API_WRITE | _BLOBS_WRITE,
+    # ExecutionMode Durable: the worker's calls, and the durable execution SDK's checkpoints and replay.
+    "DurableWorkerFunction": _API_READ
+    | _API_WRITE
+    | _BLOBS_WRITE
+    | {"lambda.CheckpointDurableExecution", "lambda.GetDurableExecutionState"},
     "DeadLetterFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE | _BLOBS_WRITE,
     "SweeperFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE | _BLOBS_WRITE,
     "PushDispatcherFunction": {"dynamodb.GetItem", "dynamodb.Query", "sqs.SendMessageBatch"},
@@ -164,6 +180,7 @@ AWS_CALLS: dict[str, set[str]] = {
 IAM_ACTIONS: dict[str, set[str]] = {
     "dynamodb.TransactWriteItems": {"dynamodb:PutItem", "dynamodb:UpdateItem"},
     "sqs.SendMessageBatch": {"sqs:SendMessage"},
+    "lambda.Invoke": {"lambda:InvokeFunction"},
 }
 
 

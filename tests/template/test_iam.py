@@ -1,6 +1,7 @@
 """Least privilege, on the template as CloudFormation receives it (SAM-translated offline): each
 function's role grants the IAM actions its AWS calls need (the list in tests/conftest.py), on the
-resources they touch, and nothing else of write scope."""
+resources they touch, and nothing else of write scope, in both execution modes (conditional
+resources and policies resolved as CloudFormation resolves them for the mode)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ EVENT_SOURCE_POLICIES = {
 }
 READ_VERBS = ("Get", "Query", "Describe", "List", "Receive", "BatchGet")
 
+MODES = ["Queue", "Durable"]
+# The calls that only ExecutionMode Durable makes (tests/conftest.py declares them with the others):
+# starting and resuming durable executions, and the durable worker's checkpoints.
+DURABLE_ONLY = {
+    "lambda:InvokeFunction",
+    "lambda:SendDurableExecutionCallbackSuccess",
+    "lambda:SendDurableExecutionCallbackFailure",
+    "lambda:CheckpointDurableExecution",
+    "lambda:GetDurableExecutionState",
+}
+
 # Which queues each function may send to (logical ids).
 SENDS_TO = {
     "GatewayFunction": {"WorkQueue"},
@@ -40,11 +52,71 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _statements(translated: dict[str, Any], function: str) -> list[dict[str, Any]]:
-    resources = translated["Resources"]
-    role_id = resources[function]["Properties"]["Role"]["Fn::GetAtt"][0]
+class Deployed:
+    """The translated template as CloudFormation deploys it with these parameter values: resources
+    whose Condition holds, and ``Fn::If`` resolved (an ``AWS::NoValue`` branch removes its item)."""
+
+    def __init__(self, translated: dict[str, Any], **chosen: str) -> None:
+        defaults = {k: str(v["Default"]) for k, v in translated["Parameters"].items() if "Default" in v}
+        self.parameters = {**defaults, **chosen}
+        self.conditions: dict[str, Any] = translated.get("Conditions", {})
+        self.resources = {
+            k: self.resolve(v)
+            for k, v in translated["Resources"].items()
+            if "Condition" not in v or self.holds({"Condition": v["Condition"]})
+        }
+
+    def holds(self, expression: Any) -> bool:
+        ((function, args),) = expression.items()
+        if function == "Condition":
+            return self.holds(self.conditions[args])
+        if function == "Fn::Not":
+            return not self.holds(args[0])
+        if function == "Fn::And":
+            return all(self.holds(a) for a in args)
+        if function == "Fn::Or":
+            return any(self.holds(a) for a in args)
+        if function == "Fn::Equals":
+            left, right = (self.parameters[a["Ref"]] if isinstance(a, dict) else str(a) for a in args)
+            return bool(left == right)
+        raise AssertionError(f"condition function {function} not understood here")
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [v for v in (self.resolve(v) for v in value) if v != {"Ref": "AWS::NoValue"}]
+        if not isinstance(value, dict):
+            return value
+        if set(value) == {"Fn::If"}:
+            name, then, otherwise = value["Fn::If"]
+            return self.resolve(then if self.holds(self.conditions[name]) else otherwise)
+        items = {k: self.resolve(v) for k, v in value.items()}
+        return {k: v for k, v in items.items() if v != {"Ref": "AWS::NoValue"}}
+
+    def functions(self) -> list[str]:
+        return sorted(k for k, v in self.resources.items() if v["Type"] == "AWS::Lambda::Function")
+
+    def role(self, function: str) -> str:
+        role: str = self.resources[function]["Properties"]["Role"]["Fn::GetAtt"][0]
+        return role
+
+
+@pytest.fixture(scope="module", params=MODES)
+def deployed(request: pytest.FixtureRequest, translate: Callable[[dict[str, str]], dict[str, Any]]) -> Deployed:
+    mode: str = request.param
+    return Deployed(translate({"ExecutionMode": mode}), ExecutionMode=mode)
+
+
+def _statements(deployed: Deployed, function: str) -> list[dict[str, Any]]:
+    resources = deployed.resources
+    role_id = deployed.role(function)
     role = resources[role_id]["Properties"]
     statements = [s for p in role.get("Policies", []) for s in _as_list(p["PolicyDocument"]["Statement"])]
+    # Policies of their own attached to the role (one that names the function would be a cycle in it)
+    for resource in resources.values():
+        if resource["Type"] == "AWS::IAM::RolePolicy" and resource["Properties"]["RoleName"] == {"Ref": role_id}:
+            statements.extend(_as_list(resource["Properties"]["PolicyDocument"]["Statement"]))
+        if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in resource["Properties"].get("Roles", []):
+            statements.extend(_as_list(resource["Properties"]["PolicyDocument"]["Statement"]))
     for arn in role.get("ManagedPolicyArns", []):
         if isinstance(arn, dict) and "Ref" in arn:  # one of the template's managed policies
             document = resources[arn["Ref"]]["Properties"]["PolicyDocument"]
@@ -57,17 +129,21 @@ def _statements(translated: dict[str, Any], function: str) -> list[dict[str, Any
     return statements
 
 
-def _event_source_actions(translated: dict[str, Any], function: str) -> set[str]:
+def _event_source_actions(deployed: Deployed, function: str) -> set[str]:
     """What the AWS managed execution roles SAM attached for the function's event sources allow."""
-    resources = translated["Resources"]
-    role_id = resources[function]["Properties"]["Role"]["Fn::GetAtt"][0]
-    arns = [a for a in resources[role_id]["Properties"].get("ManagedPolicyArns", []) if not isinstance(a, dict)]
+    role = deployed.resources[deployed.role(function)]["Properties"]
+    arns = [a for a in role.get("ManagedPolicyArns", []) if not isinstance(a, dict)]
     return set().union(*(EVENT_SOURCE_POLICIES.get(a, set()) for a in arns))
 
 
 def _granted(statements: list[dict[str, Any]]) -> set[str]:
     assert all(s["Effect"] == "Allow" for s in statements)
     return {a for s in statements for a in _as_list(s["Action"])}
+
+
+def _needed(deployed: Deployed, actions: set[str]) -> set[str]:
+    """The actions a function's calls need in the deployed mode: Queue makes no durable calls."""
+    return actions if deployed.parameters["ExecutionMode"] == "Durable" else actions - DURABLE_ONLY
 
 
 def _functions(translated: dict[str, Any]) -> list[str]:
@@ -81,13 +157,13 @@ def test_every_function_has_a_declared_list_of_aws_calls(
 
 
 def test_each_role_grants_what_its_calls_need_and_no_other_write(
-    translated: dict[str, Any], aws_calls: dict[str, set[str]], needed_iam_actions: Callable[[set[str]], set[str]]
+    deployed: Deployed, aws_calls: dict[str, set[str]], needed_iam_actions: Callable[[set[str]], set[str]]
 ) -> None:
-    for function in _functions(translated):
-        granted = _granted(_statements(translated, function))
-        needed = needed_iam_actions(aws_calls[function])
+    for function in deployed.functions():
+        granted = _granted(_statements(deployed, function))
+        needed = _needed(deployed, needed_iam_actions(aws_calls[function]))
         assert needed <= granted, f"{function} lacks {sorted(needed - granted)}"
-        consumption = _event_source_actions(translated, function)
+        consumption = _event_source_actions(deployed, function)
         extra_writes = {a for a in granted - needed - consumption if not a.split(":", 1)[1].startswith(READ_VERBS)}
         extra_writes -= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
         if function == "PushDispatcherFunction":
@@ -95,9 +171,9 @@ def test_each_role_grants_what_its_calls_need_and_no_other_write(
         assert not extra_writes, f"{function} may also {sorted(extra_writes)}"
 
 
-def test_no_wildcard_actions_and_table_actions_only_on_the_table(translated: dict[str, Any]) -> None:
-    for function in _functions(translated):
-        for statement in _statements(translated, function):
+def test_no_wildcard_actions_and_table_actions_only_on_the_table(deployed: Deployed) -> None:
+    for function in deployed.functions():
+        for statement in _statements(deployed, function):
             for action in _as_list(statement["Action"]):
                 assert "*" not in action, (function, action)
                 if action.startswith("dynamodb:") and action.split(":")[1] in {
@@ -112,25 +188,67 @@ def test_no_wildcard_actions_and_table_actions_only_on_the_table(translated: dic
 
 
 @pytest.mark.parametrize("function", sorted(SENDS_TO))
-def test_functions_send_only_to_their_own_queues(translated: dict[str, Any], function: str) -> None:
+def test_functions_send_only_to_their_own_queues(deployed: Deployed, function: str) -> None:
     queues = {
         str(r["Fn::GetAtt"][0])
-        for s in _statements(translated, function)
+        for s in _statements(deployed, function)
         if "sqs:SendMessage" in _as_list(s["Action"])
         for r in _as_list(s["Resource"])
     }
     assert queues == SENDS_TO[function]
 
 
-def test_readers_cannot_write(translated: dict[str, Any], aws_calls: dict[str, set[str]]) -> None:
+def test_readers_cannot_write(deployed: Deployed) -> None:
     for function in [
         "ListTasksFunction",
         "GetPushConfigFunction",
         "ListPushConfigsFunction",
         "GetExtendedCardFunction",
     ]:
-        granted = _granted(_statements(translated, function))
+        granted = _granted(_statements(deployed, function))
         assert not {a for a in granted if not a.split(":", 1)[1].startswith(READ_VERBS)} - {
             "xray:PutTraceSegments",
             "xray:PutTelemetryRecords",
         }, function
+
+
+def test_the_durable_worker_and_its_permissions_exist_only_in_durable_mode(deployed: Deployed) -> None:
+    durable = deployed.parameters["ExecutionMode"] == "Durable"
+    assert ("DurableWorkerFunction" in deployed.functions()) == durable
+    granted = {
+        function: {a for a in _granted(_statements(deployed, function)) if a.startswith("lambda:")}
+        for function in deployed.functions()
+    }
+    starts = {
+        "lambda:InvokeFunction",
+        "lambda:SendDurableExecutionCallbackSuccess",
+        "lambda:SendDurableExecutionCallbackFailure",
+    }
+    checkpoints = {"lambda:CheckpointDurableExecution", "lambda:GetDurableExecutionState"}
+    # Queue: no function may call Lambda; Durable: the API functions that start, resume and cancel
+    # tasks may start and call back executions, the durable worker may checkpoint, no other
+    expected = (
+        {"GatewayFunction": starts, "SendMessageFunction": starts, "DurableWorkerFunction": checkpoints}
+        if durable
+        else {}
+    )
+    assert {f: a for f, a in granted.items() if a} == expected
+
+
+def test_durable_permissions_name_the_durable_worker_only(
+    translate: Callable[[dict[str, str]], dict[str, Any]],
+) -> None:
+    deployed = Deployed(translate({"ExecutionMode": "Durable"}), ExecutionMode="Durable")
+    # Executions are sub-resources of the function's versions (an alias never applies to them): the
+    # callbacks and checkpoints name <function ARN>:*; a start invokes the alias the functions are told.
+    executions = {"Fn::Sub": "${DurableWorkerFunction.Arn}:*"}
+    alias = deployed.resources["GatewayFunction"]["Properties"]["Environment"]["Variables"]["A2A_DURABLE_FUNCTION"]
+    assert alias == {"Ref": "DurableWorkerFunctionAliaslive"}
+    for function in ("GatewayFunction", "SendMessageFunction", "DurableWorkerFunction"):
+        for statement in _statements(deployed, function):
+            actions = {a for a in _as_list(statement["Action"]) if a.startswith("lambda:")}
+            if not actions:
+                continue
+            expected = alias if actions == {"lambda:InvokeFunction"} else executions
+            assert "lambda:InvokeFunction" not in actions or actions == {"lambda:InvokeFunction"}, statement
+            assert _as_list(statement["Resource"]) == [expected], (function, statement)

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-WRITERS = {"GatewayFunction", "SendMessageFunction", "WorkerFunction", "DeadLetterFunction", "SweeperFunction"}
+WRITERS = {
+    "GatewayFunction",
+    "SendMessageFunction",
+    "WorkerFunction",
+    "DurableWorkerFunction",
+    "DeadLetterFunction",
+    "SweeperFunction",
+}
 READERS = {"ListTasksFunction", "PushDeliveryFunction"}
 # The push-config functions and the dispatcher read tasks' bookkeeping, never their parts.
 NEITHER = {
