@@ -30,13 +30,17 @@ from a2a_serverless.transitions import (
     INTERRUPTED_TEXT,
     LEASE_LOST_TEXT,
     OUT_OF_TIME_TEXT,
+    Await,
     Claim,
     RunEnd,
     RunLost,
+    Transition,
     append_steps,
+    await_input,
     claim,
     continue_with,
     dead_letter,
+    end_wait,
     executor_event,
     expire_lease,
     renew_lease,
@@ -349,3 +353,39 @@ def test_a_continuation_is_a_snapshot_with_the_question_before_the_answer() -> N
             max_history=H,
             fingerprint="f",
         )
+
+
+# ------------------------------------------------------------------------------ durable executions
+
+
+def test_a_task_waiting_for_input_records_the_callback_its_answer_resumes() -> None:
+    decided = await_input(record(S.TASK_STATE_INPUT_REQUIRED), callback_id="cb")
+    assert decided.result is Await.WAIT
+    assert decided.record is not None
+    assert decided.record.waiting_callback == "cb"
+    # recorded already (a replayed step): nothing to write
+    assert await_input(decided.record, callback_id="cb") == Transition(Await.WAIT)
+    # an answer accepted before the callback was recorded is delivered with it
+    answered = record(S.TASK_STATE_INPUT_REQUIRED, pending_message_id="m2")
+    assert await_input(answered, callback_id="cb").result is Await.WAIT
+    assert await_input(record(S.TASK_STATE_CANCELED), callback_id="cb") == Transition(Await.ENDED)
+    lost = record(S.TASK_STATE_WORKING, running_message_id="m1")
+    assert await_input(lost, callback_id="cb") == Transition(Await.NOT_WAITING)
+
+
+def test_a_claim_clears_the_callback() -> None:
+    waiting = record(S.TASK_STATE_INPUT_REQUIRED, pending_message_id="m2", waiting_callback="cb")
+    decided = claim(waiting, "m2", receive_count=1, now=0, lease_seconds=60, max_history=H)
+    assert decided.record is not None
+    assert decided.record.waiting_callback == ""
+
+
+def test_a_wait_that_ran_out_fails_the_task_unless_an_answer_came() -> None:
+    waiting = record(S.TASK_STATE_INPUT_REQUIRED, waiting_callback="cb")
+    decided = end_wait(waiting, callback_id="cb", text="too late", max_history=H)
+    assert decided.result is True
+    assert decided.record is not None
+    assert decided.record.state is S.TASK_STATE_FAILED
+    answered = replace(waiting, pending_message_id="m2")
+    assert end_wait(answered, callback_id="cb", text="too late", max_history=H) == Transition(False)
+    assert end_wait(waiting, callback_id="other", text="too late", max_history=H) == Transition(False)

@@ -109,6 +109,13 @@ class Settings(BaseModel):
 
     lenient_missing_version: bool = False
     """Serve requests without ``A2A-Version`` as 1.0 instead of rejecting them as 0.3."""
+    execution_mode: Literal["queue", "durable"] = "queue"
+    """How tasks run: ``queue`` (SQS work items, the worker function) or ``durable`` (one Lambda
+    durable execution per task: docs/durable-tasks.md)."""
+    durable_function: str = ""
+    """Durable mode: the qualified ARN (or name:alias) of the durable worker function."""
+    input_wait_seconds: int = Field(default=604800, ge=1, le=31_536_000)
+    """Durable mode: how long a task waiting for input keeps its execution waiting; then it fails."""
     idempotent_send: bool = True
     """A re-sent SendMessage (same messageId, same message and configuration) returns the task the
     first one made and runs nothing; a messageId reused for a different message is InvalidParams.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .blobs import PartOffloader, PartPresenter
 from .config import ConfigError, Settings
 from .ports import TaskStore, WorkQueue
+from .ports.durable import DurableRuns
 
 if TYPE_CHECKING:
     from .execution.api import AgentExecutor
@@ -32,6 +33,8 @@ class Runtime:
     offloader: PartOffloader | None = None
     """Stores large parts as objects (the store it was given to does so on every write; a run's
     event queue does so as events arrive)."""
+    durable: DurableRuns | None = None
+    """Durable mode: the executions of tasks (CancelTask wakes one waiting for input to end it)."""
     _executor: AgentExecutor | None = field(default=None, repr=False)
     _push_signer: NotificationSigner | None = field(default=None, repr=False)
 
@@ -92,6 +95,7 @@ def build_runtime(
     queue: WorkQueue | None = None,
     push_signer: NotificationSigner | None = None,
     offloader: PartOffloader | None = None,
+    durable: DurableRuns | None = None,
 ) -> Runtime:
     """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
     benchmarks). An explicit store keeps its own large-part handling: pass the ``offloader`` it
@@ -122,7 +126,14 @@ def build_runtime(
         offloader=offloader,
         _push_signer=push_signer,
     )
-    if queue is None:
+    if settings.execution_mode == "durable":
+        from .adapters.lambda_durable import LambdaDurableRuns
+        from .execution.durable import DurableQueue
+
+        runtime.durable = durable if durable is not None else LambdaDurableRuns(settings.durable_function)
+        if queue is None:
+            runtime.queue = DurableQueue(store, runtime.durable)
+    elif queue is None:
         if settings.queue_url:
             from .adapters.sqs_queue import SqsWorkQueue
 

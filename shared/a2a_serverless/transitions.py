@@ -52,6 +52,7 @@ __all__ = [
     "LEASE_LOST_TEXT",
     "OUT_OF_TIME_TEXT",
     "SCHEDULE_FAILED_TEXT",
+    "Await",
     "Claim",
     "Committed",
     "RunEnd",
@@ -59,10 +60,12 @@ __all__ = [
     "Step",
     "Transition",
     "append_steps",
+    "await_input",
     "claim",
     "continue_with",
     "dead_letter",
     "end_task",
+    "end_wait",
     "executor_event",
     "expire_lease",
     "fail_unscheduled",
@@ -208,7 +211,13 @@ def claim(
     if record.task.status.state.is_terminal:
         return Transition(Claim.SKIPPED)
     if record.pending_message_id == message_id:
-        claimed = replace(record, pending_message_id="", running_message_id=message_id, lease_until=now + lease_seconds)
+        claimed = replace(
+            record,
+            pending_message_id="",
+            running_message_id=message_id,
+            lease_until=now + lease_seconds,
+            waiting_callback="",
+        )
         return Transition(Claim.CLAIMED, claimed)
     if record.running_message_id == message_id and receive_count > 1:
         return _ended(record, Claim.INTERRUPTED, TaskState.TASK_STATE_FAILED, INTERRUPTED_TEXT, max_history)
@@ -441,6 +450,40 @@ def continue_with(
         message_id=message.message_id if fingerprint is not None else "",
         fingerprint=fingerprint or "",
     )
+
+
+# ------------------------------------------------------------------ durable executions (docs/durable-tasks.md)
+
+
+class Await(StrEnum):
+    WAIT = "wait"
+    """The task waits for input and now names the execution's callback: suspend until it is called."""
+    ENDED = "ended"
+    """The task is over (canceled meanwhile, or failed): the execution ends."""
+    NOT_WAITING = "not-waiting"
+    """The task is neither waiting for input nor over (its run was lost; the sweeper settles it)."""
+
+
+def await_input(record: TaskRecord, *, callback_id: str) -> Transition[Await]:
+    """A durable execution whose turn left the task INPUT_REQUIRED / AUTH_REQUIRED records the
+    callback its next message resumes it with. A message accepted before (``pending_message_id``)
+    is delivered with the same callback: SendMessage waits for the id to appear."""
+    state = record.task.status.state
+    if state.is_terminal:
+        return Transition(Await.ENDED)
+    if not state.is_interrupted or record.running_message_id:
+        return Transition(Await.NOT_WAITING)
+    if record.waiting_callback == callback_id:
+        return Transition(Await.WAIT)
+    return Transition(Await.WAIT, replace(record, waiting_callback=callback_id))
+
+
+def end_wait(record: TaskRecord, *, callback_id: str, text: str, max_history: int) -> Transition[bool]:
+    """The execution's wait for input ended without a message (its time limit): the task, if it
+    still waits on this callback with nothing pending, fails with ``text``. True if it did."""
+    if record.waiting_callback != callback_id or record.pending_message_id or record.state.is_terminal:
+        return Transition(False)
+    return _ended(record, True, TaskState.TASK_STATE_FAILED, text, max_history)
 
 
 def fail_unscheduled(record: TaskRecord, *, message_id: str, max_history: int) -> Transition[None]:

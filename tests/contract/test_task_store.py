@@ -333,6 +333,21 @@ def test_a_commit_on_a_stale_version_conflicts_even_when_its_key_exists(store: T
         store.commit(replace(first, pending_message_id="m3"), message_id="m3")
 
 
+def test_the_head_keeps_the_callback_a_durable_execution_waits_on(store: TaskStore) -> None:
+    first = create(store, ALICE, "t1", message_id="m1")
+
+    waiting = store.commit(replace(first, waiting_callback="cb-1"))
+
+    head = store.get_head(ALICE, "t1")
+    assert head is not None
+    assert head.waiting_callback == "cb-1"
+    record = store.get_task(ALICE, "t1")
+    assert record is not None
+    assert record.waiting_callback == "cb-1"
+    store.commit(replace(waiting, waiting_callback=""))
+    assert store.get_head(ALICE, "t1") == replace(head, version=3, waiting_callback="")
+
+
 def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskStore) -> None:
     # Given task t1
     create(store, ALICE, "t1", message_id="m1", events=1)

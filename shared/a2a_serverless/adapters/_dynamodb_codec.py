@@ -197,6 +197,8 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
         }
     if record.lease_until:
         item |= {"leaseUntil": _n(record.lease_until), "leaseShard": _s(lease_shard(pk))}
+    if record.waiting_callback:
+        item["waitingCallback"] = _s(record.waiting_callback)
     return _with_ttl(item, ttl)
 
 
@@ -231,6 +233,7 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         replied=bool(item.get("replied", {}).get("BOOL", False)),
         created_at=parse_timestamp(created) if created else None,
         protocol_version=str(item.get("protocolVersion", {}).get("S", "1.0")),
+        waiting_callback=str(item.get("waitingCallback", {}).get("S", "")),
     )
     checkpoint = Checkpoint(
         seq=int(item.get("snapSeq", {}).get("N", "0")),

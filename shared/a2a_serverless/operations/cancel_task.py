@@ -1,6 +1,7 @@
 """CancelTask (spec 3.1.5, digest 3.7).
 
-A task nobody is running (SUBMITTED and not yet claimed, or waiting for input) is canceled at once.
+A task nobody is running (SUBMITTED and not yet claimed, or waiting for input) is canceled at once
+(in durable mode, the execution waiting for its input is woken to end).
 A running task is marked ``cancel_requested``; its worker, on whatever instance, observes the mark,
 calls the executor's ``cancel`` and ends the task CANCELED. This call waits up to
 ``cancel_wait_seconds`` for that (polling the task's small head) and returns the task as it then
@@ -27,6 +28,9 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
     scope = resolve_scope(ctx, runtime, task_id=request.id)
     rule = partial(request_cancel, max_history=runtime.settings.max_history)
     record = mutate(runtime.store, scope, request.id, rule).record
+    if runtime.durable is not None and record.waiting_callback and record.state.is_terminal:
+        # Durable mode: the task's execution waits for input; wake it to end (no function ran).
+        runtime.durable.abandon(record.waiting_callback, "the task was canceled")
     head = record.head
     deadline = time.monotonic() + runtime.settings.cancel_wait_seconds
     while not head.state.is_terminal and time.monotonic() < deadline:

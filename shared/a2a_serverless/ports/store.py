@@ -85,6 +85,8 @@ class TaskHead:
     ``cancel_requested`` is CancelTask's mark on a running task, for its worker to act on.
     ``replied`` is set when the agent answered with a Message instead of working on a task (a
     message-only reply): the task is completed with it as its status message and never listed.
+    ``waiting_callback`` (durable execution mode) is the callback id of the durable execution that
+    waits for the task's next message ('' when none waits): SendMessage resumes it with that id.
     """
 
     scope: Scope
@@ -99,6 +101,7 @@ class TaskHead:
     replied: bool = False
     created_at: datetime | None = None
     protocol_version: str = "1.0"
+    waiting_callback: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,7 @@ class TaskRecord:
     replied: bool = False
     created_at: datetime | None = None
     protocol_version: str = "1.0"
+    waiting_callback: str = ""
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
     @property
@@ -147,6 +151,7 @@ class TaskRecord:
             replied=head.replied,
             created_at=head.created_at,
             protocol_version=head.protocol_version,
+            waiting_callback=head.waiting_callback,
             checkpoint=checkpoint,
         )
 
@@ -165,6 +170,7 @@ class TaskRecord:
             replied=self.replied,
             created_at=self.created_at,
             protocol_version=self.protocol_version,
+            waiting_callback=self.waiting_callback,
         )
 
 

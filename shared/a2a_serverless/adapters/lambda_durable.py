@@ -1,0 +1,78 @@
+"""``DurableRuns`` on AWS Lambda's durable executions (boto3 ``lambda``).
+
+* start: ``Invoke`` (``InvocationType=Event``) of the durable worker's alias with a
+  ``DurableExecutionName``. Lambda returns the existing execution for a name it knows with the
+  same payload, and ``DurableExecutionAlreadyStartedException`` for another payload: either way
+  the execution of that name goes on, which is what a duplicate start wants.
+* resume / abandon: ``SendDurableExecutionCallbackSuccess`` / ``...Failure``. A callback that is
+  already complete or timed out answers ``InvalidParameterValueException`` /
+  ``CallbackTimeoutException`` (a re-send's second delivery): nothing to do.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+__all__ = ["LambdaDurableRuns"]
+
+logger = logging.getLogger(__name__)
+
+_ALREADY_STARTED = "DurableExecutionAlreadyStartedException"
+_CALLBACK_GONE = frozenset({"InvalidParameterValueException", "CallbackTimeoutException", "ResourceNotFoundException"})
+
+
+class LambdaDurableRuns:
+    def __init__(self, function: str, *, client: Any = None) -> None:
+        if not function:
+            raise ValueError("durable mode needs A2A_DURABLE_FUNCTION (the durable worker's alias ARN)")
+        self._function = function
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import boto3
+            from botocore.config import Config
+
+            self._client = boto3.client("lambda", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+        return self._client
+
+    def start(self, name: str, payload: str) -> None:
+        try:
+            self.client.invoke(
+                FunctionName=self._function,
+                InvocationType="Event",
+                DurableExecutionName=name,
+                Payload=payload.encode("utf-8"),
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != _ALREADY_STARTED:
+                raise
+            logger.info("durable execution already started", extra={"execution_name": name})
+
+    def resume(self, callback_id: str, payload: str) -> None:
+        self._complete(
+            callback_id,
+            lambda: self.client.send_durable_execution_callback_success(
+                CallbackId=callback_id, Result=payload.encode("utf-8")
+            ),
+        )
+
+    def abandon(self, callback_id: str, reason: str) -> None:
+        error = {"ErrorType": "TaskEnded", "ErrorMessage": reason[:256]}
+        self._complete(
+            callback_id,
+            lambda: self.client.send_durable_execution_callback_failure(CallbackId=callback_id, Error=error),
+        )
+
+    @staticmethod
+    def _complete(callback_id: str, call: Any) -> None:
+        try:
+            call()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in _CALLBACK_GONE:
+                raise
+            logger.info("callback already complete", extra={"code": exc.response.get("Error", {}).get("Code")})

@@ -1,0 +1,27 @@
+"""Lambda entry point of the durable worker (``ExecutionMode: Durable``): each task runs as one
+durable execution (:mod:`a2a_serverless.execution.durable`), started by SendMessage."""
+
+from typing import Any
+
+from aws_durable_execution_sdk_python.context import DurableContext
+from aws_durable_execution_sdk_python.execution import durable_execution
+from aws_lambda_powertools import Logger
+
+from a2a_serverless.execution.durable import run_task
+from a2a_serverless.lambda_.sqs import preload_executor
+from a2a_serverless.runtime import get_runtime
+
+logger = Logger()
+
+# A bad A2A_EXECUTOR fails the cold start, with the reason in the init log.
+preload_executor()
+
+
+@durable_execution
+def _execution(event: Any, context: DurableContext) -> dict[str, Any]:
+    return run_task(event, context, get_runtime())
+
+
+handler = logger.inject_lambda_context(_execution, clear_state=True)
+
+__all__ = ["handler"]
