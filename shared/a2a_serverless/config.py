@@ -116,6 +116,11 @@ class Settings(BaseModel):
     """Durable mode: the qualified ARN (or name:alias) of the durable worker function."""
     input_wait_seconds: int = Field(default=604800, ge=1, le=31_536_000)
     """Durable mode: how long a task waiting for input keeps its execution waiting; then it fails."""
+    durable_invocation_seconds: int = Field(default=900, ge=1, le=900)
+    """Durable mode: one invocation's time limit (the durable worker's Timeout)."""
+    durable_step_seconds: int = Field(default=300, ge=1, le=900)
+    """Durable mode: the longest one step of an executor may take. When less than that is left of
+    an invocation after a step, the run goes on in a new invocation (a one-second durable wait)."""
     idempotent_send: bool = True
     """A re-sent SendMessage (same messageId, same message and configuration) returns the task the
     first one made and runs nothing; a messageId reused for a different message is InvalidParams.

@@ -314,10 +314,11 @@ def append_steps(record: TaskRecord, steps: Sequence[Step], *, message_id: str, 
 
 
 def renew_lease(record: TaskRecord, *, message_id: str, now: int, lease_seconds: int) -> Transition[bool]:
-    """Extend the run's lease; False (nothing written) once the run no longer owns the task."""
+    """Extend the run's lease (never shorten it: a durable run's sleep holds it longer); False
+    (nothing written) once the run no longer owns the task."""
     if record.running_message_id != message_id:
         return Transition(False)
-    return Transition(True, replace(record, lease_until=now + lease_seconds))
+    return Transition(True, replace(record, lease_until=max(record.lease_until, now + lease_seconds)))
 
 
 class RunEnd(StrEnum):

@@ -8,10 +8,12 @@ step, and a task that asks for input waits on a callback with no invocation runn
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pytest
@@ -22,7 +24,9 @@ from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
+from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
 from a2a_serverless.execution.durable import INPUT_WAIT_TEXT, run_task
+from a2a_serverless.execution.updater import TaskUpdater
 from a2a_serverless.models import (
     CancelTaskRequest,
     Message,
@@ -76,7 +80,11 @@ class Durable:
         return self.runs.runner.wait_for_result(arn, timeout=20)
 
 
-def _durable(**settings: Any) -> Iterator[Durable]:
+INVOCATIONS = [0]
+"""Invocations of the durable worker so far (all tests)."""
+
+
+def _durable(*, invocation_timeout: int = 900, **settings: Any) -> Iterator[Durable]:
     store = MemoryTaskStore()
     active = [0]
     lock = threading.Lock()
@@ -86,13 +94,14 @@ def _durable(**settings: Any) -> Iterator[Durable]:
     def worker(event: Any, context: DurableContext) -> dict[str, Any]:
         with lock:
             active[0] += 1
+            INVOCATIONS[0] += 1
         try:
             return run_task(event, context, holder["runtime"])
         finally:
             with lock:
                 active[0] -= 1
 
-    runs = LocalDurableRuns(worker, execution_timeout=120)
+    runs = LocalDurableRuns(worker, execution_timeout=120, invocation_timeout=invocation_timeout)
     config = Settings(store="memory", execution_mode="durable", poll_interval_seconds=0.01, **settings)
     runtime = build_runtime(config, store=store, durable=runs)
     holder["runtime"] = runtime
@@ -183,3 +192,126 @@ def test_a_second_start_of_a_task_is_harmless(durable: Durable) -> None:
     assert record is not None
     assert [a.parts[0].text for a in record.task.artifacts] == ["Echo: hello"]
     assert record.task.history[0].message_id == "m-1"
+
+
+# --------------------------------------------------------------------------- steps an executor marks
+
+STEP_CALLS: list[str] = []
+
+
+class ThreeSteps(AgentExecutor):
+    """Three steps, each adding an artifact; ``sleep 1`` between the second and the third."""
+
+    durable_steps = True
+    step_seconds = 0.0
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        done = []
+        for n in (1, 2, 3):
+            done.append(await context.steps.run(f"step-{n}", partial(self._work, context.task_id, n, updater)))
+            if n == 2:
+                await context.steps.sleep(1, "rest")
+        await updater.complete(message=updater.new_agent_message([Part(text=" ".join(done))]))
+
+    async def _work(self, task_id: str, n: int, updater: TaskUpdater) -> str:
+        STEP_CALLS.append(f"{task_id}:{n}")
+        if self.step_seconds:
+            await asyncio.sleep(self.step_seconds)
+        await updater.add_artifact([Part(text=f"part {n}")], name=f"a{n}")
+        return f"part-{n}"
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+class FiveSlowSteps(ThreeSteps):
+    step_seconds = 1.0
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        for n in range(1, 6):
+            await context.steps.run(f"step-{n}", partial(self._work, context.task_id, n, updater))
+        await updater.complete()
+
+
+def _path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _stored_kinds(durable: Durable, task_id: str) -> list[str]:
+    out = []
+    for stored in durable.store.read_events(SCOPE, task_id, limit=1000):
+        event = stored.event
+        if event.status_update is not None:
+            out.append(event.status_update.status.state.name)
+        elif event.artifact_update is not None:
+            out.append(event.artifact_update.artifact.name)
+        else:
+            out.append("task" if event.task is not None else "message")
+    return out
+
+
+def test_a_three_step_run_recycled_between_steps_runs_each_step_once_and_writes_no_event_twice() -> None:
+    # Every step leaves less than a step's time of its invocation: the run goes on in a new
+    # invocation after each (and the sleep is another), which replays the steps before
+    for durable in _durable(executor=_path(ThreeSteps), durable_invocation_seconds=1, durable_step_seconds=1):
+        before = INVOCATIONS[0]
+        task_id = durable.send("go", "m-1")
+
+        result = durable.result(task_id)
+
+        assert result.status is InvocationStatus.SUCCEEDED
+        assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:{n}" for n in (1, 2, 3)]
+        assert INVOCATIONS[0] - before >= 5  # the first, one after each step, one after the sleep
+        assert _stored_kinds(durable, task_id) == [
+            "task",
+            "TASK_STATE_WORKING",
+            "a1",
+            "a2",
+            "a3",
+            "TASK_STATE_COMPLETED",
+        ]
+        record = durable.store.get_task(SCOPE, task_id)
+        assert record is not None
+        assert record.task.status.message is not None
+        assert record.task.status.message.parts[0].text == "part-1 part-2 part-3"
+
+
+def test_a_run_longer_than_the_functions_timeout_completes_step_by_step() -> None:
+    # Five one-second steps and a four-second function timeout (the local runner ends an
+    # invocation that outlives it): each invocation runs the steps that fit, then the run goes on
+    for durable in _durable(
+        executor=_path(FiveSlowSteps), invocation_timeout=4, durable_invocation_seconds=4, durable_step_seconds=2
+    ):
+        before = INVOCATIONS[0]
+        task_id = durable.send("go", "m-1")
+
+        result = durable.result(task_id)
+
+        assert result.status is InvocationStatus.SUCCEEDED
+        assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:{n}" for n in range(1, 6)]
+        assert INVOCATIONS[0] - before >= 3
+        assert _stored_kinds(durable, task_id).count("TASK_STATE_COMPLETED") == 1
+        assert [k for k in _stored_kinds(durable, task_id) if k.startswith("a")] == ["a1", "a2", "a3", "a4", "a5"]
+
+
+def test_steps_are_plain_calls_in_queue_mode() -> None:
+    runtime = build_runtime(Settings(store="memory", executor=_path(ThreeSteps)), store=MemoryTaskStore())
+    try:
+        message = Message(message_id="m-q", role=Role.ROLE_USER, parts=[Part(text="go")])
+        task_id = submit_message(SendMessageRequest(message=message), CTX, runtime).task.id
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            head = runtime.store.get_head(SCOPE, task_id)
+            if head is not None and head.state.is_terminal:
+                break
+            time.sleep(0.02)
+        record = runtime.store.get_task(SCOPE, task_id)
+        assert record is not None
+        assert record.state is S.TASK_STATE_COMPLETED
+        assert [a.name for a in record.task.artifacts] == ["a1", "a2", "a3"]
+    finally:
+        runtime.queue.shutdown()  # type: ignore[attr-defined]

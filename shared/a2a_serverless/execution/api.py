@@ -30,7 +30,9 @@ file, when given, wins (and the class is then not imported to render the card).
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -42,7 +44,7 @@ from ..models import (
     TaskStatusUpdateEvent,
 )
 
-__all__ = ["AgentExecutor", "Event", "EventQueue", "RequestContext"]
+__all__ = ["AgentExecutor", "Event", "EventQueue", "RequestContext", "Steps"]
 
 Event = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 
@@ -52,6 +54,28 @@ class EventQueue(Protocol):
         """Persist ``event`` for the task (raises ``InvalidAgentResponseError`` for an event the
         task cannot take, e.g. anything after a terminal state)."""
         ...
+
+
+class Steps:
+    """The parts of a run an executor marks as steps (``context.steps``), for durable mode
+    (``docs/durable-tasks.md``): there each step is checkpointed, so a run of several steps, each
+    shorter than the function's timeout, outlives it, and a step that completed is never run again
+    (nor are its events written twice) when the run goes on in a new invocation. Outside durable
+    mode a step is a plain call and a sleep a plain sleep: an executor written with steps runs in
+    both modes. A step's result must be JSON (it is what the checkpoint keeps), and the code
+    between steps must do the same thing each time it runs (it runs again on replay).
+
+    ``run`` takes a function without arguments, plain or ``async``; ``sleep`` waits (in durable
+    mode, without a function running: an hour's sleep costs no compute)."""
+
+    async def run(self, name: str, fn: Callable[[], Any]) -> Any:
+        result = fn()
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def sleep(self, seconds: float, name: str) -> None:
+        await asyncio.sleep(seconds)
 
 
 @dataclass
@@ -68,6 +92,8 @@ class RequestContext:
     caller: str = ""
     requested_extensions: tuple[str, ...] = ()
     related_tasks: list[Task] = field(default_factory=list)
+    steps: Steps = field(default_factory=Steps)
+    """Marks durable steps (see :class:`Steps`); plain calls outside durable mode."""
 
     def get_user_input(self, delimiter: str = "\n") -> str:
         """The text parts of the user's message, joined."""
@@ -77,6 +103,10 @@ class RequestContext:
 
 
 class AgentExecutor(abc.ABC):
+    durable_steps: ClassVar[bool] = False
+    """True when ``execute`` marks its long work with ``context.steps``: in durable mode its turn
+    then runs across invocations, step by step, instead of as one step bounded by the function's
+    timeout (``docs/durable-tasks.md``)."""
     card: ClassVar[Mapping[str, Any] | None] = None
     """This agent's card fields (name, description, version, skills, provider, iconUrl, ...) as JSON, or
     None. Read by the card functions, which import the class but never create it; checked there."""

@@ -19,17 +19,23 @@ running and fail the task with a clear message, as the queue mode does for a red
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
+import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..errors import TaskNotFoundError
 from ..ports import Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
-from ..transitions import Await, await_input, end_wait, mutate
-from .worker import process_work_item
+from ..transitions import Await, Claim, await_input, claim, end_wait, mutate, renew_lease
+from .api import Steps
+from .run_log import RunLog
+from .worker import Resumable, process_work_item
 
 if TYPE_CHECKING:
     from aws_durable_execution_sdk_python.context import DurableContext
@@ -37,7 +43,7 @@ if TYPE_CHECKING:
 
     from ..runtime import Runtime
 
-__all__ = ["INPUT_WAIT_TEXT", "DurableQueue", "execution_name", "run_task"]
+__all__ = ["INPUT_WAIT_TEXT", "DurableQueue", "DurableSteps", "execution_name", "run_task"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +96,15 @@ def run_task(event: Mapping[str, Any], context: DurableContext, runtime: Runtime
     item = WorkItem.from_json(str(event["item"]))
     scope = Scope(item.tenant, item.owner)
     settings = runtime.settings
+    started = time.monotonic()  # this invocation's start: steps go on in a new one before its limit
+    stepped = runtime.executor.durable_steps
     turn = 0
     while True:
         turn += 1
-        context.step(partial(_run_turn, runtime, item), name=f"turn-{turn}")
+        if stepped:
+            context.run_in_child_context(partial(_stepped_turn, runtime, item, started), name=f"turn-{turn}")
+        else:
+            context.step(partial(_run_turn, runtime, item), name=f"turn-{turn}")
         callback = context.create_callback(
             name=f"input-{turn}",
             config=CallbackConfig(timeout=Duration.from_seconds(settings.input_wait_seconds)),
@@ -119,6 +130,110 @@ def _run_turn(runtime: Runtime, item: WorkItem, step: StepContext) -> None:
     # interruption finds its message running and skips it: its lease lapses and the sweeper
     # settles the task, as for a worker that died.
     process_work_item(runtime, item, receive_count=step.attempt)
+
+
+def _stepped_turn(runtime: Runtime, item: WorkItem, started: float, turn: DurableContext) -> str:
+    """A turn of an executor that marks steps (``durable_steps``): a child context whose first
+    step claims the run; the executor then runs with ``context.steps`` checkpointed in it. When
+    the function is recycled, the next invocation replays the claim and the completed steps (their
+    results from the checkpoints, their events not emitted again: what the executor emits while
+    the turn replays is dropped) and goes on from the first step not completed."""
+    from aws_durable_execution_sdk_python.exceptions import SuspendExecution
+
+    claimed = turn.step(partial(_claim, runtime, item), name="claim")
+    if claimed != Claim.CLAIMED.value:
+        return str(claimed)
+    scope = Scope(item.tenant, item.owner)
+    record = runtime.store.get_task(scope, item.task_id)
+    if record is None or record.running_message_id != item.message_id:
+        return "lost"  # ended meanwhile (canceled, or settled by the sweeper)
+
+    def steps(log: RunLog) -> Steps:
+        return DurableSteps(turn, log, runtime, item, started)
+
+    resumable = Resumable(record=record, steps=steps, replaying=turn.is_replaying, suspend=(SuspendExecution,))
+    process_work_item(runtime, item, resumable=resumable)
+    return "ran"
+
+
+def _claim(runtime: Runtime, item: WorkItem, _step: StepContext) -> str:
+    settings = runtime.settings
+    rule = partial(
+        claim,
+        message_id=item.message_id,
+        receive_count=1,
+        now=int(time.time()),
+        lease_seconds=settings.run_lease_seconds,
+        max_history=settings.max_history,
+    )
+    try:
+        return mutate(runtime.store, Scope(item.tenant, item.owner), item.task_id, rule).result.value
+    except TaskNotFoundError:
+        return Claim.SKIPPED.value
+
+
+class DurableSteps(Steps):
+    """``context.steps`` in durable mode: each ``run`` is a checkpointed step of the turn's child
+    context, each ``sleep`` a durable wait (no function runs meanwhile; the run's lease is
+    extended over it). Before a step, what the executor emitted is stored (so a replay, which
+    drops what it re-emits, loses nothing); a step's own events are stored before its checkpoint.
+    After a step that leaves less than ``durable_step_seconds`` of the invocation, the run goes on
+    in a new invocation (a one-second wait), so no step meets the function's timeout. That choice
+    is recorded with the step's result, so a replay makes the same one."""
+
+    def __init__(self, context: DurableContext, log: RunLog, runtime: Runtime, item: WorkItem, started: float) -> None:
+        self._context = context
+        self._log = log
+        self._runtime = runtime
+        self._settings = runtime.settings
+        self._item = item
+        self._started = started
+
+    async def run(self, name: str, fn: Callable[[], Any]) -> Any:
+        from aws_durable_execution_sdk_python.config import Duration
+
+        await self._log.flush()
+        loop = asyncio.get_running_loop()
+
+        async def call() -> Any:
+            result = fn()
+            if inspect.isawaitable(result):
+                result = await result
+            await self._log.flush()
+            return {"result": result, "goOn": self._left() < self._settings.durable_step_seconds}
+
+        def body(_step: StepContext) -> Any:
+            return asyncio.run_coroutine_threadsafe(call(), loop).result()
+
+        done = await asyncio.to_thread(self._context.step, body, name)
+        if done["goOn"]:
+            await asyncio.to_thread(self._context.wait, Duration.from_seconds(1), f"{name}-go-on")
+        return done["result"]
+
+    async def sleep(self, seconds: float, name: str) -> None:
+        from aws_durable_execution_sdk_python.config import Duration
+
+        await self._log.flush()
+        whole = max(1, math.ceil(seconds))
+        # No function renews the run's lease while it sleeps: hold it over the sleep (a step, so a
+        # replay does not hold it again).
+        await asyncio.to_thread(self._context.step, partial(self._hold_lease, whole), f"{name}-lease")
+        await asyncio.to_thread(self._context.wait, Duration.from_seconds(whole), name)
+
+    def _hold_lease(self, seconds: int, _step: StepContext) -> bool:
+        item = self._item
+        lease = seconds + self._settings.run_lease_seconds
+        rule = partial(renew_lease, message_id=item.message_id, now=int(time.time()), lease_seconds=lease)
+        return mutate(self._runtime.store, Scope(item.tenant, item.owner), item.task_id, rule).result
+
+    def _left(self) -> float:
+        """Seconds left of this invocation: the function's own count when Lambda gives one, at most
+        the configured limit counted from the invocation's start."""
+        limit = self._settings.durable_invocation_seconds - (time.monotonic() - self._started)
+        lambda_context = getattr(self._context, "lambda_context", None)
+        if lambda_context is not None:
+            limit = min(limit, lambda_context.get_remaining_time_in_millis() / 1000)
+        return limit
 
 
 def _await(runtime: Runtime, scope: Scope, task_id: str, callback_id: str, _step: StepContext) -> str:

@@ -27,12 +27,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 from ..blobs import has_references
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
-from ..ports import Scope, TaskStore, WorkItem
+from ..ports import Scope, TaskRecord, TaskStore, WorkItem
 from ..runtime import Runtime
 from ..transitions import (
     DEAD_LETTER_TEXT,
@@ -47,7 +48,7 @@ from ..transitions import (
     renew_lease,
     settle,
 )
-from .api import AgentExecutor, RequestContext
+from .api import AgentExecutor, Event, EventQueue, RequestContext, Steps
 from .run_log import RunLog, RunWriter
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "INTERRUPTED_TEXT",
     "LEASE_LOST_TEXT",
     "OUT_OF_TIME_TEXT",
+    "Resumable",
     "process_work_item",
     "run_work_item",
 ]
@@ -73,40 +75,69 @@ RemainingMillis = Callable[[], int]
 
 
 def process_work_item(
-    runtime: Runtime, item: WorkItem, *, receive_count: int = 1, remaining_ms: RemainingMillis | None = None
+    runtime: Runtime,
+    item: WorkItem,
+    *,
+    receive_count: int = 1,
+    remaining_ms: RemainingMillis | None = None,
+    resumable: Resumable | None = None,
 ) -> None:
     """Synchronous entry point (the SQS handler calls this once per record)."""
-    asyncio.run(run_work_item(runtime, item, receive_count=receive_count, remaining_ms=remaining_ms))
+    asyncio.run(
+        run_work_item(runtime, item, receive_count=receive_count, remaining_ms=remaining_ms, resumable=resumable)
+    )
+
+
+@dataclass(frozen=True)
+class Resumable:
+    """How a durable execution runs a turn across invocations (:mod:`.durable`): the run was
+    claimed by an earlier step (``record`` is the task as read now), the executor's
+    ``context.steps`` come from ``steps``, events the executor emits while ``replaying()`` were
+    stored by an earlier invocation and are dropped, and ``suspend`` are the exceptions that end
+    this invocation without settling (the execution goes on in the next one)."""
+
+    record: TaskRecord
+    steps: Callable[[RunLog], Steps]
+    replaying: Callable[[], bool]
+    suspend: tuple[type[BaseException], ...]
 
 
 async def run_work_item(
-    runtime: Runtime, item: WorkItem, *, receive_count: int = 1, remaining_ms: RemainingMillis | None = None
+    runtime: Runtime,
+    item: WorkItem,
+    *,
+    receive_count: int = 1,
+    remaining_ms: RemainingMillis | None = None,
+    resumable: Resumable | None = None,
 ) -> None:
     scope = Scope(item.tenant, item.owner)
     settings = runtime.settings
     # Load the executor before claiming: a bad import path raises ConfigError here, the item goes
     # back to SQS untouched, and after maxReceiveCount the dead-letter handler fails the task.
     executor = runtime.executor
-    rule = partial(
-        claim,
-        message_id=item.message_id,
-        receive_count=receive_count,
-        now=int(time.time()),
-        lease_seconds=settings.run_lease_seconds,
-        max_history=settings.max_history,
-    )
-    try:
-        claimed = await asyncio.to_thread(mutate, runtime.store, scope, item.task_id, rule)
-    except TaskNotFoundError:
-        logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
-        return
-    if claimed.result is Claim.INTERRUPTED:
-        logger.error("run was interrupted; task failed", extra={"task_id": item.task_id})
-        return
-    if claimed.result is Claim.SKIPPED:
-        logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
-        return
-    record = claimed.record
+    if resumable is not None:
+        record = resumable.record
+    else:
+        rule = partial(
+            claim,
+            message_id=item.message_id,
+            receive_count=receive_count,
+            now=int(time.time()),
+            lease_seconds=settings.run_lease_seconds,
+            max_history=settings.max_history,
+        )
+        try:
+            claimed = await asyncio.to_thread(mutate, runtime.store, scope, item.task_id, rule)
+        except TaskNotFoundError:
+            logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
+            return
+        if claimed.result is Claim.INTERRUPTED:
+            logger.error("run was interrupted; task failed", extra={"task_id": item.task_id})
+            return
+        if claimed.result is Claim.SKIPPED:
+            logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
+            return
+        record = claimed.record
     # The executor gets every part as it was sent, stored ones read back whatever their size.
     current = record.task
     if has_references(current):
@@ -141,7 +172,13 @@ async def run_work_item(
         async with RunLog(
             writer, message_id=item.message_id, max_history=settings.max_history, offloader=runtime.offloader
         ) as log:
-            end = await _supervise(executor, context, log, canceled, lost, deadline)
+            events: EventQueue = log
+            suspend: tuple[type[BaseException], ...] = ()
+            if resumable is not None:
+                context.steps = resumable.steps(log)
+                events = _Replayed(log, resumable.replaying)
+                suspend = resumable.suspend
+            end = await _supervise(executor, context, log, events, canceled, lost, deadline, suspend)
             if end is None:
                 logger.warning("the run lost its task to another writer; stopped", extra={"task_id": record.task.id})
                 return
@@ -161,17 +198,33 @@ async def run_work_item(
         monitor.stop()
 
 
+class _Replayed:
+    """The event queue of a resumed durable turn: what the executor emits while the execution
+    replays was stored by an earlier invocation, and is dropped."""
+
+    def __init__(self, log: RunLog, replaying: Callable[[], bool]) -> None:
+        self._log = log
+        self._replaying = replaying
+
+    async def enqueue_event(self, event: Event) -> None:
+        if not self._replaying():
+            await self._log.enqueue_event(event)
+
+
 async def _supervise(
     executor: AgentExecutor,
     context: RequestContext,
     log: RunLog,
+    events: EventQueue,
     canceled: asyncio.Event,
     lost: asyncio.Event,
     deadline: float | None,
+    suspend: tuple[type[BaseException], ...] = (),
 ) -> RunEnd | None:
     """Run the executor until it returns, raises, is canceled, runs out of time or the run is lost
-    (None). Whatever it emitted on the way is queued in ``log``."""
-    execution = asyncio.create_task(executor.execute(context, log))
+    (None). Whatever it emitted on the way (to ``events``) is queued in ``log``. An exception of
+    ``suspend`` (a durable execution ending this invocation) is raised as it is."""
+    execution = asyncio.create_task(executor.execute(context, events))
     signals: dict[asyncio.Task[object], RunEnd | None] = {
         asyncio.create_task(canceled.wait()): RunEnd.CANCELED,
         asyncio.create_task(lost.wait()): None,
@@ -184,6 +237,9 @@ async def _supervise(
         for waiter in signals:
             waiter.cancel()
     if execution in done:
+        raised = None if execution.cancelled() else execution.exception()
+        if suspend and isinstance(raised, suspend):
+            raise raised
         return _outcome(execution, context.task_id)
     if not done:
         logger.error("the run reached its deadline; stopping it", extra={"task_id": context.task_id})
@@ -193,7 +249,7 @@ async def _supervise(
     if end is RunEnd.CANCELED:
         # Let the executor react (it usually reports CANCELED), then stop it whatever it does.
         try:
-            await asyncio.wait_for(executor.cancel(context, log), CANCEL_GRACE_SECONDS)
+            await asyncio.wait_for(executor.cancel(context, events), CANCEL_GRACE_SECONDS)
         except (Exception, TimeoutError) as exc:
             _log_failure(exc, context.task_id)
     await _stop(execution, CANCEL_GRACE_SECONDS)
