@@ -69,6 +69,7 @@ __all__ = [
     "executor_event",
     "expire_lease",
     "fail_unscheduled",
+    "hold_for_sleep",
     "mutate",
     "rebase",
     "renew_lease",
@@ -477,6 +478,17 @@ def await_input(record: TaskRecord, *, callback_id: str) -> Transition[Await]:
     if record.waiting_callback == callback_id:
         return Transition(Await.WAIT)
     return Transition(Await.WAIT, replace(record, waiting_callback=callback_id))
+
+
+def hold_for_sleep(
+    record: TaskRecord, *, message_id: str, now: int, lease_seconds: int, callback_id: str
+) -> Transition[bool]:
+    """A durable run that sleeps (no function runs) holds its lease over the sleep and names the
+    callback that ends it, for CancelTask to wake it. False once the run no longer owns the task."""
+    if record.running_message_id != message_id:
+        return Transition(False)
+    lease_until = max(record.lease_until, now + lease_seconds)
+    return Transition(True, replace(record, lease_until=lease_until, waiting_callback=callback_id))
 
 
 def end_wait(record: TaskRecord, *, callback_id: str, text: str, max_history: int) -> Transition[bool]:

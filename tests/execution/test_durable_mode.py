@@ -315,3 +315,32 @@ def test_steps_are_plain_calls_in_queue_mode() -> None:
         assert [a.name for a in record.task.artifacts] == ["a1", "a2", "a3"]
     finally:
         runtime.queue.shutdown()  # type: ignore[attr-defined]
+
+
+class LongSleep(ThreeSteps):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await context.steps.run("before", partial(self._work, context.task_id, 1, updater))
+        await context.steps.sleep(600, "nap")
+        await context.steps.run("after", partial(self._work, context.task_id, 2, updater))
+        await updater.complete()
+
+
+def test_a_run_sleeping_holds_no_invocation_and_cancel_wakes_it_to_end_canceled() -> None:
+    for durable in _durable(executor=_path(LongSleep), cancel_wait_seconds=0):
+        task_id = durable.send("go", "m-1")
+        sleeping = durable.until(task_id, lambda h: bool(h.waiting_callback))
+        assert sleeping.state is S.TASK_STATE_WORKING
+        assert sleeping.lease_until > time.time() + 600  # the lease is held over the sleep
+        deadline = time.monotonic() + 10
+        while durable.active[0] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert durable.active == [0]
+
+        cancel_task(CancelTaskRequest(id=task_id), CTX, durable.runtime)
+
+        ended = durable.until(task_id, lambda h: h.state.is_terminal)
+        assert ended.state is S.TASK_STATE_CANCELED
+        assert durable.result(task_id).status is InvocationStatus.SUCCEEDED
+        assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:1"]

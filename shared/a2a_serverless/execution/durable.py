@@ -20,6 +20,7 @@ running and fail the task with a clear message, as the queue mode does for a red
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import TaskNotFoundError
 from ..ports import Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
-from ..transitions import Await, Claim, await_input, claim, end_wait, mutate, renew_lease
+from ..transitions import Await, Claim, await_input, claim, end_wait, hold_for_sleep, mutate
 from .api import Steps
 from .run_log import RunLog
 from .worker import Resumable, process_work_item
@@ -211,19 +212,32 @@ class DurableSteps(Steps):
         return done["result"]
 
     async def sleep(self, seconds: float, name: str) -> None:
-        from aws_durable_execution_sdk_python.config import Duration
+        """A callback wait that times out after ``seconds``: no function runs meanwhile, and
+        CancelTask can end it early (it fails the callback the head names; the run's monitor then
+        sees the cancel mark)."""
+        from aws_durable_execution_sdk_python.config import CallbackConfig, Duration
+        from aws_durable_execution_sdk_python.exceptions import CallbackError
 
         await self._log.flush()
         whole = max(1, math.ceil(seconds))
-        # No function renews the run's lease while it sleeps: hold it over the sleep (a step, so a
-        # replay does not hold it again).
-        await asyncio.to_thread(self._context.step, partial(self._hold_lease, whole), f"{name}-lease")
-        await asyncio.to_thread(self._context.wait, Duration.from_seconds(whole), name)
+        config = CallbackConfig(timeout=Duration.from_seconds(whole))
+        callback = await asyncio.to_thread(self._context.create_callback, name, config)
+        # No function renews the run's lease while it sleeps: hold it over the sleep, and name the
+        # callback on the head for CancelTask (a step, so a replay does not write it again).
+        await asyncio.to_thread(self._context.step, partial(self._hold, whole, callback.callback_id), f"{name}-hold")
+        with contextlib.suppress(CallbackError):  # the sleep's end (its timeout), or a cancel that woke it
+            await asyncio.to_thread(callback.result)
 
-    def _hold_lease(self, seconds: int, _step: StepContext) -> bool:
+    def _hold(self, seconds: int, callback_id: str, _step: StepContext) -> bool:
         item = self._item
         lease = seconds + self._settings.run_lease_seconds
-        rule = partial(renew_lease, message_id=item.message_id, now=int(time.time()), lease_seconds=lease)
+        rule = partial(
+            hold_for_sleep,
+            message_id=item.message_id,
+            now=int(time.time()),
+            lease_seconds=lease,
+            callback_id=callback_id,
+        )
         return mutate(self._runtime.store, Scope(item.tenant, item.owner), item.task_id, rule).result
 
     def _left(self) -> float:

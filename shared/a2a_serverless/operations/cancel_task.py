@@ -28,8 +28,13 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
     scope = resolve_scope(ctx, runtime, task_id=request.id)
     rule = partial(request_cancel, max_history=runtime.settings.max_history)
     record = mutate(runtime.store, scope, request.id, rule).record
-    if runtime.durable is not None and record.waiting_callback and record.state.is_terminal:
-        # Durable mode: the task's execution waits for input; wake it to end (no function ran).
+    if (
+        runtime.durable is not None
+        and record.waiting_callback
+        and (record.state.is_terminal or record.cancel_requested)
+    ):
+        # Durable mode: the task's execution waits (for input, or in a run's sleep) with no
+        # function running: wake it, to end, or for its run to see the cancel mark.
         runtime.durable.abandon(record.waiting_callback, "the task was canceled")
     head = record.head
     deadline = time.monotonic() + runtime.settings.cancel_wait_seconds
