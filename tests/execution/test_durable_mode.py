@@ -344,3 +344,19 @@ def test_a_run_sleeping_holds_no_invocation_and_cancel_wakes_it_to_end_canceled(
         assert ended.state is S.TASK_STATE_CANCELED
         assert durable.result(task_id).status is InvocationStatus.SUCCEEDED
         assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:1"]
+
+
+def test_the_steps_demo_agent_plans_across_invocations() -> None:
+    for durable in _durable(
+        executor="a2a_serverless.execution.steps_demo:StepsDemoExecutor",
+        durable_invocation_seconds=1,
+        durable_step_seconds=1,
+    ):
+        task_id = durable.send("plan 3 nap 1", "m-1")
+
+        assert durable.result(task_id).status is InvocationStatus.SUCCEEDED
+        record = durable.store.get_task(SCOPE, task_id)
+        assert record is not None
+        assert record.state is S.TASK_STATE_COMPLETED
+        (plan,) = record.task.artifacts
+        assert "".join(p.text or "" for p in plan.parts) == "".join(f"step {n} of 3 done\n" for n in (1, 2, 3))
