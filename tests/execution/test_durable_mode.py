@@ -360,3 +360,21 @@ def test_the_steps_demo_agent_plans_across_invocations() -> None:
         assert record.state is S.TASK_STATE_COMPLETED
         (plan,) = record.task.artifacts
         assert "".join(p.text or "" for p in plan.parts) == "".join(f"step {n} of 3 done\n" for n in (1, 2, 3))
+
+
+def test_an_a2a_sdk_executor_runs_unchanged_in_durable_mode_a_turn_a_step() -> None:
+    # test_sdk_adapter.name_agent: an unmodified a2a-sdk executor that asks for a name
+    for durable in _durable(executor="test_sdk_adapter:name_agent"):
+        task_id = durable.send("hi", "m-1")
+        durable.until(task_id, lambda h: bool(h.waiting_callback))
+        durable.send("Ann", "m-2", task_id)
+
+        result = durable.result(task_id)
+
+        assert result.status is InvocationStatus.SUCCEEDED
+        assert result.get_step("turn-1") is not None
+        assert result.get_step("turn-2") is not None
+        record = durable.store.get_task(SCOPE, task_id)
+        assert record is not None
+        assert record.state is S.TASK_STATE_COMPLETED
+        assert [p.text for a in record.task.artifacts for p in a.parts] == ["Nice to meet you, Ann!"]
