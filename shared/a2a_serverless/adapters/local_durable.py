@@ -49,6 +49,11 @@ class LocalDurableRuns:
         with self._lock:
             return self._names.get(name)
 
+    def started(self) -> int:
+        """How many executions were started (one per name)."""
+        with self._lock:
+            return len(self._names)
+
     def start(self, name: str, payload: str) -> None:
         with self._lock:
             if name in self._names:

@@ -49,6 +49,10 @@ class LocalEnvironment:
     """The template's function environment, resolved against the local resources."""
     public_url: str
     executor: str | None = None
+    execution_mode: str | None = None
+    """``--execution-mode``: wins over the shell's ``A2A_EXECUTION_MODE``."""
+    durable_function: str = ""
+    """Durable mode: ``A2A_DURABLE_FUNCTION`` unless the shell sets it (the template's is an ``!If``)."""
 
 
 def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] | None = None) -> None:
@@ -56,7 +60,9 @@ def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] 
 
     Precedence, lowest first: the template's values, ``LOCAL_DEFAULTS``, the shell's own ``A2A_*`` and
     ``POWERTOOLS_*`` settings, then what the local stack dictates: resource names and URLs, the
-    endpoint, fake credentials, ``A2A_STORE=dynamodb``, the public URL and ``--executor``.
+    endpoint, fake credentials, ``A2A_STORE=dynamodb``, the public URL, ``--executor`` and
+    ``--execution-mode``. In durable mode, ``A2A_DURABLE_FUNCTION`` names the local durable worker
+    unless the shell sets it.
     """
     env = os.environ if environ is None else environ
     for key in [k for k in env if k in _REMOVED or k.startswith(_REMOVED_PREFIXES)]:
@@ -81,3 +87,7 @@ def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] 
     )
     if spec.executor:
         env["A2A_EXECUTOR"] = spec.executor
+    if spec.execution_mode:
+        env["A2A_EXECUTION_MODE"] = spec.execution_mode
+    if spec.durable_function and env.get("A2A_EXECUTION_MODE", "").strip().lower() == "durable":
+        env.setdefault("A2A_DURABLE_FUNCTION", spec.durable_function)

@@ -34,6 +34,9 @@ class ApiSpec:
     ready_line: str
     code_roots: list[str] = field(default_factory=list)
     grace_seconds: int = 2
+    durable: dict[str, Any] | None = None
+    """Durable mode: the durable worker runs in this process, on the local runner
+    (:mod:`.durable`): its ``function_name``, ``invocation_timeout`` and ``execution_timeout``."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +86,18 @@ def _api(spec: ApiSpec) -> int:
     from .stack import GatewayServer, gateway_app
 
     sock = socket.socket(fileno=spec.fd)
+    closing: list[Any] = []
+    if spec.durable is None:
+        app = gateway_app()
+    else:
+        from .durable import DurableLimits, durable_gateway_app
+
+        limits = DurableLimits(int(spec.durable["invocation_timeout"]), int(spec.durable["execution_timeout"]))
+        app, worker = durable_gateway_app(limits=limits, function_name=str(spec.durable["function_name"]))
+        closing.append(worker)
     server = GatewayServer(
         uvicorn.Config(
-            gateway_app(),
+            app,
             host=spec.host,
             port=spec.port,
             log_level="info",
@@ -102,7 +114,11 @@ def _api(spec: ApiSpec) -> int:
         server.handle_exit(signal.SIGTERM, None)
 
     threading.Thread(target=on_parent_gone, name="a2a-parent-gone", daemon=True).start()
-    server.run(sockets=[sock])  # uvicorn handles SIGTERM (and SIGINT) itself: streams end, then it stops
+    try:
+        server.run(sockets=[sock])  # uvicorn handles SIGTERM (and SIGINT) itself: streams end, then it stops
+    finally:
+        for resource in closing:
+            resource.close()
     return 0
 
 

@@ -61,6 +61,7 @@ def _dev(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_format=args.log_format,
         state_dir=args.state_dir.resolve() if args.state_dir else None,
+        execution_mode=args.execution_mode,
     )
     # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
     if os.getcwd() not in sys.path:
@@ -129,6 +130,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "--executor",
         metavar="PKG.MODULE:CLASS",
         help="your AgentExecutor (default: $A2A_EXECUTOR, else the template's ExecutorPath, the demo agent)",
+    )
+    dev.add_argument(
+        "--execution-mode",
+        choices=["queue", "durable"],
+        help="queue: each turn is a work item for the worker function; durable: each task runs as a durable "
+        "execution on the local runner (docs/durable-tasks.md) (default: $A2A_EXECUTION_MODE, else queue)",
     )
     dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
     dev.add_argument(

@@ -44,6 +44,15 @@ from ._template import (
     schedule_event_sources,
     sqs_event_sources,
 )
+from .durable import (
+    DURABLE_WORKER,
+    STATUS_PATH,
+    DurableLimits,
+    durable_function_arn,
+    durable_gateway_app,
+    durable_limits,
+    is_durable,
+)
 from .pollers import Handler, SqsPoller, running
 from .resources import LocalResources, create_resources, load_template, repo_template_path
 from .schedule_pollers import SchedulePoller
@@ -81,6 +90,8 @@ class DevOptions:
     moto_process: bool = True
     """moto in a process of its own (its server is most of the stack's CPU: sharing this process's
     GIL with uvicorn, the pollers and the functions slowed them all); False keeps it in process."""
+    execution_mode: str | None = None
+    """``queue`` or ``durable`` (:mod:`.durable`); None: ``$A2A_EXECUTION_MODE``, else queue."""
 
 
 def run(
@@ -147,8 +158,19 @@ def run(
                 template_env=localized(function_environment(template, resources), task_root),
                 public_url=public_url,
                 executor=options.executor,
+                execution_mode=options.execution_mode,
+                durable_function=durable_function_arn(options.prefix, REGION),
             )
         )
+        durable = _durable_spec(template, options.prefix) if is_durable(os.environ) else None
+        if durable is not None:
+            _log.info(
+                "execution mode durable: each task runs as a durable execution of %s on the local runner "
+                "(aws-durable-execution-sdk-python-testing) in the API process, waits in real time; "
+                "WorkerFunction stays idle; see %s",
+                DURABLE_WORKER,
+                STATUS_PATH,
+            )
         ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
             clients = {name: _client(name, endpoint) for name in ("dynamodb", "sqs", "s3")}
@@ -171,6 +193,7 @@ def run(
                     ready_line=ready_line,
                     code_roots=code_roots,
                     grace_seconds=STOP_GRACE_SECONDS,
+                    durable=durable,
                 ),
                 functions=[
                     FunctionSpec(
@@ -197,7 +220,11 @@ def run(
             on_stop=moto.drain,
         )
         _log.info("pollers: %s", sources.describe(options.workers))
-        app = (app_factory or gateway_app)()
+        if app_factory is None and durable is not None:
+            app, worker = durable_gateway_app(limits=_limits(durable), function_name=durable["function_name"])
+            stack.callback(worker.close)
+        else:
+            app = (app_factory or gateway_app)()
         streams_open()
         server = GatewayServer(
             uvicorn.Config(
@@ -314,7 +341,12 @@ def _restore(directory: Path, resources: LocalResources, clients: dict[str, Any]
         return
     # Runs cut off by the last stop still name their run: settle them as the sweeper would once
     # their leases lapsed on AWS, so no task stays WORKING.
-    runtime = build_runtime(Settings.from_env())
+    settings = Settings.from_env()
+    if settings.execution_mode == "durable":
+        # The sweep settles tasks in the table; it starts no executions (they died with the stop:
+        # a task that waited for input then cannot be resumed, docs/local-stack.md).
+        settings = settings.model_copy(update={"execution_mode": "queue"})
+    runtime = build_runtime(settings)
     swept = total = 0
     while swept := sweep(runtime, now=2**31 - 1):
         total += swept
@@ -326,6 +358,19 @@ def _restore(directory: Path, resources: LocalResources, clients: dict[str, Any]
         restored["objects"],
         total,
     )
+
+
+def _durable_spec(template: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    limits = durable_limits(template)
+    return {
+        "function_name": f"{prefix}-{DURABLE_WORKER}",
+        "invocation_timeout": limits.invocation_timeout,
+        "execution_timeout": limits.execution_timeout,
+    }
+
+
+def _limits(spec: Mapping[str, Any]) -> DurableLimits:
+    return DurableLimits(int(spec["invocation_timeout"]), int(spec["execution_timeout"]))
 
 
 def _save(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
