@@ -1,12 +1,23 @@
 """Every function's AWS calls, observed: each entry point is driven under moto through its main
 paths while botocore reports every operation it makes, and what it made must be within the calls
 declared for it in tests/conftest.py (``AWS_CALLS``), which the template's IAM policies are checked
-against (tests/template/test_iam.py). A new call in the code without a permission fails here."""
+against (tests/template/test_iam.py). A new call in the code without a permission fails here.
+
+ExecutionMode Durable is driven too (SendMessage and the gateway start, resume and end tasks' durable
+executions, and DurableWorkerFunction runs them), on the official local runner of durable executions
+(aws-durable-execution-sdk-python-testing) in this process: it stands in for Lambda's
+durable-execution service, so the ``lambda.*`` calls declared for these functions (``Invoke``,
+``SendDurableExecutionCallbackSuccess`` / ``Failure``, and the SDK's ``CheckpointDurableExecution`` /
+``GetDurableExecutionState``) are never made on the wire here and cannot be observed: only their
+DynamoDB (and S3) calls are, and they must be declared like the rest."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,15 +29,24 @@ import httpx
 import pytest
 from lambda_events import EVENTS, api_event, body, invoke
 
+from a2a_serverless import runtime as runtime_module
+from a2a_serverless.adapters.local_durable import LocalDurableRuns
+from a2a_serverless.auth import ANONYMOUS
+from a2a_serverless.config import Settings
 from a2a_serverless.devstack._lambda import sqs_event
-from a2a_serverless.ports import Scope
-from a2a_serverless.runtime import get_runtime
+from a2a_serverless.ports import Scope, TaskHead
+from a2a_serverless.runtime import build_runtime, get_runtime
 from a2a_serverless.transport.app import create_app
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver
 
 V1 = {"A2A-Version": "1.0"}
+ALICE = Scope("", "user-alice")
+NOBODY = Scope("", ANONYMOUS)
+"""The gateway's caller here (no authorizer in front of it)."""
+DURABLE_HANDLER_THREADS = "dex-handler"
+"""The durable-execution SDK runs each invocation of a durable handler in threads of this name."""
 
 
 class Recorder:
@@ -35,9 +55,13 @@ class Recorder:
         self.calls: defaultdict[str, set[str]] = defaultdict(set)
 
     def __call__(self, event_name: str, **_: Any) -> None:
-        if self.current:
+        # An invocation of the durable worker runs in the SDK's threads, beside the caller's
+        current = self.current
+        if threading.current_thread().name.startswith(DURABLE_HANDLER_THREADS):
+            current = "DurableWorkerFunction"
+        if current:
             _, service, operation = event_name.split(".")
-            self.calls[self.current].add(f"{service}.{operation}")
+            self.calls[current].add(f"{service}.{operation}")
 
     @contextmanager
     def calls_of(self, function: str) -> Iterator[None]:
@@ -70,8 +94,10 @@ def sqs_invoke(aws: Any, module: str, queue: str, messages: list[dict[str, Any]]
     return invoke(module, json.loads(json.dumps(event)))
 
 
-def send(text: str, **configuration: Any) -> dict[str, Any]:
+def send(text: str, task_id: str = "", **configuration: Any) -> dict[str, Any]:
     message = {"messageId": f"m-{text}", "role": "ROLE_USER", "parts": [{"text": text}]}
+    if task_id:
+        message["taskId"] = task_id
     return api_event(
         "POST",
         "/message:send",
@@ -84,6 +110,7 @@ def test_each_function_calls_only_what_it_declares(
     recorder: Recorder,
     webhook_receiver: WebhookReceiver,
     aws_calls: dict[str, set[str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     hook = {"taskPushNotificationConfig": {"url": f"{webhook_receiver.url}/hook"}}
     with recorder.calls_of("SendMessageFunction"):
@@ -144,6 +171,10 @@ def test_each_function_calls_only_what_it_declares(
     with recorder.calls_of("GatewayFunction"):
         asyncio.run(_drive_gateway())
 
+    # ExecutionMode Durable: a multi-turn task through SendMessage, a cancel during the wait through
+    # the gateway, each task a durable execution of the durable worker (see the module's docstring)
+    _drive_durable_mode(lambda_aws, recorder, monkeypatch)
+
     # Then every function stayed within its declared calls (and each made some, where it declares any)
     for function, declared in aws_calls.items():
         observed = recorder.calls[function]
@@ -169,3 +200,67 @@ async def _drive_gateway() -> None:
         await rpc("ListTaskPushNotificationConfigs", {"taskId": task_id})
         await rpc("DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "g1"})
         assert "result" in await rpc("CancelTask", {"id": task_id})
+
+
+def _drive_durable_mode(lambda_aws: Any, recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    lambda_aws.configure(
+        A2A_EXECUTION_MODE="durable",
+        A2A_DURABLE_FUNCTION="arn:aws:lambda:us-east-1:123456789012:function:fn-test-DurableWorkerFunction:live",
+    )
+    # The functions' runtime (one process here): its executions run on the local runner, which
+    # invokes the durable worker's Lambda entry point
+    worker = importlib.import_module("a2a_serverless.functions.durable_worker").handler
+    runs = LocalDurableRuns(worker, execution_timeout=120)
+    runtime = build_runtime(Settings.from_env(), durable=runs)
+    monkeypatch.setattr(runtime_module, "_runtime", runtime)
+    try:
+        # A task that asks for input waits for it, then the answer resumes its execution
+        with recorder.calls_of("SendMessageFunction"):
+            asked = body(invoke("send_message", send("ask me")))["task"]
+        _until(runtime, asked["id"], lambda head: bool(head.waiting_callback))
+        with recorder.calls_of("SendMessageFunction"):
+            assert body(invoke("send_message", send("Ann", task_id=asked["id"])))["task"]["id"] == asked["id"]
+        _finished(runs, asked["id"])
+        assert _until(runtime, asked["id"], lambda head: head.state.is_terminal).state.name == "TASK_STATE_COMPLETED"
+
+        # A task canceled while it waits for input: its execution ends
+        with recorder.calls_of("GatewayFunction"):
+            waiting = asyncio.run(_gateway_rpc("SendMessage", {"message": _message("gw-ask", "ask me")}))
+        task_id = waiting["result"]["task"]["id"]
+        _until(runtime, task_id, lambda head: bool(head.waiting_callback), NOBODY)
+        with recorder.calls_of("GatewayFunction"):
+            canceled = asyncio.run(_gateway_rpc("CancelTask", {"id": task_id}))
+        assert canceled["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+        _finished(runs, task_id)
+    finally:
+        runs.close()
+    # What the local runner lets be seen of the durable worker: its table calls, no lambda.* ones
+    assert recorder.calls["DurableWorkerFunction"]
+    assert {call.split(".")[0] for call in recorder.calls["DurableWorkerFunction"]} <= {"dynamodb", "s3"}
+
+
+def _until(runtime: Any, task_id: str, done: Any, scope: Scope = ALICE) -> TaskHead:
+    deadline = time.monotonic() + 20  # a hang guard
+    while True:
+        head: TaskHead | None = runtime.store.get_head(scope, task_id)
+        if head is not None and done(head):
+            return head
+        assert time.monotonic() < deadline, f"task {task_id} never got there: {head}"
+        time.sleep(0.02)
+
+
+def _finished(runs: LocalDurableRuns, task_id: str) -> None:
+    arn = runs.execution_arn(task_id)
+    assert arn is not None, "no durable execution was started for the task"
+    assert runs.runner.wait_for_result(arn, timeout=20).status.name == "SUCCEEDED"
+
+
+def _message(message_id: str, text: str) -> dict[str, Any]:
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+async def _gateway_rpc(method: str, params: dict[str, Any]) -> Any:
+    transport = httpx.ASGITransport(app=create_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway", headers=V1) as client:
+        request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        return (await client.post("/", json=request)).json()
