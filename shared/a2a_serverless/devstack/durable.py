@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -165,7 +166,12 @@ class LocalDurableWorker:
             "executions": self.runs.started(),
         }
 
-    def close(self) -> None:
+    def close(self, grace_seconds: float = 2.0) -> None:
+        """Stop the runner, once the invocations running end (``grace_seconds`` at most: then they
+        are cut off, as a stopped Lambda environment cuts its invocation)."""
+        deadline = time.monotonic() + grace_seconds
+        while self.running and time.monotonic() < deadline:
+            time.sleep(0.02)
         self.runs.close()
 
 
