@@ -389,3 +389,12 @@ def test_a_wait_that_ran_out_fails_the_task_unless_an_answer_came() -> None:
     answered = replace(waiting, pending_message_id="m2")
     assert end_wait(answered, callback_id="cb", text="too late", max_history=H) == Transition(False)
     assert end_wait(waiting, callback_id="other", text="too late", max_history=H) == Transition(False)
+
+
+def test_a_run_that_ends_clears_the_callback_its_sleep_named() -> None:
+    # (a durable run's sleep names a callback on the head; once the run is over it must not be
+    # mistaken for the callback an answer resumes)
+    running = record(S.TASK_STATE_WORKING, running_message_id="m1", lease_until=99, waiting_callback="sleep-cb")
+    settled = settle(running, message_id="m1", end=RunEnd.RETURNED, max_history=H)
+    assert settled.record is not None
+    assert settled.record.waiting_callback == ""

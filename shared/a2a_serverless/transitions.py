@@ -181,6 +181,7 @@ def end_task(
         running_message_id="",
         lease_until=0,
         cancel_requested=False,
+        waiting_callback="",
     )
     return ended, (event,)
 
@@ -309,6 +310,7 @@ def append_steps(record: TaskRecord, steps: Sequence[Step], *, message_id: str, 
             running_message_id="",
             lease_until=0,
             cancel_requested=new.cancel_requested and not terminal,
+            waiting_callback="",  # a durable run's sleep named one: the run is over
         )
     events = tuple(e for step in steps for e in step.events)
     return Transition(None, new, events, snapshot=any(s.snapshot for s in steps))
@@ -358,7 +360,7 @@ def settle(record: TaskRecord, *, message_id: str, end: RunEnd, max_history: int
     task = record.task
     state = task.status.state
     leftovers = bool(record.running_message_id or record.cancel_requested or record.lease_until)
-    clear = replace(record, running_message_id="", lease_until=0, cancel_requested=False)
+    clear = replace(record, running_message_id="", lease_until=0, cancel_requested=False, waiting_callback="")
     if state.is_terminal:
         return Transition(None, clear) if leftovers else Transition(None)
     if not record.running_message_id:

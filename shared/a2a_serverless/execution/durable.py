@@ -103,9 +103,11 @@ def run_task(event: Mapping[str, Any], context: DurableContext, runtime: Runtime
     while True:
         turn += 1
         if stepped:
-            context.run_in_child_context(partial(_stepped_turn, runtime, item, started), name=f"turn-{turn}")
+            after = context.run_in_child_context(partial(_stepped_turn, runtime, item, started), name=f"turn-{turn}")
         else:
-            context.step(partial(_run_turn, runtime, item), name=f"turn-{turn}")
+            after = context.step(partial(_run_turn, runtime, item), name=f"turn-{turn}")
+        if after != _INTERRUPTED:  # most tasks end in their first turn: no callback for them
+            return {"taskId": item.task_id, "turns": turn, "end": after}
         callback = context.create_callback(
             name=f"input-{turn}",
             config=CallbackConfig(timeout=Duration.from_seconds(settings.input_wait_seconds)),
@@ -125,12 +127,28 @@ def run_task(event: Mapping[str, Any], context: DurableContext, runtime: Runtime
         item = WorkItem.from_json(str(json.loads(str(answer))["item"]))
 
 
-def _run_turn(runtime: Runtime, item: WorkItem, step: StepContext) -> None:
+_INTERRUPTED = "interrupted"
+
+
+def _run_turn(runtime: Runtime, item: WorkItem, step: StepContext) -> str:
     # A retried attempt (the step raised) is a redelivery to the run rules: a message still
     # recorded as running fails the task with a clear message. An attempt run again after an
     # interruption finds its message running and skips it: its lease lapses and the sweeper
     # settles the task, as for a worker that died.
     process_work_item(runtime, item, receive_count=step.attempt)
+    return _state_after(runtime, item)
+
+
+def _state_after(runtime: Runtime, item: WorkItem) -> str:
+    """How the turn left the task (recorded with the turn, so a replay decides the same):
+    ``interrupted`` (it waits for input), ``terminal``, or ``running`` (its run was lost: the
+    sweeper settles it)."""
+    head = runtime.store.get_head(Scope(item.tenant, item.owner), item.task_id)
+    if head is None or head.state.is_terminal:
+        return "terminal"
+    if head.state.is_interrupted and not head.running_message_id:
+        return _INTERRUPTED
+    return "running"
 
 
 def _stepped_turn(runtime: Runtime, item: WorkItem, started: float, turn: DurableContext) -> str:
@@ -143,18 +161,18 @@ def _stepped_turn(runtime: Runtime, item: WorkItem, started: float, turn: Durabl
 
     claimed = turn.step(partial(_claim, runtime, item), name="claim")
     if claimed != Claim.CLAIMED.value:
-        return str(claimed)
+        return _state_after(runtime, item)
     scope = Scope(item.tenant, item.owner)
     record = runtime.store.get_task(scope, item.task_id)
     if record is None or record.running_message_id != item.message_id:
-        return "lost"  # ended meanwhile (canceled, or settled by the sweeper)
+        return _state_after(runtime, item)  # ended meanwhile (canceled, or settled by the sweeper)
 
     def steps(log: RunLog) -> Steps:
         return DurableSteps(turn, log, runtime, item, started)
 
     resumable = Resumable(record=record, steps=steps, replaying=turn.is_replaying, suspend=(SuspendExecution,))
     process_work_item(runtime, item, resumable=resumable)
-    return "ran"
+    return _state_after(runtime, item)
 
 
 def _claim(runtime: Runtime, item: WorkItem, _step: StepContext) -> str:

@@ -27,15 +27,13 @@ __all__ = ["cancel_task"]
 def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) -> Task:
     scope = resolve_scope(ctx, runtime, task_id=request.id)
     rule = partial(request_cancel, max_history=runtime.settings.max_history)
+    # Durable mode: an execution may wait (for input, or in a run's sleep) with no function
+    # running; the callback it waits on is on the head (the cancel clears it when it ends the task).
+    waiting = runtime.store.get_head(scope, request.id) if runtime.durable is not None else None
     record = mutate(runtime.store, scope, request.id, rule).record
-    if (
-        runtime.durable is not None
-        and record.waiting_callback
-        and (record.state.is_terminal or record.cancel_requested)
-    ):
-        # Durable mode: the task's execution waits (for input, or in a run's sleep) with no
-        # function running: wake it, to end, or for its run to see the cancel mark.
-        runtime.durable.abandon(record.waiting_callback, "the task was canceled")
+    if runtime.durable is not None and waiting is not None and waiting.waiting_callback:
+        # Wake it: to end (the task is over), or for its run to see the cancel mark.
+        runtime.durable.abandon(waiting.waiting_callback, "the task was canceled")
     head = record.head
     deadline = time.monotonic() + runtime.settings.cancel_wait_seconds
     while not head.state.is_terminal and time.monotonic() < deadline:
