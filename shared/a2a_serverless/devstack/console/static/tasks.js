@@ -1,0 +1,106 @@
+// Tasks: ListTasks with its filters and paging (refreshed live), and one task's timeline: the local
+// stack's raw event log from the dev API, or, for another agent, what GetTask tells.
+
+import { API, CONSOLE_HEADERS } from "./a2a.js";
+import { el } from "./render.js";
+
+const LIVE_MS = 2000;
+
+export function setUpTasks(agent, visible) {
+  const body = document.querySelector("#tasks-table tbody");
+  const summary = document.getElementById("tasks-summary");
+  const next = document.getElementById("tasks-next");
+  const first = document.getElementById("tasks-first");
+  const live = document.getElementById("tasks-live");
+  const paging = { token: "", next: "" };
+
+  async function list() {
+    const params = { pageSize: Number(document.getElementById("filter-size").value) || 20, includeArtifacts: false, historyLength: 0 };
+    const context = document.getElementById("filter-context").value.trim();
+    const state = document.getElementById("filter-state").value;
+    if (context) params.contextId = context;
+    if (state) params.status = state;
+    if (paging.token) params.pageToken = paging.token;
+    try {
+      const page = await agent().call("ListTasks", params);
+      body.replaceChildren(...(page.tasks || []).map(row));
+      paging.next = page.nextPageToken || "";
+      summary.textContent = `${page.totalSize ?? "?"} task(s) match; this page shows ${(page.tasks || []).length}.`;
+    } catch (error) {
+      summary.textContent = `ListTasks failed: ${error.message}`;
+      body.replaceChildren();
+      paging.next = "";
+    }
+    next.hidden = !paging.next;
+    first.hidden = !paging.token;
+  }
+
+  function row(task) {
+    const state = (task.status && task.status.state) || "";
+    return el("tr", { "data-task-id": task.id },
+      el("td", {}, el("code", { text: task.id })),
+      el("td", {}, el("code", { text: task.contextId || "" })),
+      el("td", { class: "state", "data-state": state, text: state.replace("TASK_STATE_", "") }),
+      el("td", { text: (task.status && task.status.timestamp) || "" }),
+      el("td", {}, el("button", { type: "button", class: "open-timeline", text: "Timeline", onclick: () => timeline(task.id) })));
+  }
+
+  async function timeline(taskId) {
+    const box = document.getElementById("timeline");
+    const rows = document.querySelector("#timeline-table tbody");
+    const push = document.getElementById("timeline-push");
+    const source = document.getElementById("timeline-source");
+    box.hidden = false;
+    document.getElementById("timeline-task").textContent = taskId;
+    rows.replaceChildren();
+    push.replaceChildren();
+    try {
+      if (agent().remote) {
+        source.textContent = "Another agent: its history and artifacts from GetTask (its event log is not public).";
+        const task = await agent().call("GetTask", { id: taskId });
+        (task.history || []).forEach((m, i) => rows.append(eventRow(i + 1, "", "message", m)));
+        (task.artifacts || []).forEach((a, i) => rows.append(eventRow(`artifact ${i + 1}`, "", "artifact", a)));
+        rows.append(eventRow("now", task.status && task.status.timestamp, "status", task.status));
+        push.append(el("li", { class: "muted", text: "not available for another agent" }));
+        return;
+      }
+      source.textContent = "The task's event log, read through the store by the dev API.";
+      const response = await fetch(`${API}/tasks/${encodeURIComponent(taskId)}/events`, { headers: CONSOLE_HEADERS });
+      const answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      for (const e of answer.events) rows.append(eventRow(e.seq, e.time, e.kind, e.event));
+      if (!answer.pushConfigs.length) push.append(el("li", { class: "muted", text: "none" }));
+      for (const c of answer.pushConfigs) {
+        push.append(el("li", { text: `${c.id} → ${c.url}: delivered up to event ${c.deliveredSeq ?? "?"}` }));
+      }
+    } catch (error) {
+      source.textContent = `Timeline failed: ${error.message}`;
+    }
+    box.scrollIntoView();
+  }
+
+  function eventRow(seq, time, kind, event) {
+    return el("tr", { class: "event", "data-kind": kind },
+      el("td", { text: String(seq) }), el("td", { text: time || "" }), el("td", { text: kind }),
+      el("td", {}, el("details", {}, el("summary", { text: summarize(kind, event) }), el("pre", { text: JSON.stringify(event, null, 2) }))));
+  }
+
+  function summarize(kind, event) {
+    const inner = event[kind] || event;
+    if (inner.status && inner.status.state) return inner.status.state;
+    if (inner.state) return inner.state;
+    if (inner.artifact) return `artifact ${inner.artifact.name || inner.artifact.artifactId}`;
+    if (inner.role) return inner.role;
+    return kind;
+  }
+
+  document.getElementById("tasks-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    paging.token = "";
+    list();
+  });
+  next.addEventListener("click", () => { paging.token = paging.next; list(); });
+  first.addEventListener("click", () => { paging.token = ""; list(); });
+  setInterval(() => { if (live.checked && visible()) list(); }, LIVE_MS);
+  return { list, timeline };
+}

@@ -1,0 +1,286 @@
+"""The local console (``/_console``): served only by the local stack, static files under a strict
+Content-Security-Policy, and its dev API (a task's event log, push dead letters and their redrive,
+the proxy to another agent)."""
+
+from __future__ import annotations
+
+import copy
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+import pytest_asyncio
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from a2a_serverless.config import Settings
+from a2a_serverless.devstack.console import CONSOLE_PATH, _api, console_routes, with_console
+from a2a_serverless.devstack.resources import load_template
+from a2a_serverless.push.delivery import DeliveryItem
+from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.transport.app import create_app
+
+CONSOLE = {"X-A2A-Console": "1"}
+A2A = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture
+def runtime() -> Runtime:
+    return build_runtime(Settings(store="memory"))
+
+
+def _client(app: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+
+
+@pytest_asyncio.fixture
+async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    try:
+        async with _client(with_console(create_app(runtime), lambda: runtime)) as client:
+            yield client
+    finally:
+        runtime.queue.shutdown()  # type: ignore[attr-defined]
+
+
+async def _send(client: httpx.AsyncClient, text: str) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}},
+    }
+    response = await client.post("/", json=body, headers=A2A)
+    answer: dict[str, Any] = response.json()["result"]["task"]
+    return answer
+
+
+@pytest.mark.asyncio
+async def test_the_deployed_app_has_no_console(runtime: Runtime) -> None:
+    # Given the app the gateway function serves, built alone
+    app = create_app(runtime)
+    # Then none of its routes is under /_console, and asking for the console finds nothing
+    paths = [route.path for route in app.routes if isinstance(route, Route)]
+    assert not [p for p in paths if p.startswith(CONSOLE_PATH)]
+    async with _client(app) as client:
+        assert (await client.get(CONSOLE_PATH + "/")).status_code == 404
+        assert (await client.get(CONSOLE_PATH + "/static/app.js")).status_code == 404
+
+
+def _translated() -> dict[str, Any]:
+    """template.yaml through the SAM translator, offline (as tests/template translates it)."""
+    from samtranslator.translator.transform import transform
+
+    class NoManagedPolicies:
+        def load(self) -> dict[str, str]:
+            return {}
+
+    template = copy.deepcopy(load_template())
+    for resource in template["Resources"].values():
+        props = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri"):
+            if isinstance(props.get(key), str):
+                props[key] = "s3://bucket/" + props[key].strip("/")
+    defaults = {k: str(v["Default"]) for k, v in template.get("Parameters", {}).items() if "Default" in v}
+    translated: dict[str, Any] = transform(template, defaults, NoManagedPolicies())
+    return translated
+
+
+def test_the_template_routes_nothing_under_the_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the API Gateway paths of the translated template
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    translated = _translated()
+    (api,) = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    patterns = [
+        re.compile("^" + re.sub(r"\\\{[^}]+\\\+\\\}", ".+", re.sub(r"\\\{[^}+]+\\\}", "[^/]+", re.escape(p))) + "$")
+        for p in api["Properties"]["Body"]["paths"]
+    ]
+    # Then no path of the console matches any of them
+    app = Starlette(routes=console_routes(lambda: build_runtime(Settings(store="memory"))))
+    console_paths = [
+        route.path.replace("{task_id}", "t1").replace("{name}", "app.js")
+        for route in app.routes
+        if isinstance(route, Route)
+    ]
+    assert len(console_paths) >= 5
+    for path in console_paths:
+        assert path.startswith(CONSOLE_PATH)
+        assert not [p.pattern for p in patterns if p.match(path)], path
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/_console/", id="page"),
+        pytest.param("/_console/static/app.js", id="module"),
+        pytest.param("/_console/static/console.css", id="stylesheet"),
+    ],
+)
+async def test_the_console_is_served_with_a_strict_content_security_policy(
+    client: httpx.AsyncClient, path: str
+) -> None:
+    response = await client.get(path)
+    assert response.status_code == 200
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert "unsafe-eval" not in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.asyncio
+async def test_the_page_has_no_inline_script_or_style_and_nothing_from_another_origin(
+    client: httpx.AsyncClient,
+) -> None:
+    page = (await client.get("/_console/")).text
+    assert "<style" not in page
+    assert not re.search(r"<[^>]*\s(style|on[a-z]+)=", page), "an inline style or event handler"
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page, re.DOTALL)
+    assert scripts == [(' type="module" src="/_console/static/app.js"', "")]
+    assert "http://" not in page
+    assert "https://" not in page
+
+
+@pytest.mark.asyncio
+async def test_only_the_console_s_own_files_are_served(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/_console/static/..%2f__init__.py")).status_code == 404
+    assert (await client.get("/_console/static/_api.py")).status_code == 404
+    assert (await client.get("/_console", follow_redirects=False)).headers["location"] == "/_console/"
+
+
+@pytest.mark.asyncio
+async def test_the_dev_api_gives_a_task_s_event_log_in_the_caller_s_scope(client: httpx.AsyncClient) -> None:
+    # Given a task the demo agent completed
+    task = await _send(client, "hello")
+    # When the console reads its events
+    answer = (await client.get(f"/_console/api/tasks/{task['id']}/events", headers=CONSOLE)).json()
+    # Then it sees every event of the log, in order, with its kind and (where it has one) its time
+    kinds = [(e["seq"], e["kind"]) for e in answer["events"]]
+    assert kinds == [(1, "task"), (2, "statusUpdate"), (3, "artifactUpdate"), (4, "statusUpdate")]
+    assert answer["events"][3]["event"]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer["events"][0]["time"]
+    assert answer["pushConfigs"] == []
+    # And another tenant's scope sees nothing of it
+    other = (await client.get(f"/_console/api/tasks/{task['id']}/events?tenant=other", headers=CONSOLE)).json()
+    assert other["events"] == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("headers", "reason"),
+    [
+        pytest.param({}, "no console header", id="no-header"),
+        pytest.param({**CONSOLE, "Origin": "https://evil.example"}, "another origin", id="cross-origin"),
+    ],
+)
+async def test_the_dev_api_refuses_what_is_not_its_own_page(
+    client: httpx.AsyncClient, headers: dict[str, str], reason: str
+) -> None:
+    assert (await client.post("/_console/api/dead-letters:redrive", headers=headers)).status_code == 403, reason
+    assert (
+        await client.post("/_console/api/proxy", headers={**headers, "X-A2A-Target": "http://x/"})
+    ).status_code == 403
+
+
+@pytest.mark.asyncio
+async def test_without_a_dead_letter_queue_the_console_says_so(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/_console/api/dead-letters", headers=CONSOLE)).json() == {
+        "configured": False,
+        "deadLetters": [],
+    }
+    assert (await client.post("/_console/api/dead-letters:redrive", headers=CONSOLE)).status_code == 404
+
+
+@pytest.fixture
+def queues(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, str]]:
+    from moto import mock_aws
+
+    for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "false"}
+        queue = sqs.create_queue(QueueName="push.fifo", Attributes=fifo)["QueueUrl"]
+        dead = sqs.create_queue(QueueName="push-dlq.fifo", Attributes=fifo)["QueueUrl"]
+        yield sqs, queue, dead
+
+
+@pytest.mark.asyncio
+async def test_dead_letters_are_listed_and_redriven(queues: tuple[Any, str, str]) -> None:
+    # Given a stack whose push deliveries have a dead-letter queue holding one item
+    sqs, queue, dead = queues
+    settings = Settings(store="memory", push_queue_url=queue, push_dead_letter_queue_url=dead)
+    runtime = build_runtime(settings)
+    item = DeliveryItem("", "anonymous", "task-1", "cfg-1", up_to_seq=4, from_seq=2, last_error="http 500: boom")
+    sqs.send_message(
+        QueueUrl=dead, MessageBody=item.to_json(), MessageGroupId=item.group_id, MessageDeduplicationId="d1"
+    )
+    app = with_console(create_app(runtime), lambda: runtime, sqs=lambda: sqs)
+    async with _client(app) as client:
+        # When the console lists the dead letters (twice: a look leaves them where they are)
+        await client.get("/_console/api/dead-letters", headers=CONSOLE)
+        listed = (await client.get("/_console/api/dead-letters", headers=CONSOLE)).json()
+        # Then it sees the item and why it failed
+        assert listed["configured"] is True
+        (letter,) = listed["deadLetters"]
+        assert letter | {"messageId": ""} == {
+            "messageId": "",
+            "taskId": "task-1",
+            "configId": "cfg-1",
+            "fromSeq": 2,
+            "upToSeq": 4,
+            "lastError": "http 500: boom",
+        }
+        # And the redrive button moves it back onto the delivery queue
+        moved = (await client.post("/_console/api/dead-letters:redrive", headers=CONSOLE)).json()
+        assert moved["moved"] == 1
+        assert (await client.get("/_console/api/dead-letters", headers=CONSOLE)).json()["deadLetters"] == []
+    runtime.queue.shutdown()  # type: ignore[attr-defined]
+    (message,) = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+    assert DeliveryItem.from_json(message["Body"]).task_id == "task-1"
+
+
+@pytest.mark.asyncio
+async def test_the_proxy_forwards_to_another_agent_and_streams_its_answer(runtime: Runtime) -> None:
+    # Given another agent, reachable only through the proxy (served here by an in-process transport)
+    other_runtime = build_runtime(Settings(store="memory"))
+    transport = httpx.ASGITransport(app=create_app(other_runtime))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_api, "_upstream_client", lambda: httpx.AsyncClient(transport=transport))
+        async with _client(with_console(create_app(runtime), lambda: runtime)) as client:
+            # When the console asks for its card and streams a message to it
+            card = await client.get(
+                "/_console/api/proxy",
+                headers={**CONSOLE, "X-A2A-Target": "http://other.test/.well-known/agent-card.json"},
+            )
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendStreamingMessage",
+                "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}},
+            }
+            stream = await client.post(
+                "/_console/api/proxy",
+                json=body,
+                headers={**CONSOLE, **A2A, "Accept": "text/event-stream", "X-A2A-Target": "http://other.test/"},
+            )
+    other_runtime.queue.shutdown()  # type: ignore[attr-defined]
+    # Then it gets the other agent's answers, the stream as a stream
+    assert card.status_code == 200
+    assert card.json()["name"]
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    assert "Echo: hello" in stream.text
+    assert "id: 4" in stream.text
+    assert "default-src 'self'" in stream.headers["content-security-policy"]
+
+
+@pytest.mark.asyncio
+async def test_the_proxy_takes_only_http_urls(client: httpx.AsyncClient) -> None:
+    for target in ("file:///etc/passwd", "javascript:alert(1)", "not a url"):
+        assert (await client.get("/_console/api/proxy", headers={**CONSOLE, "X-A2A-Target": target})).status_code == 400
