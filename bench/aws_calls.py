@@ -99,6 +99,14 @@ minimum storage duration). https://aws.amazon.com/s3/pricing/"""
 DATA_TRANSFER_OUT_GB = 0.09
 """$ per GB out of S3 to the internet, first 10 TB a month (the first 100 GB a month of the account
 are free: not counted). https://aws.amazon.com/s3/pricing/ (Data transfer)"""
+LAMBDA_DURABLE_OPERATION = 8.00 / 1e6
+"""$ per durable operation (a checkpointed step, wait or callback) of a Lambda durable execution: the
+rate of the durable-functions example on https://aws.amazon.com/lambda/pricing/ ("$8.00/M"), as
+transcribed from that page on 2026-09-20 by a third party
+(https://raw.githubusercontent.com/api-evangelist/aws-lambda/refs/heads/main/plans/aws-lambda-plans-pricing.yml,
+found with the search tool; no stored copy of the AWS page itself was found). Durable executions are
+also billed per GB of data written and per GB-month of data retained: those prices were not found,
+so that part is not counted (the output says so and gives the bytes)."""
 GB = 1024**3
 """The GB of S3's storage and transfer prices: 2^30 bytes."""
 DAYS_PER_MONTH = 30
@@ -109,6 +117,8 @@ PRICE_SOURCES = {
     "Lambda": "https://aws.amazon.com/lambda/pricing/",
     "API Gateway": "https://aws.amazon.com/api-gateway/pricing/",
     "S3": "https://aws.amazon.com/s3/pricing/",
+    "Lambda durable functions": "https://aws.amazon.com/lambda/pricing/ (durable functions example, via "
+    "https://raw.githubusercontent.com/api-evangelist/aws-lambda/refs/heads/main/plans/aws-lambda-plans-pricing.yml)",
 }
 AUTHORIZER_ASSUMED_MS = 10.0
 """The REQUEST authorizer (AuthMode Open, the default; not cached) is not part of the local stack;
@@ -131,6 +141,8 @@ BACKGROUND = {
 }
 """Handler module -> the template's function, for the wrapped event source handlers."""
 
+_DURABLE_MODE: list[bool] = []
+"""Set while a durable-mode stack runs (the two_turn_wait shape)."""
 _COMPONENT: contextvars.ContextVar[str] = contextvars.ContextVar("bench_component", default="")
 _LABEL: contextvars.ContextVar[str] = contextvars.ContextVar("bench_label", default="")
 
@@ -651,6 +663,10 @@ def _thread_component() -> str:
     name = threading.current_thread().name
     if name.startswith("AnyIO worker thread"):
         return "api"
+    # Durable mode: the SDK runs the durable worker's invocations in its own threads (no context
+    # variables carried), and the run they make, its executor's, in asyncio's
+    if _DURABLE_MODE and name.startswith(("dex-handler", "asyncio_")):
+        return "DurableWorkerFunction"
     return f"thread:{name}"
 
 
@@ -1562,6 +1578,216 @@ def cost_of_shape(
     }
 
 
+# ------------------------------------------------------------------- two turns and a wait (issue 19)
+WAIT_SHAPES = ("two_turn_wait",)
+WAIT_SECONDS_MODELLED = 3600
+"""The wait between the two turns that the shape stands for (it is modelled, not waited for)."""
+WAIT_WINDOW = "two_turn_wait"
+SHAPES["two_turn_wait"] = (
+    "a blocking SendMessage 'ask me' (the demo agent asks for a name: INPUT_REQUIRED), then, after a wait "
+    "modelled as one hour, a blocking SendMessage with the answer on the task (COMPLETED)"
+)
+
+
+def run_two_turn_wait_stack(mode: str, samples: int) -> dict[str, Any]:
+    """The local stack in ``mode`` (queue or durable) in this process; one warm-up task, then
+    ``samples`` two-turn tasks in the measured window. In durable mode the API's app is the local
+    stack's durable one (executions on the local runner, invocations of the durable worker metered)
+    and each task's durable operations are read from the runner."""
+    sys.path.insert(0, str(ROOT))
+    import boto3
+    from _stack import measure_on_local_stack
+
+    os.environ.update({"A2A_AUTH_MODE": "api-key", "A2A_API_KEYS": json.dumps({"bench-key": "bench"})})
+    os.environ["A2A_EXECUTION_MODE"] = mode
+    os.environ.pop("A2A_DURABLE_FUNCTION", None)  # the stack names its local durable worker
+    boto3.setup_default_session()
+    recorder = Recorder()
+    recorder.install(boto3.DEFAULT_SESSION)
+    activity = Activity()
+    workers: list[Any] = []
+
+    def app_factory() -> Any:
+        if mode == "durable":
+            from a2a_serverless.devstack.durable import durable_gateway_app, durable_limits
+            from a2a_serverless.devstack.resources import load_template
+
+            app, worker = durable_gateway_app(
+                limits=durable_limits(load_template()),
+                function_name="DurableWorkerFunction",
+                around_invocation=lambda: activity.running("lambda", "DurableWorkerFunction"),
+            )
+            workers.append(worker)
+            return LabelMiddleware(app, activity)
+        from a2a_serverless.transport.app import create_app
+
+        return LabelMiddleware(create_app(), activity)
+
+    def two_turns(d: Driver, tenant: str) -> dict[str, Any]:
+        asked = d.send(tenant, "ask me", label="SendMessage (blocking, asks)")
+        assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", asked
+        body = {"message": {**_message("Ann"), "taskId": asked["id"]}, "configuration": {"returnImmediately": False}}
+        done = d.call("SendMessage (blocking, answer)", "POST", f"{tenant}/message:send", json=body)["task"]
+        assert done["status"]["state"] == COMPLETED, done
+        return asked
+
+    def measure_mode(base: str) -> dict[str, Any]:
+        driver = Driver(base, recorder, activity, None)
+        operations: list[dict[str, Any]] = []
+        try:
+            with driver.window("warmup"):
+                two_turns(driver, "/w")
+            first, first_invocation = len(recorder.snapshot()), len(activity.invocations)
+            for n in range(samples):
+                with driver.window(WAIT_WINDOW):
+                    task = two_turns(driver, f"/t{n}")
+                if workers:
+                    operations.append(_durable_operations(workers[0], task["id"]))
+        finally:
+            driver.close()
+        with activity.cond:
+            invocations = list(activity.invocations[first_invocation:])
+        return {
+            "calls": recorder.snapshot()[first:],
+            "invocations": invocations,
+            "notes": {"window_seconds": dict(driver.seconds)},
+            "durable_operations": operations,
+        }
+
+    _DURABLE_MODE[:] = [True] if mode == "durable" else []
+    with contextlib.redirect_stdout(sys.stderr):
+        outcome = measure_on_local_stack(
+            measure_mode, workers=2, app_factory=app_factory, resolve_handler=wrap_handlers(activity)
+        )
+    _DURABLE_MODE.clear()
+    for worker in workers:
+        worker.close()
+    if "error" in outcome:
+        raise RuntimeError(f"{mode} mode: {outcome['error']}")
+    return outcome
+
+
+def _durable_operations(worker: Any, task_id: str) -> dict[str, Any]:
+    """A finished task's durable execution, from the local runner: its checkpointed operations (steps,
+    callbacks, waits) by type, and the bytes of its input and of the results they recorded."""
+    arn = worker.runs.execution_arn(task_id)
+    result = worker.runs.runner.wait_for_result(arn, timeout=30)
+    by_type = Counter(op.operation_type.value for op in result.operations)
+    written = sum(len(str(getattr(op, "result", None) or "")) for op in result.operations)
+    return {"operations": sum(by_type.values()), "by_type": dict(by_type), "result_bytes": written}
+
+
+def two_turn_wait_result(samples: int) -> dict[str, Any]:
+    facts = template_facts()
+    modes: dict[str, Any] = {}
+    for mode in ("queue", "durable"):
+        from moto.moto_api._internal.models import moto_api_backend
+
+        from a2a_serverless.lambda_.push import reset_push_services
+        from a2a_serverless.runtime import reset_runtime
+
+        moto_api_backend.reset()  # the in-process moto of the previous stack: a fresh account
+        reset_runtime()  # and the functions' runtimes (this process's) built against it
+        reset_push_services()
+        raw = run_two_turn_wait_stack(mode, samples)
+        raw["window_samples"] = {WAIT_WINDOW: samples}
+        analysed = analyse(raw, samples, facts, WAIT_SHAPES)
+        shape = analysed["shapes"][WAIT_WINDOW]
+        ops = raw["durable_operations"]
+        if ops:
+            per_task = statistics.mean(o["operations"] for o in ops)
+            shape["units_per_task"]["durable_operations"] = round(per_task, 3)
+            shape["units_per_task"]["durable_operations_by_type"] = ops[-1]["by_type"]
+            shape["units_per_task"]["durable_result_bytes"] = round(statistics.mean(o["result_bytes"] for o in ops))
+            shape["per_million_tasks_usd"]["lambda_durable_operations"] = round(
+                per_task * LAMBDA_DURABLE_OPERATION * 1e6, 2
+            )
+            shape["total_per_million_tasks_usd"] = round(
+                shape["total_per_million_tasks_usd"] + shape["per_million_tasks_usd"]["lambda_durable_operations"], 2
+            )
+        modes[mode] = {
+            "shape": shape,
+            "windows": analysed["windows"].get(WAIT_WINDOW, {}),
+            "measure_errors": analysed["measure_errors"],
+            "window_seconds": raw["notes"]["window_seconds"].get(WAIT_WINDOW, []),
+        }
+    return {
+        "meta": {
+            "samples": samples,
+            "date": time.strftime("%Y-%m-%d"),
+            "wait_seconds_modelled": WAIT_SECONDS_MODELLED,
+            "prices": {
+                "Lambda durable operation": f"${LAMBDA_DURABLE_OPERATION * 1e6:.2f} per million "
+                f"({PRICE_SOURCES['Lambda durable functions']})",
+                "Lambda durable data written / retained": "price not found: not counted",
+                "the rest": "as the other shapes (PRICE_SOURCES)",
+            },
+        },
+        "modes": modes,
+    }
+
+
+def render_two_turn_wait(result: dict[str, Any]) -> str:
+    queue, durable = result["modes"]["queue"]["shape"], result["modes"]["durable"]["shape"]
+    hours = result["meta"]["wait_seconds_modelled"] / 3600
+    lines = [
+        f"### Two turns and a wait of {hours:g} h: queue and durable mode ({result['meta']['date']})",
+        "",
+        SHAPES["two_turn_wait"] + f"; {result['meta']['samples']} task(s) per mode after a warm-up task.",
+        "",
+        "| per task | queue | durable |",
+        "|---|---:|---:|",
+    ]
+    rows = [
+        ("API requests", "api_requests"),
+        ("Lambda requests", "lambda_requests"),
+        ("Lambda GB-seconds", "lambda_gb_seconds"),
+        ("DynamoDB RRU", "rru"),
+        ("DynamoDB WRU", "wru"),
+        ("SQS requests (ours, FIFO)", "sqs_requests_ours_fifo"),
+        ("SQS requests (event source, estimate)", "sqs_requests_event_source_estimate"),
+        ("durable operations", "durable_operations"),
+        ("durable results written, bytes", "durable_result_bytes"),
+    ]
+    for label, key in rows:
+        lines.append(f"| {label} | {queue['units_per_task'].get(key, 0)} | {durable['units_per_task'].get(key, 0)} |")
+    invocations = {
+        mode: {
+            name: c["invocations"]
+            for name, c in result["modes"][mode]["windows"].items()
+            if c.get("invocations") and not name.startswith("api:")
+        }
+        for mode in ("queue", "durable")
+    }
+    lines.append(f"| invocations by function | {invocations['queue']} | {invocations['durable']} |")
+    lines += ["", "| $ per million tasks | queue | durable |", "|---|---:|---:|"]
+    keys = [k for k in durable["per_million_tasks_usd"] if k not in ("lambda_requests_only", "lambda_duration_only")]
+    for key in dict.fromkeys([*queue["per_million_tasks_usd"], *keys]):
+        if key in ("lambda_requests_only", "lambda_duration_only"):
+            continue
+        q, d = queue["per_million_tasks_usd"].get(key, 0), durable["per_million_tasks_usd"].get(key, 0)
+        lines.append(f"| {key} | {q:.2f} | {d:.2f} |")
+    lines.append(
+        f"| **total** | **{queue['total_per_million_tasks_usd']:.2f}** "
+        f"| **{durable['total_per_million_tasks_usd']:.2f}** |"
+    )
+    lines += [
+        "",
+        f"The {hours:g} h wait is modelled, not waited for. Queue mode: nothing runs and nothing is called while "
+        "the task waits (INPUT_REQUIRED is a row in the table; the answer is a new work item). Durable mode: the "
+        "execution waits on a callback and holds no invocation (measured: none ran between the turns); the wait "
+        "is one of the execution's durable operations, counted above. In both modes the task stays in the table "
+        "for the wait (the same DynamoDB storage either way: not counted). Durable executions are also billed "
+        "per GB of data written and per GB-month retained (DurableRetentionDays): "
+        + result["meta"]["prices"]["Lambda durable data written / retained"]
+        + " (the bytes written are in the table). Prices: "
+        + "; ".join(f"{k}: {v}" for k, v in result["meta"]["prices"].items())
+        + ". Locally the runner stands in for Lambda's checkpoint API: its calls (Invoke, "
+        "CheckpointDurableExecution, SendDurableExecutionCallbackSuccess) are not billed requests here.",
+    ]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------- output
 def render(result: dict[str, Any]) -> str:
     """The markdown section: calls per method, background work per task, cost per million tasks."""
@@ -1825,11 +2051,18 @@ def parse_shapes(text: str, parser: argparse.ArgumentParser) -> list[str]:
     everything = [*HELLO_SHAPES, *STREAM_SHAPES, *ARTIFACT_SHAPES]
     names = everything if text.strip() == "all" else [n.strip() for n in text.split(",")]
     names = [n for n in dict.fromkeys(names) if n]
-    unknown = [n for n in names if n not in HELLO_SHAPES and stream_shape(n) is None and artifact_shape(n) is None]
+    unknown = [
+        n
+        for n in names
+        if n not in HELLO_SHAPES and n not in WAIT_SHAPES and stream_shape(n) is None and artifact_shape(n) is None
+    ]
     if unknown or not names:
         parser.error(
-            f"unknown shapes {unknown}: use hello_blocking, hello_push, stream_<N>_<burst|paced>, artifact_<N>mb or all"
+            f"unknown shapes {unknown}: use hello_blocking, hello_push, stream_<N>_<burst|paced>, artifact_<N>mb, "
+            "two_turn_wait or all"
         )
+    if set(names) & set(WAIT_SHAPES) and set(names) - set(WAIT_SHAPES):
+        parser.error("two_turn_wait runs two stacks of its own (queue and durable mode): give it alone")
     return names
 
 
@@ -1844,7 +2077,8 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated task shapes: hello_blocking, hello_push (with them, every method is sampled), "
         f"{', '.join(STREAM_SHAPES)} or any stream_<N>_<burst|paced>, {', '.join(ARTIFACT_SHAPES)} or any "
         "artifact_<N>mb (run once each, after the samples); 'all' = the hello, the three stream and the "
-        "artifact shapes (default: the hello shapes)",
+        "artifact shapes (default: the hello shapes); two_turn_wait (alone: queue and durable mode, "
+        "--samples tasks each)",
     )
     parser.add_argument(
         "--stream-timeout",
@@ -1855,6 +2089,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shapes = parse_shapes(args.shapes, parser)
     samples = args.samples or (1 if args.quick else 5)
+    if shapes == list(WAIT_SHAPES):
+        waited = two_turn_wait_result(samples)
+        if args.json:
+            args.json.write_text(json.dumps(waited, indent=2))
+        print(render_two_turn_wait(waited))
+        return 1 if any(waited["modes"][m]["measure_errors"] for m in waited["modes"]) else 0
     result = build_result(samples, args.quick, shapes, args.stream_timeout)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

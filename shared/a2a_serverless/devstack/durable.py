@@ -17,11 +17,13 @@ stack that stops forgets them (``--state-dir`` keeps the tasks, not their execut
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,13 +111,16 @@ class LocalDurableWorker:
         limits: DurableLimits = DurableLimits(),
         store: Any = None,
         function_name: str = DURABLE_WORKER,
+        around_invocation: Callable[[], AbstractContextManager[Any]] | None = None,
     ) -> None:
+        """``around_invocation``: a context each invocation runs in (a benchmark's meter)."""
         from aws_durable_execution_sdk_python.execution import durable_execution
 
         from ..adapters.local_durable import LocalDurableRuns
         from ..runtime import build_runtime
 
         self.function_name = function_name
+        self._around = around_invocation or contextlib.nullcontext
         self._lock = threading.Lock()
         self._running = 0
         self._invocations = 0
@@ -141,12 +146,13 @@ class LocalDurableWorker:
             self._running += 1
             self._invocations += 1
         try:
-            output = self._execution(event, context)
+            with self._around():
+                output = self._execution(event, context)
         finally:
             with self._lock:
                 self._running -= 1
         status = output.get("Status") if isinstance(output, Mapping) else None
-        _log.info("%s invocation ended: %s", self.function_name, status)
+        _log.debug("%s invocation ended: %s", self.function_name, status)
         return output
 
     @property
@@ -194,7 +200,11 @@ def with_status(app: ASGIApp, worker: LocalDurableWorker) -> ASGIApp:
 
 
 def durable_gateway_app(
-    settings: Settings | None = None, *, limits: DurableLimits = DurableLimits(), function_name: str = DURABLE_WORKER
+    settings: Settings | None = None,
+    *,
+    limits: DurableLimits = DurableLimits(),
+    function_name: str = DURABLE_WORKER,
+    around_invocation: Callable[[], AbstractContextManager[Any]] | None = None,
 ) -> tuple[ASGIApp, LocalDurableWorker]:
     """The gateway app in durable mode (its runtime's executions run on the local runner) and the
     local durable worker; close the worker when the app stops serving."""
@@ -203,6 +213,8 @@ def durable_gateway_app(
     from ..transport.app import create_app
 
     settings = settings or Settings.from_env()
-    worker = LocalDurableWorker(settings, limits=limits, function_name=function_name)
+    worker = LocalDurableWorker(
+        settings, limits=limits, function_name=function_name, around_invocation=around_invocation
+    )
     runtime = build_runtime(settings, durable=worker.runs)
     return with_status(create_app(runtime), worker), worker
