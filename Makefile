@@ -29,6 +29,9 @@ A2A03_PACKAGES := 'a2a-sdk==$(A2A03_SDK_VERSION)' 'httpx==0.28.1' 'httpx-sse==0.
 # The stamp's name carries the lock file's checksum: editing the pins reinstalls.
 A2A_JS_DIR := tests/e2e/interop/js
 A2A_JS_STAMP := $(A2A_JS_DIR)/node_modules/.installed-$(firstword $(shell cksum < $(A2A_JS_DIR)/package-lock.json))
+# The console's browser test (tests/browser) drives Debian's chromium through its chromedriver,
+# installed with apt-get when missing (as root, or with sudo).
+BROWSER_STAMP := $(VENV)/.browser-chromium
 # `sam build` builds the Python 3.13 layer without a container: it needs a python3.13 interpreter
 # (pyenv's own install, not its shim, which would resolve to the selected version); the build
 # goes to .aws-sam/build.
@@ -40,7 +43,7 @@ PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null |
 STAMP := $(VENV)/.installed-$(firstword $(shell cksum < pyproject.toml))
 DEV_STAMP := $(VENV)/.installed-dev-$(firstword $(shell cksum < pyproject.toml))
 
-.PHONY: help bootstrap a2a03 a2a-js dev test lint typecheck pytest template clean distclean
+.PHONY: help bootstrap a2a03 a2a-js browser dev test lint typecheck pytest template clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -96,7 +99,17 @@ $(A2A_JS_STAMP): $(A2A_JS_DIR)/package.json $(A2A_JS_DIR)/package-lock.json
 	@cd $(A2A_JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-pytest: bootstrap $(A2A03_STAMP) $(A2A_JS_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."
+browser: $(BROWSER_STAMP) ## install Debian's chromium and chromium-driver (apt-get) for the console's browser test
+
+$(BROWSER_STAMP): | $(STAMP)
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		echo "==> apt-get install chromium chromium-driver"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+		&& $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver > /dev/null; fi
+	@touch $@
+
+pytest: bootstrap $(A2A03_STAMP) $(A2A_JS_STAMP) $(BROWSER_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."
 	@echo "==> pytest"
 	@$(BIN)/pytest -q $(PYTEST_ARGS)
 
@@ -130,3 +143,4 @@ clean: ## remove caches and build output (keeps .venv)
 
 distclean: clean ## clean, and remove .venv, .venv-sam, .venv-a2a03 and the JS client's node_modules too
 	rm -rf $(VENV) $(SAM_VENV) $(A2A03_VENV) $(A2A_JS_DIR)/node_modules
+	rm -f $(BROWSER_STAMP)
