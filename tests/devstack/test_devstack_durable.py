@@ -5,6 +5,7 @@ table in moto (the whole stack in processes: tests/e2e/test_durable_e2e.py)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -68,6 +69,7 @@ def test_the_flag_wins_over_the_shell_and_the_shells_function_wins() -> None:
 
 def test_dev_takes_the_execution_mode_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
+    monkeypatch.setattr(sys, "path", list(sys.path))  # main() adds the working directory
     monkeypatch.setattr(cli, "_check_executor", lambda *_: None)
     monkeypatch.setattr(cli, "_configure_logging", lambda *_: None)
     monkeypatch.setattr(stack, "run", lambda options, **_: seen.append(options) or 0)
