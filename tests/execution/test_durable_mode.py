@@ -23,7 +23,7 @@ from aws_durable_execution_sdk_python.execution import InvocationStatus, durable
 from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
-from a2a_serverless.config import Settings
+from a2a_serverless.config import ConfigError, Settings
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
 from a2a_serverless.execution.durable import INPUT_WAIT_TEXT, run_task
 from a2a_serverless.execution.updater import TaskUpdater
@@ -378,3 +378,11 @@ def test_an_a2a_sdk_executor_runs_unchanged_in_durable_mode_a_turn_a_step() -> N
         assert record is not None
         assert record.state is S.TASK_STATE_COMPLETED
         assert [p.text for a in record.task.artifacts for p in a.parts] == ["Nice to meet you, Ann!"]
+
+
+def test_the_durable_workers_own_runtime_builds_without_a_function_to_start() -> None:
+    # The template gives the durable worker no A2A_DURABLE_FUNCTION (its own alias would be a cycle)
+    runtime = build_runtime(Settings(store="memory", execution_mode="durable"), store=MemoryTaskStore())
+    assert runtime.durable is not None
+    with pytest.raises(ConfigError, match="A2A_DURABLE_FUNCTION"):
+        runtime.durable.start("t1", "{}")

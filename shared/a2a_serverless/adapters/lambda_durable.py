@@ -16,6 +16,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..config import ConfigError
+
 __all__ = ["LambdaDurableRuns"]
 
 logger = logging.getLogger(__name__)
@@ -26,8 +28,9 @@ _CALLBACK_GONE = frozenset({"InvalidParameterValueException", "CallbackTimeoutEx
 
 class LambdaDurableRuns:
     def __init__(self, function: str, *, client: Any = None) -> None:
-        if not function:
-            raise ValueError("durable mode needs A2A_DURABLE_FUNCTION (the durable worker's alias ARN)")
+        """``function``: the durable worker's alias ARN (``A2A_DURABLE_FUNCTION``). The durable
+        worker itself has none (it never starts executions; naming its own alias would be a cycle in
+        the template): :meth:`start` then raises, the callbacks still work."""
         self._function = function
         self._client = client
 
@@ -41,6 +44,8 @@ class LambdaDurableRuns:
         return self._client
 
     def start(self, name: str, payload: str) -> None:
+        if not self._function:
+            raise ConfigError("durable mode needs A2A_DURABLE_FUNCTION (the durable worker's alias ARN) to start tasks")
         try:
             self.client.invoke(
                 FunctionName=self._function,
