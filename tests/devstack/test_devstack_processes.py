@@ -28,6 +28,11 @@ def test_processes_of_their_own_and_one_ctrl_c_stops_them_all() -> None:
     try:
         moto_port = int(next(m.group(2) for line in lines if (m := MOTO.search(line))))
         http_port = int(base.rsplit(":", 1)[1])
+        # The banner names the local console, and the API process serves it (issue 20)
+        assert any(f"{base}/_console/" in line for line in lines), lines
+        console = httpx.get(f"{base}/_console/", timeout=10)
+        assert console.status_code == 200
+        assert console.headers["content-security-policy"].startswith("default-src 'self'")
 
         # Given: a 60 s run whose stream is open and has delivered its first events
         events: list[str] = []

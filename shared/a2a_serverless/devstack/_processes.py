@@ -83,6 +83,8 @@ def _api(spec: ApiSpec) -> int:
 
     import uvicorn
 
+    from ..runtime import get_runtime
+    from .console import with_console
     from .stack import GatewayServer, gateway_app
 
     sock = socket.socket(fileno=spec.fd)
@@ -95,6 +97,7 @@ def _api(spec: ApiSpec) -> int:
         limits = DurableLimits(int(spec.durable["invocation_timeout"]), int(spec.durable["execution_timeout"]))
         app, worker = durable_gateway_app(limits=limits, function_name=str(spec.durable["function_name"]))
         closing.append(worker)
+    app = with_console(app, get_runtime)
     server = GatewayServer(
         uvicorn.Config(
             app,

@@ -27,6 +27,7 @@ from typing import Any
 import boto3
 import uvicorn
 
+from ..runtime import get_runtime
 from ..transport.sse import end_streams, streams_open
 from ._environment import FAKE_CREDENTIALS, REGION, LocalEnvironment, apply_environment
 from ._imports import ImportPathError, import_object
@@ -44,6 +45,7 @@ from ._template import (
     schedule_event_sources,
     sqs_event_sources,
 )
+from .console import CONSOLE_PATH, with_console
 from .durable import (
     DURABLE_WORKER,
     STATUS_PATH,
@@ -172,6 +174,7 @@ def run(
                 STATUS_PATH,
             )
         ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
+        _log.info("console: %s%s/ (local only: talk to the agent, watch its tasks)", public_url, CONSOLE_PATH)
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
             clients = {name: _client(name, endpoint) for name in ("dynamodb", "sqs", "s3")}
             if options.state_dir is None:
@@ -225,6 +228,7 @@ def run(
             stack.callback(worker.close)
         else:
             app = (app_factory or gateway_app)()
+        app = with_console(app, get_runtime)
         streams_open()
         server = GatewayServer(
             uvicorn.Config(
