@@ -106,6 +106,10 @@ class Settings(BaseModel):
     """Retry n waits about base * 2**(n-1), capped, with jitter (or the receiver's Retry-After)."""
     push_token_ttl_seconds: int = Field(default=300, ge=30, le=3600)
     """Lifetime (``exp - iat``) of a notification's signed JWT."""
+    push_attempt_log: str = ""
+    """Local stack only (``a2a-serverless dev`` sets it): a file to which every webhook delivery
+    attempt appends one JSON line (ids, seq, attempt, status, latency, outcome; never a URL or a
+    secret) for the console's timeline. Empty (the default, and deployed): nothing is recorded."""
 
     lenient_missing_version: bool = False
     """Serve requests without ``A2A-Version`` as 1.0 instead of rejecting them as 0.3."""

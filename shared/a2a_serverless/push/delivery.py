@@ -35,6 +35,7 @@ import hashlib
 import json
 import logging
 import random
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -48,6 +49,7 @@ from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
 from . import SIGNATURE_HEADER
+from .attempts import Attempt, AttemptLog, AttemptOutcome, attempt_log_from_environment
 
 if TYPE_CHECKING:
     from .sender import SendResult
@@ -226,12 +228,15 @@ def deliver(
     remaining_seconds: Callable[[], float] = lambda: float("inf"),
     parts: PartPresenter | None = None,
     inline_bytes: int = 0,
+    attempt_log: AttemptLog | None = None,
 ) -> DeliveryResult:
     """Deliver what ``item`` asks for (module docstring). ``attempt`` counts from 1 (SQS's
     receive count); ``remaining_seconds`` is what is left of the invocation. ``parts`` turns the
     log's references to stored parts into what a webhook gets: inline up to ``inline_bytes`` per
     notification, else presigned URLs; a stored part that cannot be read is retried like a failed
-    send."""
+    send. Every attempt is recorded in ``attempt_log`` (default: the one ``A2A_PUSH_ATTEMPT_LOG``
+    names, if any: :mod:`.attempts`)."""
+    log = attempt_log if attempt_log is not None else attempt_log_from_environment()
     scope = item.scope
     target = store.get_push_target(scope, item.task_id, item.config_id)
     if target is None:
@@ -254,9 +259,14 @@ def deliver(
             from .sender import SendResult
 
             result = SendResult("retry", None, "a stored part of the task could not be read")
+            latency_ms = 0.0
         else:
             headers = notification_headers(target.config, item.task_id, stored.seq, body, signer, content_type)
+            began = time.monotonic()
             result = sender.send(target.config.url, body, headers)
+            latency_ms = (time.monotonic() - began) * 1000.0
+        if log is not None:
+            _record(log, item, stored.seq, attempt, max_attempts, result, latency_ms)
         if result.outcome == "delivered":
             store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
             delivered += 1
@@ -348,6 +358,31 @@ def _dead_letter(item: DeliveryItem, from_seq: int, up_to_seq: int, reason: str)
         up_to_seq=up_to_seq,
         from_seq=from_seq,
         last_error=reason[:500],
+    )
+
+
+def _record(
+    log: AttemptLog, item: DeliveryItem, seq: int, attempt: int, max_attempts: int, result: SendResult, latency: float
+) -> None:
+    outcome: AttemptOutcome = "delivered"
+    if result.outcome == "retry" and attempt < max_attempts:
+        outcome = "retrying"
+    elif result.outcome != "delivered":
+        outcome = "dead-lettered"
+    log.record(
+        Attempt(
+            tenant=item.tenant,
+            owner=item.owner,
+            task_id=item.task_id,
+            config_id=item.config_id,
+            seq=seq,
+            attempt=attempt,
+            status=result.status,
+            # The sender's reasons are fixed phrases, status codes and exception class names.
+            error="" if result.outcome == "delivered" else result.reason,
+            latency_ms=latency,
+            outcome=outcome,
+        )
     )
 
 

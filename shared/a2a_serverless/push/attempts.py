@@ -1,0 +1,104 @@
+"""A record of every webhook delivery attempt, one JSON line each, for the local stack's console.
+
+Off unless ``A2A_PUSH_ATTEMPT_LOG`` names a file (the local stack sets it; a deployed stack leaves it
+empty, and its delivery function's logs and metrics say the same things). Each attempt appends one
+line with a single ``write`` to a file opened with ``O_APPEND``: no lock, and the lines of several
+processes (the local stack runs the delivery function in processes of its own) never interleave.
+
+A line names ids, sequence numbers, the HTTP status or the short, fixed reason the sender gives
+(exception class names, never a server's text), the latency and the outcome: never the webhook URL,
+its query, the token or the credentials.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["ATTEMPT_LOG_VARIABLE", "Attempt", "AttemptLog", "attempt_log_from_environment", "read_attempts"]
+
+ATTEMPT_LOG_VARIABLE = "A2A_PUSH_ATTEMPT_LOG"
+"""The setting :attr:`~a2a_serverless.config.Settings.push_attempt_log` as the environment has it."""
+
+AttemptOutcome = Literal["delivered", "retrying", "dead-lettered"]
+"""``dead-lettered``: the attempts are spent, or the failure was final (another 4xx, a refused
+address); ``error`` says which."""
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    tenant: str
+    owner: str
+    task_id: str
+    config_id: str
+    seq: int
+    attempt: int
+    status: int | None
+    error: str
+    latency_ms: float
+    outcome: AttemptOutcome
+    time: str = ""
+
+    def to_line(self) -> bytes:
+        data: dict[str, Any] = {
+            "time": self.time or datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "tenant": self.tenant,
+            "owner": self.owner,
+            "taskId": self.task_id,
+            "configId": self.config_id,
+            "seq": self.seq,
+            "attempt": self.attempt,
+            "status": self.status,
+            "error": self.error,
+            "latencyMs": round(self.latency_ms, 1),
+            "outcome": self.outcome,
+        }
+        return (json.dumps(data, separators=(",", ":")) + "\n").encode()
+
+
+class AttemptLog:
+    """Appends :class:`Attempt` lines to ``path``; a failure to write is logged, never raised (the
+    record must not change what is delivered)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def record(self, attempt: Attempt) -> None:
+        line = attempt.to_line()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            _log.warning("cannot append to the push attempt log (%s)", type(exc).__name__)
+
+
+def attempt_log_from_environment() -> AttemptLog | None:
+    """The log ``A2A_PUSH_ATTEMPT_LOG`` names, or None when it is unset or empty."""
+    path = os.environ.get(ATTEMPT_LOG_VARIABLE, "").strip()
+    return AttemptLog(path) if path else None
+
+
+def read_attempts(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The lines of the log, oldest first (a missing file has none; a torn line is skipped)."""
+    try:
+        with open(path, "rb") as lines:
+            for raw in lines:
+                try:
+                    row = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(row, dict):
+                    yield row
+    except FileNotFoundError:
+        return
