@@ -8,7 +8,8 @@ import copy
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import httpx
@@ -20,9 +21,16 @@ from starlette.routing import Route
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.console import CONSOLE_PATH, _api, console_routes, with_console
 from a2a_serverless.devstack.resources import load_template
-from a2a_serverless.push.delivery import DeliveryItem
+from a2a_serverless.ports.store import Scope
+from a2a_serverless.push.attempts import ATTEMPT_LOG_VARIABLE
+from a2a_serverless.push.delivery import DeliveryItem, deliver
+from a2a_serverless.push.queue import SqsDeliveryQueue
+from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.runtime import Runtime, build_runtime
 from a2a_serverless.transport.app import create_app
+
+if TYPE_CHECKING:
+    from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
 
 CONSOLE = {"X-A2A-Console": "1"}
 A2A = {"A2A-Version": "1.0"}
@@ -244,6 +252,106 @@ async def test_dead_letters_are_listed_and_redriven(queues: tuple[Any, str, str]
     runtime.queue.shutdown()  # type: ignore[attr-defined]
     (message,) = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
     assert DeliveryItem.from_json(message["Body"]).task_id == "task-1"
+
+
+async def _send_with_webhook(client: httpx.AsyncClient, text: str, url: str) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {
+            "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]},
+            "configuration": {"taskPushNotificationConfig": {"url": url, "token": "sekrit-token"}},
+        },
+    }
+    response = await client.post("/", json=body, headers=A2A)
+    answer: dict[str, Any] = response.json()["result"]["task"]
+    return answer
+
+
+@pytest.mark.asyncio
+async def test_a_task_s_delivery_attempts_and_dead_letters_are_listed(
+    queues: tuple[Any, str, str],
+    webhook_receiver: WebhookReceiver,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the local stack's attempt log, a dead-letter queue, and two tasks each with a webhook
+    sqs, queue, dead = queues
+    log = tmp_path / "push-attempts.jsonl"
+    monkeypatch.setenv(ATTEMPT_LOG_VARIABLE, str(log))
+    settings = Settings(
+        store="memory",
+        push_queue_url=queue,
+        push_dead_letter_queue_url=dead,
+        push_attempt_log=str(log),
+        allow_private_webhooks=True,
+    )
+    runtime = build_runtime(settings)
+    app = with_console(create_app(runtime), lambda: runtime, sqs=lambda: sqs)
+    dead_letters = SqsDeliveryQueue(queue, dead, client=sqs)
+    sender = WebhookSender(timeout=2.0, allow_private=True)
+    async with _client(app) as client:
+        good = await _send_with_webhook(client, "hello", f"{webhook_receiver.url}/good?key=sekrit-query")
+        failing = await _send_with_webhook(client, "hello", f"{webhook_receiver.url}/failing")
+
+        def delivery(task: dict[str, Any], attempt: int) -> None:
+            (config,), _ = runtime.store.list_push_configs(Scope("", "anonymous"), task["id"])
+            result = deliver(
+                DeliveryItem("", "anonymous", task["id"], config.id, up_to_seq=4),
+                store=runtime.store,
+                sender=sender,
+                signer=None,
+                attempt=attempt,
+                max_attempts=3,
+                timeout_seconds=2.0,
+            )
+            for letter in result.dead_letters:
+                dead_letters.dead_letter(letter)
+
+        # When the first task's webhook takes every event, and the second's answers HTTP 500 three times
+        delivery(good, 1)
+        webhook_receiver.set_down(500)
+        for attempt in (1, 2, 3):
+            delivery(failing, attempt)
+
+        # Then the console lists the first task's four deliveries, oldest first, no dead letter
+        answer = (await client.get(f"/_console/api/tasks/{good['id']}/push-attempts", headers=CONSOLE)).json()
+        assert answer["recorded"] is True
+        assert [(a["seq"], a["attempt"], a["status"], a["outcome"]) for a in answer["attempts"]] == [
+            (seq, 1, 204, "delivered") for seq in (1, 2, 3, 4)
+        ]
+        assert all(isinstance(a["latencyMs"], float) for a in answer["attempts"])
+        assert answer["deadLetters"] == []
+        # And the second task's retrying attempts, the last one dead-lettered, and its dead letter
+        answer = (await client.get(f"/_console/api/tasks/{failing['id']}/push-attempts", headers=CONSOLE)).json()
+        assert [(a["seq"], a["attempt"], a["status"], a["outcome"]) for a in answer["attempts"]] == [
+            (1, 1, 500, "retrying"),
+            (1, 2, 500, "retrying"),
+            (1, 3, 500, "dead-lettered"),
+        ]
+        (letter,) = answer["deadLetters"]
+        assert (letter["taskId"], letter["fromSeq"], letter["upToSeq"]) == (failing["id"], 1, 4)
+        assert "HTTP 500" in letter["lastError"]
+        # And another tenant sees none of it; no secret was recorded
+        other = f"/_console/api/tasks/{failing['id']}/push-attempts?tenant=other"
+        assert (await client.get(other, headers=CONSOLE)).json() | {"taskId": ""} == {
+            "taskId": "",
+            "recorded": True,
+            "attempts": [],
+            "omitted": 0,
+            "deadLetters": [],
+        }
+        assert "sekrit" not in log.read_text()
+    sender.close()
+    runtime.queue.shutdown()  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_without_an_attempt_log_the_console_says_so(client: httpx.AsyncClient) -> None:
+    task = await _send(client, "hello")
+    answer = (await client.get(f"/_console/api/tasks/{task['id']}/push-attempts", headers=CONSOLE)).json()
+    assert (answer["recorded"], answer["attempts"], answer["deadLetters"]) == (False, [], [])
 
 
 @pytest.mark.asyncio

@@ -53,6 +53,8 @@ class LocalEnvironment:
     """``--execution-mode``: wins over the shell's ``A2A_EXECUTION_MODE``."""
     durable_function: str = ""
     """Durable mode: ``A2A_DURABLE_FUNCTION`` unless the shell sets it (the template's is an ``!If``)."""
+    push_attempt_log: str = ""
+    """``A2A_PUSH_ATTEMPT_LOG``: the file of webhook delivery attempts the console shows."""
 
 
 def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] | None = None) -> None:
@@ -85,6 +87,8 @@ def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] 
             "A2A_PUBLIC_URL": spec.public_url,
         }
     )
+    if spec.push_attempt_log:
+        env["A2A_PUSH_ATTEMPT_LOG"] = spec.push_attempt_log
     if spec.executor:
         env["A2A_EXECUTOR"] = spec.executor
     if spec.execution_mode:

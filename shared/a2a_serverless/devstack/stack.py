@@ -12,10 +12,12 @@ import contextlib
 import errno
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -162,6 +164,7 @@ def run(
                 executor=options.executor,
                 execution_mode=options.execution_mode,
                 durable_function=durable_function_arn(options.prefix, REGION),
+                push_attempt_log=_push_attempt_log(stack, options.state_dir),
             )
         )
         durable = _durable_spec(template, options.prefix) if is_durable(os.environ) else None
@@ -245,6 +248,17 @@ def run(
         if not shutdown.requested:
             server.run(sockets=[sock])
     return 0
+
+
+def _push_attempt_log(stack: contextlib.ExitStack, state_dir: Path | None) -> str:
+    """The file of webhook delivery attempts the console shows: in ``--state-dir`` when given (kept),
+    else in a directory made for this run and removed when it ends."""
+    if state_dir is not None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        return str(state_dir / "push-attempts.jsonl")
+    directory = tempfile.mkdtemp(prefix="a2a-dev-")
+    stack.callback(shutil.rmtree, directory, ignore_errors=True)
+    return str(Path(directory) / "push-attempts.jsonl")
 
 
 class GatewayServer(uvicorn.Server):

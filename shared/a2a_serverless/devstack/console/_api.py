@@ -1,10 +1,13 @@
 """The console's dev-only JSON API, for what A2A does not expose: a task's raw event log (with its
-push configs' delivery cursors), the push dead-letter queue and its redrive, and a proxy to another
-agent (so the page keeps ``connect-src 'self'`` and works with agents that do not allow CORS).
+push configs' delivery cursors), its webhook delivery attempts (from the local stack's
+``A2A_PUSH_ATTEMPT_LOG``: :mod:`a2a_serverless.push.attempts`) and dead letters, the push
+dead-letter queue and its redrive, and a proxy to another agent (so the page keeps
+``connect-src 'self'`` and works with agents that do not allow CORS).
 
 Every call must carry ``X-A2A-Console: 1``: a page of another origin cannot send that header without
 a CORS preflight, which this API never grants, so a website open in the same browser cannot drive
-the proxy or the redrive. The events are read in the caller's own scope, as A2A would scope them.
+the proxy or the redrive. The events and attempts are read in the caller's own scope, as A2A would scope
+them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ API_PATH = CONSOLE_PATH + "/api"
 CONSOLE_HEADER = "x-a2a-console"
 EVENT_PAGE = 100
 DEAD_LETTER_PEEKS = 5
+ATTEMPTS_SHOWN = 500
+"""A task's most recent delivery attempts the timeline gets (older ones are counted, not sent)."""
 _FORWARDED = ("content-type", "accept", "a2a-version", "a2a-extensions", "last-event-id", "authorization")
 _PROXY_TIMEOUT = httpx.Timeout(30.0, read=None)
 
@@ -62,15 +67,22 @@ def _kind(wire: dict[str, Any]) -> tuple[str, str]:
     return "unknown", ""
 
 
+def _caller_scope(runtime: Runtime, request: Request) -> Scope | None:
+    """The caller's scope, as A2A would scope its requests (None: not authenticated)."""
+    settings = runtime.settings
+    try:
+        principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, None)
+    except A2AError:
+        return None
+    return Scope(tenant=request.query_params.get("tenant", ""), owner=principal.name)
+
+
 def _events(get_runtime: Callable[[], Runtime]) -> Endpoint:
     async def events(request: Request) -> Response:
         runtime = get_runtime()
-        settings = runtime.settings
-        try:
-            principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, None)
-        except A2AError:
+        scope = _caller_scope(runtime, request)
+        if scope is None:
             return _json({"error": "unauthenticated"}, 401)
-        scope = Scope(tenant=request.query_params.get("tenant", ""), owner=principal.name)
         task_id = str(request.path_params["task_id"])
         rows: list[dict[str, Any]] = []
         after = 0
@@ -106,27 +118,28 @@ def _sqs() -> Any:
     return boto3.client("sqs")
 
 
-def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
-    async def dead_letters(request: Request) -> Response:
-        url = get_runtime().settings.push_dead_letter_queue_url
-        if not url:
-            return _json({"configured": False, "deadLetters": []})
-        from ...push.delivery import DeliveryItem
+def _peek_dead_letters(sqs: Any, url: str, scope: Scope | None = None, task_id: str = "") -> list[dict[str, Any]]:
+    """What the dead-letter queue holds (``task_id`` given: that task's in ``scope`` only)."""
+    from ...push.delivery import DeliveryItem
 
-        seen: dict[str, dict[str, Any]] = {}
-        for _ in range(DEAD_LETTER_PEEKS):
-            # Visibility 0: a look that leaves every message where it is, visible to a redrive.
-            answer = sqs().receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-            fresh = [m for m in answer.get("Messages", []) if m["MessageId"] not in seen]
-            if not fresh:
-                break
-            for message in fresh:
-                try:
-                    item = DeliveryItem.from_json(message["Body"])
-                except (ValueError, KeyError, TypeError):
-                    seen[message["MessageId"]] = {"messageId": message["MessageId"], "unreadable": True}
-                    continue
-                seen[message["MessageId"]] = {
+    seen: dict[str, dict[str, Any] | None] = {}
+    for _ in range(DEAD_LETTER_PEEKS):
+        # Visibility 0: a look that leaves every message where it is, visible to a redrive.
+        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
+        fresh = [m for m in answer.get("Messages", []) if m["MessageId"] not in seen]
+        if not fresh:
+            break
+        for message in fresh:
+            try:
+                item = DeliveryItem.from_json(message["Body"])
+            except (ValueError, KeyError, TypeError):
+                seen[message["MessageId"]] = (
+                    None if task_id else {"messageId": message["MessageId"], "unreadable": True}
+                )
+                continue
+            mine = not task_id or (item.task_id == task_id and item.scope == scope)
+            seen[message["MessageId"]] = (
+                {
                     "messageId": message["MessageId"],
                     "taskId": item.task_id,
                     "configId": item.config_id,
@@ -134,9 +147,55 @@ def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) ->
                     "upToSeq": item.up_to_seq,
                     "lastError": item.last_error,
                 }
-        return _json({"configured": True, "deadLetters": list(seen.values())})
+                if mine
+                else None
+            )
+    return [row for row in seen.values() if row is not None]
+
+
+def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
+    async def dead_letters(request: Request) -> Response:
+        url = get_runtime().settings.push_dead_letter_queue_url
+        if not url:
+            return _json({"configured": False, "deadLetters": []})
+        return _json({"configured": True, "deadLetters": _peek_dead_letters(sqs(), url)})
 
     return dead_letters
+
+
+def _push_attempts(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
+    async def push_attempts(request: Request) -> Response:
+        runtime = get_runtime()
+        scope = _caller_scope(runtime, request)
+        if scope is None:
+            return _json({"error": "unauthenticated"}, 401)
+        task_id = str(request.path_params["task_id"])
+        settings = runtime.settings
+        attempts: list[dict[str, Any]] = []
+        if settings.push_attempt_log:
+            from ...push.attempts import read_attempts
+
+            attempts = [
+                row
+                for row in read_attempts(settings.push_attempt_log)
+                if row.get("taskId") == task_id
+                and row.get("tenant") == scope.tenant
+                and row.get("owner") == scope.owner
+            ]
+        dead: list[dict[str, Any]] = []
+        if settings.push_dead_letter_queue_url:
+            dead = _peek_dead_letters(sqs(), settings.push_dead_letter_queue_url, scope, task_id)
+        return _json(
+            {
+                "taskId": task_id,
+                "recorded": bool(settings.push_attempt_log),
+                "attempts": attempts[-ATTEMPTS_SHOWN:],
+                "omitted": max(0, len(attempts) - ATTEMPTS_SHOWN),
+                "deadLetters": dead,
+            }
+        )
+
+    return push_attempts
 
 
 def _redrive(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
@@ -189,6 +248,7 @@ def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], Any] = _
     """``sqs`` builds the SQS client of the dead-letter endpoints (tests inject moto's)."""
     return [
         Route(API_PATH + "/tasks/{task_id}/events", _guarded(_events(get_runtime)), methods=["GET"]),
+        Route(API_PATH + "/tasks/{task_id}/push-attempts", _guarded(_push_attempts(get_runtime, sqs)), methods=["GET"]),
         Route(API_PATH + "/dead-letters", _guarded(_dead_letters(get_runtime, sqs)), methods=["GET"]),
         Route(API_PATH + "/dead-letters:redrive", _guarded(_redrive(get_runtime, sqs)), methods=["POST"]),
         Route(API_PATH + "/proxy", _guarded(_proxy), methods=["GET", "POST"]),
