@@ -70,13 +70,45 @@ export function setUpTasks(agent, visible) {
       if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
       for (const e of answer.events) rows.append(eventRow(e.seq, e.time, e.kind, e.event));
       if (!answer.pushConfigs.length) push.append(el("li", { class: "muted", text: "none" }));
+      const attempts = answer.pushConfigs.length ? await deliveryAttempts(taskId) : null;
       for (const c of answer.pushConfigs) {
-        push.append(el("li", { text: `${c.id} → ${c.url}: delivered up to event ${c.deliveredSeq ?? "?"}` }));
+        const item = el("li", { class: "push-config", "data-config-id": c.id },
+          el("span", { text: `${c.id} → ${c.url}: delivered up to event ${c.deliveredSeq ?? "?"}` }));
+        if (attempts) item.append(attemptTable(attempts.attempts.filter((a) => a.configId === c.id), attempts.recorded));
+        push.append(item);
+      }
+      if (attempts && attempts.omitted) push.append(el("li", { class: "muted", text: `${attempts.omitted} older attempt(s) not shown` }));
+      if (attempts) {
+        for (const d of attempts.deadLetters) {
+          push.append(el("li", { class: "dead-letter", text: `dead letter: ${d.configId}, events ${d.fromSeq || "?"}–${d.upToSeq}: ${d.lastError}` }));
+        }
       }
     } catch (error) {
       source.textContent = `Timeline failed: ${error.message}`;
     }
     box.scrollIntoView();
+  }
+
+  async function deliveryAttempts(taskId) {
+    const response = await fetch(`${API}/tasks/${encodeURIComponent(taskId)}/push-attempts`, { headers: CONSOLE_HEADERS });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+    return answer;
+  }
+
+  function attemptTable(attempts, recorded) {
+    if (!recorded) return el("p", { class: "muted", text: "delivery attempts are recorded by the local stack only (A2A_PUSH_ATTEMPT_LOG)" });
+    if (!attempts.length) return el("p", { class: "muted", text: "no delivery attempt yet" });
+    const body = el("tbody", {});
+    for (const a of attempts) {
+      body.append(el("tr", { class: "push-attempt", "data-outcome": a.outcome },
+        el("td", { text: a.time || "" }), el("td", { text: String(a.seq) }), el("td", { text: String(a.attempt) }),
+        el("td", { text: a.status == null ? a.error : (a.error || `HTTP ${a.status}`) }),
+        el("td", { text: `${a.latencyMs} ms` }), el("td", { text: a.outcome })));
+    }
+    return el("table", { class: "push-attempts" },
+      el("thead", {}, el("tr", {}, ...["time", "event", "attempt", "status", "latency", "outcome"].map((h) => el("th", { text: h })))),
+      body);
   }
 
   function eventRow(seq, time, kind, event) {
