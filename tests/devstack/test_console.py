@@ -22,7 +22,7 @@ from a2a_serverless.config import Settings
 from a2a_serverless.devstack.console import CONSOLE_PATH, _api, console_routes, with_console
 from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.ports.store import Scope
-from a2a_serverless.push.attempts import ATTEMPT_LOG_VARIABLE
+from a2a_serverless.push.attempts import AttemptLog
 from a2a_serverless.push.delivery import DeliveryItem, deliver
 from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.sender import WebhookSender
@@ -279,7 +279,6 @@ async def test_a_task_s_delivery_attempts_and_dead_letters_are_listed(
     # Given the local stack's attempt log, a dead-letter queue, and two tasks each with a webhook
     sqs, queue, dead = queues
     log = tmp_path / "push-attempts.jsonl"
-    monkeypatch.setenv(ATTEMPT_LOG_VARIABLE, str(log))
     settings = Settings(
         store="memory",
         push_queue_url=queue,
@@ -305,6 +304,7 @@ async def test_a_task_s_delivery_attempts_and_dead_letters_are_listed(
                 attempt=attempt,
                 max_attempts=3,
                 timeout_seconds=2.0,
+                attempt_log=AttemptLog(settings.push_attempt_log),  # as the delivery function passes it
             )
             for letter in result.dead_letters:
                 dead_letters.dead_letter(letter)

@@ -87,13 +87,13 @@ def test_every_attempt_is_one_line_with_ids_status_latency_and_outcome(
 ) -> None:
     # Given the setting naming a file, and a webhook that fails its first answer
     path = tmp_path / "attempts.jsonl"
-    monkeypatch.setenv(ATTEMPT_LOG_VARIABLE, str(path))
+    log = AttemptLog(Settings.from_env({"A2A_STORE": "memory", ATTEMPT_LOG_VARIABLE: str(path)}).push_attempt_log)
     _config(store, webhook_receiver)
     webhook_receiver.fail_next(1, status=500)
 
     # When the delivery fails, then is retried and goes through
-    _deliver(store, sender, attempt=1)
-    _deliver(store, sender, attempt=2)
+    _deliver(store, sender, attempt=1, log=log)
+    _deliver(store, sender, attempt=2, log=log)
 
     # Then each POST left one line, in order, with what the console shows
     rows = list(read_attempts(path))

@@ -22,6 +22,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from ..config import ConfigError
+from ..push.attempts import AttemptLog
 from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
@@ -131,6 +132,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
         remaining_seconds=remaining_seconds,
         parts=services.runtime.parts,
         inline_bytes=settings.inline_push_bytes,
+        attempt_log=AttemptLog(settings.push_attempt_log) if settings.push_attempt_log else None,
     )
     for dead in result.dead_letters:
         services.queue.dead_letter(dead)

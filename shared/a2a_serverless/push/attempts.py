@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["ATTEMPT_LOG_VARIABLE", "Attempt", "AttemptLog", "attempt_log_from_environment", "read_attempts"]
+__all__ = ["ATTEMPT_LOG_VARIABLE", "Attempt", "AttemptLog", "read_attempts"]
 
 ATTEMPT_LOG_VARIABLE = "A2A_PUSH_ATTEMPT_LOG"
 """The setting :attr:`~a2a_serverless.config.Settings.push_attempt_log` as the environment has it."""
@@ -81,12 +81,6 @@ class AttemptLog:
                 os.close(fd)
         except OSError as exc:
             _log.warning("cannot append to the push attempt log (%s)", type(exc).__name__)
-
-
-def attempt_log_from_environment() -> AttemptLog | None:
-    """The log ``A2A_PUSH_ATTEMPT_LOG`` names, or None when it is unset or empty."""
-    path = os.environ.get(ATTEMPT_LOG_VARIABLE, "").strip()
-    return AttemptLog(path) if path else None
 
 
 def read_attempts(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -49,7 +49,7 @@ from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
 from . import SIGNATURE_HEADER
-from .attempts import Attempt, AttemptLog, AttemptOutcome, attempt_log_from_environment
+from .attempts import Attempt, AttemptLog, AttemptOutcome
 
 if TYPE_CHECKING:
     from .sender import SendResult
@@ -234,9 +234,9 @@ def deliver(
     receive count); ``remaining_seconds`` is what is left of the invocation. ``parts`` turns the
     log's references to stored parts into what a webhook gets: inline up to ``inline_bytes`` per
     notification, else presigned URLs; a stored part that cannot be read is retried like a failed
-    send. Every attempt is recorded in ``attempt_log`` (default: the one ``A2A_PUSH_ATTEMPT_LOG``
-    names, if any: :mod:`.attempts`)."""
-    log = attempt_log if attempt_log is not None else attempt_log_from_environment()
+    send. Every attempt is recorded in ``attempt_log`` when one is given (the local stack's
+    ``A2A_PUSH_ATTEMPT_LOG``: :mod:`.attempts`)."""
+    log = attempt_log
     scope = item.scope
     target = store.get_push_target(scope, item.task_id, item.config_id)
     if target is None:

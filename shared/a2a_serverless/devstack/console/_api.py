@@ -77,13 +77,21 @@ def _caller_scope(runtime: Runtime, request: Request) -> Scope | None:
     return Scope(tenant=request.query_params.get("tenant", ""), owner=principal.name)
 
 
+def _task_of_caller(runtime: Runtime, request: Request) -> tuple[Scope, str] | Response:
+    """The caller's scope and the task the path names, or the 401 for an unauthenticated caller."""
+    scope = _caller_scope(runtime, request)
+    if scope is None:
+        return _json({"error": "unauthenticated"}, 401)
+    return scope, str(request.path_params["task_id"])
+
+
 def _events(get_runtime: Callable[[], Runtime]) -> Endpoint:
     async def events(request: Request) -> Response:
         runtime = get_runtime()
-        scope = _caller_scope(runtime, request)
-        if scope is None:
-            return _json({"error": "unauthenticated"}, 401)
-        task_id = str(request.path_params["task_id"])
+        asked = _task_of_caller(runtime, request)
+        if isinstance(asked, Response):
+            return asked
+        scope, task_id = asked
         rows: list[dict[str, Any]] = []
         after = 0
         while True:
@@ -166,10 +174,10 @@ def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) ->
 def _push_attempts(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
     async def push_attempts(request: Request) -> Response:
         runtime = get_runtime()
-        scope = _caller_scope(runtime, request)
-        if scope is None:
-            return _json({"error": "unauthenticated"}, 401)
-        task_id = str(request.path_params["task_id"])
+        asked = _task_of_caller(runtime, request)
+        if isinstance(asked, Response):
+            return asked
+        scope, task_id = asked
         settings = runtime.settings
         attempts: list[dict[str, Any]] = []
         if settings.push_attempt_log:
