@@ -74,9 +74,11 @@ $(DEV_STAMP):
 test: bootstrap ## what CI runs: lint, type check, the whole suite, the template checks (all run; any failure fails)
 	@$(MAKE) --no-print-directory --keep-going lint typecheck pytest template
 
-lint: bootstrap ## ruff
+lint: bootstrap ## ruff: the rules and the formatting
 	@echo "==> ruff check"
 	@$(BIN)/ruff check --output-format=concise .
+	@echo "==> ruff format --check"
+	@$(BIN)/ruff format --check .
 
 typecheck: bootstrap ## mypy, configured in pyproject.toml
 	@echo "==> mypy"

@@ -225,9 +225,7 @@ class ProtoStrategies:
             value = self.singular(entry.fields_by_name["value"], required=False)
             return st.dictionaries(key, value, max_size=MAX_ITEMS)
         if field.is_repeated:
-            return st.lists(
-                self.singular(field, required=required), min_size=int(required), max_size=MAX_ITEMS
-            )
+            return st.lists(self.singular(field, required=required), min_size=int(required), max_size=MAX_ITEMS)
         strategy = self.singular(field, required=required)
         if field.message_type is not None and not required:
             return st.none() | strategy
@@ -349,9 +347,7 @@ _STRATEGIES: dict[int, ProtoStrategies] = {}
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(data=st.data())
-def test_round_trip_against_protobuf(
-    a2a_proto: A2AProto, proto_message_name: str, data: st.DataObject
-) -> None:
+def test_round_trip_against_protobuf(a2a_proto: A2AProto, proto_message_name: str, data: st.DataObject) -> None:
     strategies = _STRATEGIES.setdefault(id(a2a_proto), ProtoStrategies(a2a_proto))
     descriptor = a2a_proto.message(proto_message_name)
     model_cls = _model_for(proto_message_name)
@@ -488,9 +484,7 @@ def test_output_is_camel_case(model: ProtoModel, expected: dict[str, Any]) -> No
         ),
     ],
 )
-def test_snake_case_input_accepted(
-    model_cls: type[ProtoModel], snake: dict[str, Any], camel: dict[str, Any]
-) -> None:
+def test_snake_case_input_accepted(model_cls: type[ProtoModel], snake: dict[str, Any], camel: dict[str, Any]) -> None:
     assert model_cls.from_wire(snake).to_wire() == camel
     assert model_cls.from_wire(camel).to_wire() == camel
 
@@ -513,9 +507,7 @@ def test_snake_case_input_accepted(
         ),
     ],
 )
-def test_unknown_fields_ignored(
-    model_cls: type[ProtoModel], data: dict[str, Any], expected: dict[str, Any]
-) -> None:
+def test_unknown_fields_ignored(model_cls: type[ProtoModel], data: dict[str, Any], expected: dict[str, Any]) -> None:
     assert model_cls.from_wire(data).to_wire() == expected
 
 
@@ -552,9 +544,7 @@ def test_invalid_enum_values_rejected(model_cls: type[ProtoModel], data: dict[st
         pytest.param(ListTasksRequest, {"status": 5}, {"status": "TASK_STATE_CANCELED"}, id="filter"),
     ],
 )
-def test_enum_numbers_accepted(
-    model_cls: type[ProtoModel], data: dict[str, Any], expected: dict[str, Any]
-) -> None:
+def test_enum_numbers_accepted(model_cls: type[ProtoModel], data: dict[str, Any], expected: dict[str, Any]) -> None:
     assert model_cls.from_wire(data).to_wire() == expected
 
 
@@ -600,9 +590,7 @@ def test_part_data_is_any_json_value(a2a_proto: A2AProto, value: Any) -> None:
 
 def test_null_data_part_built_in_python_is_a_data_part() -> None:
     assert Part(data=None).to_wire() == {"data": None}
-    assert Message.from_wire({**USER_MESSAGE, "parts": [{"data": None}]}).to_wire()["parts"] == [
-        {"data": None}
-    ]
+    assert Message.from_wire({**USER_MESSAGE, "parts": [{"data": None}]}).to_wire()["parts"] == [{"data": None}]
 
 
 @pytest.mark.parametrize(
@@ -660,9 +648,7 @@ def test_timestamp_built_in_python_with_offset_is_emitted_in_utc() -> None:
     when = datetime(2025, 1, 1, 5, 30, 0, 250_999, tzinfo=timezone(timedelta(hours=5, minutes=30)))
     status = TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=when)
     assert status.to_wire()["timestamp"] == "2025-01-01T00:00:00.250Z"
-    assert TaskStatus.from_wire(status.to_wire()).timestamp == datetime(
-        2025, 1, 1, 0, 0, 0, 250_000, tzinfo=UTC
-    )
+    assert TaskStatus.from_wire(status.to_wire()).timestamp == datetime(2025, 1, 1, 0, 0, 0, 250_000, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -706,9 +692,7 @@ def test_invalid_timestamps_rejected(text: Any) -> None:
         ),
     ],
 )
-def test_optional_fields_emitted_when_set_to_default(
-    model_cls: type[ProtoModel], data: dict[str, Any]
-) -> None:
+def test_optional_fields_emitted_when_set_to_default(model_cls: type[ProtoModel], data: dict[str, Any]) -> None:
     assert model_cls.from_wire(data).to_wire() == data
 
 
@@ -827,9 +811,7 @@ def test_int32_accepts_protojson_number_forms(data: dict[str, Any], expected: in
     assert models.ListTaskPushNotificationConfigsRequest.from_wire(data).page_size == expected
 
 
-@pytest.mark.parametrize(
-    "page_size", [2**31, -(2**31) - 1, 1.5, "ten"], ids=["over", "under", "fraction", "word"]
-)
+@pytest.mark.parametrize("page_size", [2**31, -(2**31) - 1, 1.5, "ten"], ids=["over", "under", "fraction", "word"])
 def test_int32_rejects_out_of_range_and_non_integers(page_size: Any) -> None:
     with pytest.raises(ValidationError):
         ListTasksResponse.from_wire({"pageSize": page_size})

@@ -49,7 +49,6 @@ DOMAIN = "a2a-protocol.org"
 HOOK = "https://example.com/hook"
 
 
-
 # --------------------------------------------------------------------------- expectations
 
 
