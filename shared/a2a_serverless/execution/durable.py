@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import math
@@ -30,13 +29,12 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TaskNotFoundError
 from ..ports import Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
-from ..transitions import Await, Claim, await_input, claim, end_wait, hold_for_sleep, mutate
+from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep, mutate
 from .api import Steps
 from .run_log import RunLog
-from .worker import Resumable, process_work_item
+from .worker import Resumable, claim_run, process_work_item
 
 if TYPE_CHECKING:
     from aws_durable_execution_sdk_python.context import DurableContext
@@ -176,19 +174,8 @@ def _stepped_turn(runtime: Runtime, item: WorkItem, started: float, turn: Durabl
 
 
 def _claim(runtime: Runtime, item: WorkItem, _step: StepContext) -> str:
-    settings = runtime.settings
-    rule = partial(
-        claim,
-        message_id=item.message_id,
-        receive_count=1,
-        now=int(time.time()),
-        lease_seconds=settings.run_lease_seconds,
-        max_history=settings.max_history,
-    )
-    try:
-        return mutate(runtime.store, Scope(item.tenant, item.owner), item.task_id, rule).result.value
-    except TaskNotFoundError:
-        return Claim.SKIPPED.value
+    claimed = claim_run(runtime, item, receive_count=1)
+    return Claim.SKIPPED.value if claimed is None else claimed.result.value
 
 
 class DurableSteps(Steps):
@@ -215,9 +202,7 @@ class DurableSteps(Steps):
         loop = asyncio.get_running_loop()
 
         async def call() -> Any:
-            result = fn()
-            if inspect.isawaitable(result):
-                result = await result
+            result = await Steps.run(self, name, fn)  # the plain call, here inside the step
             await self._log.flush()
             return {"result": result, "goOn": self._left() < self._settings.durable_step_seconds}
 

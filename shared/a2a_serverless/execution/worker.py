@@ -41,6 +41,7 @@ from ..transitions import (
     LEASE_LOST_TEXT,
     OUT_OF_TIME_TEXT,
     Claim,
+    Committed,
     RunEnd,
     RunLost,
     claim,
@@ -58,6 +59,7 @@ __all__ = [
     "LEASE_LOST_TEXT",
     "OUT_OF_TIME_TEXT",
     "Resumable",
+    "claim_run",
     "process_work_item",
     "run_work_item",
 ]
@@ -102,6 +104,24 @@ class Resumable:
     suspend: tuple[type[BaseException], ...]
 
 
+def claim_run(runtime: Runtime, item: WorkItem, receive_count: int) -> Committed[Claim] | None:
+    """Claim the run of ``item`` (:func:`~a2a_serverless.transitions.claim`); None when its task
+    no longer exists."""
+    settings = runtime.settings
+    rule = partial(
+        claim,
+        message_id=item.message_id,
+        receive_count=receive_count,
+        now=int(time.time()),
+        lease_seconds=settings.run_lease_seconds,
+        max_history=settings.max_history,
+    )
+    try:
+        return mutate(runtime.store, Scope(item.tenant, item.owner), item.task_id, rule)
+    except TaskNotFoundError:
+        return None
+
+
 async def run_work_item(
     runtime: Runtime,
     item: WorkItem,
@@ -118,17 +138,8 @@ async def run_work_item(
     if resumable is not None:
         record = resumable.record
     else:
-        rule = partial(
-            claim,
-            message_id=item.message_id,
-            receive_count=receive_count,
-            now=int(time.time()),
-            lease_seconds=settings.run_lease_seconds,
-            max_history=settings.max_history,
-        )
-        try:
-            claimed = await asyncio.to_thread(mutate, runtime.store, scope, item.task_id, rule)
-        except TaskNotFoundError:
+        claimed = await asyncio.to_thread(claim_run, runtime, item, receive_count)
+        if claimed is None:
             logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
             return
         if claimed.result is Claim.INTERRUPTED:
