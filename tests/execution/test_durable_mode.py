@@ -9,6 +9,7 @@ step, and a task that asks for input waits on a callback with no invocation runn
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,7 +40,7 @@ from a2a_serverless.models import (
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.cancel_task import cancel_task
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, TaskHead
+from a2a_serverless.ports import Scope, TaskHead, WorkItem
 from a2a_serverless.runtime import Runtime, build_runtime
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
@@ -182,16 +183,27 @@ def test_a_wait_past_the_limit_fails_the_task_as_documented() -> None:
         assert record.task.status.message.parts[0].text == INPUT_WAIT_TEXT
 
 
-def test_a_second_start_of_a_task_is_harmless(durable: Durable) -> None:
-    # A re-sent first message queues its work again (the idempotent send's healing): the execution
-    # of that name goes on, nothing runs twice
+def test_a_second_execution_of_a_task_runs_nothing_twice(durable: Durable) -> None:
+    # Lambda returns the execution a name already has; should a task's work still reach a second
+    # execution (an at-least-once start), the run's conditional claim keeps the executor to one run
     task_id = durable.send("hello", "m-1")
-    durable.send("hello", "m-1")
-    durable.result(task_id)
+    item = WorkItem(tenant="", owner="alice", task_id=task_id, message_id="m-1", turn=1)
+    again = durable.runs.runner.run_async(
+        input=json.dumps({"item": item.to_json()}), execution_name=f"{task_id}-again", execution_timeout=60
+    )
+
+    assert durable.result(task_id).status is InvocationStatus.SUCCEEDED
+    second = durable.runs.runner.wait_for_result(again, timeout=20)
+    assert second.status is InvocationStatus.SUCCEEDED
+    # its claim skipped: while the first ran ("running"), or after it ("terminal")
+    assert json.loads(second.result or "{}")["end"] in ("running", "terminal")
     record = durable.store.get_task(SCOPE, task_id)
     assert record is not None
     assert [a.parts[0].text for a in record.task.artifacts] == ["Echo: hello"]
-    assert record.task.history[0].message_id == "m-1"
+    assert [k for k in _stored_kinds(durable, task_id) if k.startswith("TASK_STATE")] == [
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+    ]
 
 
 # --------------------------------------------------------------------------- steps an executor marks
