@@ -14,21 +14,13 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.config import Settings
-from a2a_serverless.runtime import build_runtime
-from a2a_serverless.transport.app import create_app
+from testkit.asgi import memory_app
 
 
 @pytest_asyncio.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    runtime = build_runtime(Settings(store="memory", poll_interval_seconds=0.005), store=MemoryTaskStore())
-    transport = httpx.ASGITransport(app=create_app(runtime))
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield client
-    finally:
-        runtime.queue.shutdown()  # type: ignore[attr-defined]
+    async with memory_app() as client:
+        yield client
 
 
 CALLS = [
