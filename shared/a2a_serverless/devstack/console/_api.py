@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -77,46 +78,44 @@ def _caller_scope(runtime: Runtime, request: Request) -> Scope | None:
     return Scope(tenant=request.query_params.get("tenant", ""), owner=principal.name)
 
 
-def _task_of_caller(runtime: Runtime, request: Request) -> tuple[Scope, str] | Response:
-    """The caller's scope and the task the path names, or the 401 for an unauthenticated caller."""
-    scope = _caller_scope(runtime, request)
-    if scope is None:
-        return _json({"error": "unauthenticated"}, 401)
-    return scope, str(request.path_params["task_id"])
+def _task_endpoint(get_runtime: Callable[[], Runtime], read: Callable[[Runtime, Scope, str], Any]) -> Endpoint:
+    """A dev endpoint about one task of the caller's (401 for an unauthenticated caller): ``read``
+    answers it, in a thread (store and queue calls block; the API's event loop serves streams)."""
 
-
-def _events(get_runtime: Callable[[], Runtime]) -> Endpoint:
-    async def events(request: Request) -> Response:
+    async def endpoint(request: Request) -> Response:
         runtime = get_runtime()
-        asked = _task_of_caller(runtime, request)
-        if isinstance(asked, Response):
-            return asked
-        scope, task_id = asked
-        rows: list[dict[str, Any]] = []
-        after = 0
-        while True:
-            page = runtime.store.read_events(scope, task_id, after_seq=after, limit=EVENT_PAGE)
-            for stored in page:
-                wire = stored.event.to_wire()
-                kind, time = _kind(wire)
-                rows.append({"seq": stored.seq, "kind": kind, "time": time, "event": wire})
-            if len(page) < EVENT_PAGE:
-                break
-            after = page[-1].seq
-        push = []
-        configs, _ = runtime.store.list_push_configs(scope, task_id)
-        for config in configs:
-            target = runtime.store.get_push_target(scope, task_id, config.id)
-            push.append(
-                {
-                    "id": config.id,
-                    "url": config.url,
-                    "deliveredSeq": target.delivered_seq if target else None,
-                }
-            )
-        return _json({"taskId": task_id, "events": rows, "pushConfigs": push})
+        scope = _caller_scope(runtime, request)
+        if scope is None:
+            return _json({"error": "unauthenticated"}, 401)
+        return _json(await run_in_threadpool(read, runtime, scope, str(request.path_params["task_id"])))
 
-    return events
+    return endpoint
+
+
+def _events(runtime: Runtime, scope: Scope, task_id: str) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        page = runtime.store.read_events(scope, task_id, after_seq=after, limit=EVENT_PAGE)
+        for stored in page:
+            wire = stored.event.to_wire()
+            kind, time = _kind(wire)
+            rows.append({"seq": stored.seq, "kind": kind, "time": time, "event": wire})
+        if len(page) < EVENT_PAGE:
+            break
+        after = page[-1].seq
+    push = []
+    configs, _ = runtime.store.list_push_configs(scope, task_id)
+    for config in configs:
+        target = runtime.store.get_push_target(scope, task_id, config.id)
+        push.append(
+            {
+                "id": config.id,
+                "url": config.url,
+                "deliveredSeq": target.delivered_seq if target else None,
+            }
+        )
+    return {"taskId": task_id, "events": rows, "pushConfigs": push}
 
 
 @cache
@@ -166,18 +165,13 @@ def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) ->
         url = get_runtime().settings.push_dead_letter_queue_url
         if not url:
             return _json({"configured": False, "deadLetters": []})
-        return _json({"configured": True, "deadLetters": _peek_dead_letters(sqs(), url)})
+        return _json({"configured": True, "deadLetters": await run_in_threadpool(_peek_dead_letters, sqs(), url)})
 
     return dead_letters
 
 
-def _push_attempts(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
-    async def push_attempts(request: Request) -> Response:
-        runtime = get_runtime()
-        asked = _task_of_caller(runtime, request)
-        if isinstance(asked, Response):
-            return asked
-        scope, task_id = asked
+def _push_attempts(sqs: Callable[[], Any]) -> Callable[[Runtime, Scope, str], dict[str, Any]]:
+    def push_attempts(runtime: Runtime, scope: Scope, task_id: str) -> dict[str, Any]:
         settings = runtime.settings
         attempts: list[dict[str, Any]] = []
         if settings.push_attempt_log:
@@ -193,15 +187,13 @@ def _push_attempts(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -
         dead: list[dict[str, Any]] = []
         if settings.push_dead_letter_queue_url:
             dead = _peek_dead_letters(sqs(), settings.push_dead_letter_queue_url, scope, task_id)
-        return _json(
-            {
-                "taskId": task_id,
-                "recorded": bool(settings.push_attempt_log),
-                "attempts": attempts[-ATTEMPTS_SHOWN:],
-                "omitted": max(0, len(attempts) - ATTEMPTS_SHOWN),
-                "deadLetters": dead,
-            }
-        )
+        return {
+            "taskId": task_id,
+            "recorded": bool(settings.push_attempt_log),
+            "attempts": attempts[-ATTEMPTS_SHOWN:],
+            "omitted": max(0, len(attempts) - ATTEMPTS_SHOWN),
+            "deadLetters": dead,
+        }
 
     return push_attempts
 
@@ -213,7 +205,7 @@ def _redrive(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endp
             return _json({"error": "this stack has no push dead-letter queue"}, 404)
         from ...push.redrive import redrive as move
 
-        report = move(sqs(), settings.push_dead_letter_queue_url, settings.push_queue_url)
+        report = await run_in_threadpool(move, sqs(), settings.push_dead_letter_queue_url, settings.push_queue_url)
         return _json({"moved": report.moved, "unreadable": report.unreadable, "reasons": report.reasons})
 
     return redrive
@@ -255,8 +247,12 @@ async def _proxy(request: Request) -> Response:
 def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], Any] = _sqs) -> list[BaseRoute]:
     """``sqs`` builds the SQS client of the dead-letter endpoints (tests inject moto's)."""
     return [
-        Route(API_PATH + "/tasks/{task_id}/events", _guarded(_events(get_runtime)), methods=["GET"]),
-        Route(API_PATH + "/tasks/{task_id}/push-attempts", _guarded(_push_attempts(get_runtime, sqs)), methods=["GET"]),
+        Route(API_PATH + "/tasks/{task_id}/events", _guarded(_task_endpoint(get_runtime, _events)), methods=["GET"]),
+        Route(
+            API_PATH + "/tasks/{task_id}/push-attempts",
+            _guarded(_task_endpoint(get_runtime, _push_attempts(sqs))),
+            methods=["GET"],
+        ),
         Route(API_PATH + "/dead-letters", _guarded(_dead_letters(get_runtime, sqs)), methods=["GET"]),
         Route(API_PATH + "/dead-letters:redrive", _guarded(_redrive(get_runtime, sqs)), methods=["POST"]),
         Route(API_PATH + "/proxy", _guarded(_proxy), methods=["GET", "POST"]),
