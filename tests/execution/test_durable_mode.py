@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,15 +17,15 @@ from functools import partial
 from typing import Any
 
 import pytest
-from aws_durable_execution_sdk_python.context import DurableContext
-from aws_durable_execution_sdk_python.execution import InvocationStatus, durable_execution
+from aws_durable_execution_sdk_python.execution import InvocationStatus
 
 from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import ConfigError, Settings
+from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
-from a2a_serverless.execution.durable import INPUT_WAIT_TEXT, run_task
+from a2a_serverless.execution.durable import INPUT_WAIT_TEXT
 from a2a_serverless.execution.updater import TaskUpdater
 from a2a_serverless.models import (
     CancelTaskRequest,
@@ -51,10 +50,17 @@ S = TaskState
 @dataclass
 class Durable:
     runtime: Runtime
-    runs: LocalDurableRuns
+    """The API's runtime (SendMessage, CancelTask): its executions run on ``worker``."""
+    worker: LocalDurableWorker
+    """The durable worker on the local runner, as the local stack runs it, with its invocations counted."""
     store: MemoryTaskStore
-    active: list[int]
-    """Invocations of the durable worker running right now (one counter)."""
+
+    @property
+    def runs(self) -> LocalDurableRuns:
+        return self.worker.runs
+
+    def invocations(self) -> int:
+        return int(self.worker.status()["invocations"])
 
     def send(self, text: str, message_id: str, task_id: str = "") -> str:
         message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)], task_id=task_id)
@@ -81,35 +87,16 @@ class Durable:
         return self.runs.runner.wait_for_result(arn, timeout=20)
 
 
-INVOCATIONS = [0]
-"""Invocations of the durable worker so far (all tests)."""
-
-
 def _durable(*, invocation_timeout: int = 900, **settings: Any) -> Iterator[Durable]:
     store = MemoryTaskStore()
-    active = [0]
-    lock = threading.Lock()
-    holder: dict[str, Runtime] = {}
-
-    @durable_execution
-    def worker(event: Any, context: DurableContext) -> dict[str, Any]:
-        with lock:
-            active[0] += 1
-            INVOCATIONS[0] += 1
-        try:
-            return run_task(event, context, holder["runtime"])
-        finally:
-            with lock:
-                active[0] -= 1
-
-    runs = LocalDurableRuns(worker, execution_timeout=120, invocation_timeout=invocation_timeout)
     config = Settings(store="memory", execution_mode="durable", poll_interval_seconds=0.01, **settings)
-    runtime = build_runtime(config, store=store, durable=runs)
-    holder["runtime"] = runtime
+    limits = DurableLimits(invocation_timeout=invocation_timeout, execution_timeout=120)
+    worker = LocalDurableWorker(config, limits=limits, store=store)
+    runtime = build_runtime(config, store=store, durable=worker.runs)
     try:
-        yield Durable(runtime, runs, store, active)
+        yield Durable(runtime, worker, store)
     finally:
-        runs.close()
+        worker.close()
 
 
 @pytest.fixture
@@ -138,9 +125,9 @@ def test_a_task_waiting_for_input_holds_no_invocation_and_the_answer_resumes_it(
 
     # Then no invocation of the worker runs while it waits (the execution is suspended)
     deadline = time.monotonic() + 10
-    while durable.active[0] and time.monotonic() < deadline:
+    while durable.worker.running and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert durable.active == [0]
+    assert durable.worker.running == 0
     assert durable.runs.runner.wait_for_callback(durable.runs.execution_arn(task_id) or "", name="input-1")
 
     # When the answer comes, the same execution goes on with it
@@ -270,14 +257,14 @@ def test_a_three_step_run_recycled_between_steps_runs_each_step_once_and_writes_
     # Every step leaves less than a step's time of its invocation: the run goes on in a new
     # invocation after each (and the sleep is another), which replays the steps before
     for durable in _durable(executor=_path(ThreeSteps), durable_invocation_seconds=1, durable_step_seconds=1):
-        before = INVOCATIONS[0]
+        before = durable.invocations()
         task_id = durable.send("go", "m-1")
 
         result = durable.result(task_id)
 
         assert result.status is InvocationStatus.SUCCEEDED
         assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:{n}" for n in (1, 2, 3)]
-        assert INVOCATIONS[0] - before >= 5  # the first, one after each step, one after the sleep
+        assert durable.invocations() - before >= 5  # the first, one after each step, one after the sleep
         assert _stored_kinds(durable, task_id) == [
             "task",
             "TASK_STATE_WORKING",
@@ -298,14 +285,14 @@ def test_a_run_longer_than_the_functions_timeout_completes_step_by_step() -> Non
     for durable in _durable(
         executor=_path(FiveSlowSteps), invocation_timeout=4, durable_invocation_seconds=4, durable_step_seconds=2
     ):
-        before = INVOCATIONS[0]
+        before = durable.invocations()
         task_id = durable.send("go", "m-1")
 
         result = durable.result(task_id)
 
         assert result.status is InvocationStatus.SUCCEEDED
         assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:{n}" for n in range(1, 6)]
-        assert INVOCATIONS[0] - before >= 3
+        assert durable.invocations() - before >= 3
         assert _stored_kinds(durable, task_id).count("TASK_STATE_COMPLETED") == 1
         assert [k for k in _stored_kinds(durable, task_id) if k.startswith("a")] == ["a1", "a2", "a3", "a4", "a5"]
 
@@ -346,9 +333,9 @@ def test_a_run_sleeping_holds_no_invocation_and_cancel_wakes_it_to_end_canceled(
         assert sleeping.state is S.TASK_STATE_WORKING
         assert sleeping.lease_until > time.time() + 600  # the lease is held over the sleep
         deadline = time.monotonic() + 10
-        while durable.active[0] and time.monotonic() < deadline:
+        while durable.worker.running and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert durable.active == [0]
+        assert durable.worker.running == 0
 
         cancel_task(CancelTaskRequest(id=task_id), CTX, durable.runtime)
 
