@@ -487,10 +487,10 @@ def hold_for_sleep(
 ) -> Transition[bool]:
     """A durable run that sleeps (no function runs) holds its lease over the sleep and names the
     callback that ends it, for CancelTask to wake it. False once the run no longer owns the task."""
-    if record.running_message_id != message_id:
-        return Transition(False)
-    lease_until = max(record.lease_until, now + lease_seconds)
-    return Transition(True, replace(record, lease_until=lease_until, waiting_callback=callback_id))
+    held = renew_lease(record, message_id=message_id, now=now, lease_seconds=lease_seconds)
+    if held.record is None:
+        return held
+    return Transition(True, replace(held.record, waiting_callback=callback_id))
 
 
 def end_wait(record: TaskRecord, *, callback_id: str, text: str, max_history: int) -> Transition[bool]:

@@ -18,14 +18,16 @@ stack that stops forgets them (``--state-dir`` keeps the tasks, not their execut
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 if TYPE_CHECKING:
     from aws_durable_execution_sdk_python.context import DurableContext
@@ -181,20 +183,14 @@ class LocalDurableWorker:
         self.runs.close()
 
 
-ASGIApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Any]
-
-
 def with_status(app: ASGIApp, worker: LocalDurableWorker) -> ASGIApp:
     """``app``, with ``GET /_local/durable`` answering the durable worker's :meth:`status`."""
 
-    async def serve(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+    async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") != STATUS_PATH or scope.get("method") != "GET":
             await app(scope, receive, send)
             return
-        body = json.dumps(worker.status(), separators=(",", ":")).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await JSONResponse(worker.status())(scope, receive, send)
 
     return serve
 
