@@ -264,6 +264,14 @@ async def test_interop_cell(
     assert {n for n, s in cell.scenarios.items() if s["ok"] is None} == expected_na
 
 
+async def tasks_to_share(v1: driver_v1.Driver) -> tuple[Any, Any]:
+    """Two tasks of the 1.x client for another generation to read: one completed, one waiting for input."""
+    done = await v1.send(SendMessageRequest(message=driver_v1.user_message("cross from 1.x")))
+    asked = await v1.send(SendMessageRequest(message=driver_v1.user_message("ask me")))
+    assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, asked
+    return done, asked
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_tasks_are_shared_across_client_versions(
@@ -274,9 +282,7 @@ async def test_tasks_are_shared_across_client_versions(
     try:
         await v1.connect()
         # Given tasks created by the 1.x client: one completed, one waiting for input
-        done = await v1.send(SendMessageRequest(message=driver_v1.user_message("cross from 1.x")))
-        asked = await v1.send(SendMessageRequest(message=driver_v1.user_message("ask me")))
-        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, asked
+        done, asked = await tasks_to_share(v1)
 
         # When the 0.3 client reads both, answers the question, and creates a task of its own
         document = await asyncio.to_thread(
@@ -343,9 +349,7 @@ async def test_js_client_shares_tasks_across_versions(
     try:
         await v1.connect()
         # Given tasks created by the a2a-sdk 1.x client: one completed, one waiting for input
-        done = await v1.send(SendMessageRequest(message=driver_v1.user_message("cross from 1.x")))
-        asked = await v1.send(SendMessageRequest(message=driver_v1.user_message("ask me")))
-        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, asked
+        done, asked = await tasks_to_share(v1)
     finally:
         await v1.close()
 
