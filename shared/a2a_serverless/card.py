@@ -21,11 +21,10 @@ from typing import Any
 from .config import Settings, card_fields
 from .execution._path import executor_target
 from .models import AgentCapabilities, AgentCard, AgentInterface
+from .versions import ProtocolVersion
 
-__all__ = ["LEGACY_PROTOCOL_VERSION", "PROTOCOL_VERSION", "card_etag", "executor_card", "extended_card", "public_card"]
+__all__ = ["card_etag", "executor_card", "extended_card", "public_card"]
 
-PROTOCOL_VERSION = "1.0"
-LEGACY_PROTOCOL_VERSION = "0.3"
 
 Json = dict[str, Any]
 
@@ -36,7 +35,7 @@ def _interfaces(base_url: str) -> list[AgentInterface]:
     base = base_url.rstrip("/")
     return [
         AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
-        for version in (PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSION)
+        for version in (ProtocolVersion.V1_0, ProtocolVersion.V0_3)
         for binding, url in (("JSONRPC", base + "/"), ("HTTP+JSON", base))
     ]
 

@@ -44,6 +44,7 @@ from a2a_serverless.ports import (
     TaskStore,
     VersionConflict,
 )
+from a2a_serverless.versions import ProtocolVersion
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 ALICE = Scope("acme", "alice")
@@ -193,6 +194,8 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
             flags[f.name] = f"{f.name}-1"
         elif f.type == "int":
             flags[f.name] = 1_700_000_000
+        elif f.type == "ProtocolVersion":
+            flags[f.name] = ProtocolVersion.V0_3  # not the default
         else:
             pytest.fail(f"teach this test TaskRecord.{f.name}: {f.type}")
     created_at = T0 + timedelta(microseconds=1500)
@@ -202,7 +205,16 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
     store.create_task(record, [], message_id="m1")
     after_create = store.get_task(ALICE, "t1")
     flipped: dict[str, Any] = {
-        k: (False if v is True else v + 1 if isinstance(v, int) else f"{v}-2") for k, v in flags.items()
+        k: (
+            False
+            if v is True
+            else v + 1
+            if isinstance(v, int)
+            else ProtocolVersion.V1_0
+            if isinstance(v, ProtocolVersion)
+            else f"{v}-2"
+        )
+        for k, v in flags.items()
     }
     assert after_create is not None
     store.commit(replace(after_create, **flipped))

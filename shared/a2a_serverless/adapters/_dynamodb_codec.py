@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
 from ..ports.store import AcceptedMessage, Checkpoint, PushTarget, Scope, TaskHead, TaskRecord
+from ..versions import ProtocolVersion, stored_version
 from ._store_common import parse_timestamp
 
 __all__ = [
@@ -232,7 +233,7 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         lease_until=int(item.get("leaseUntil", {}).get("N", "0")),
         replied=bool(item.get("replied", {}).get("BOOL", False)),
         created_at=parse_timestamp(created) if created else None,
-        protocol_version=str(item.get("protocolVersion", {}).get("S", "1.0")),
+        protocol_version=stored_version(item.get("protocolVersion", {}).get("S")),
         waiting_callback=str(item.get("waitingCallback", {}).get("S", "")),
     )
     checkpoint = Checkpoint(
@@ -314,7 +315,9 @@ def accepted_message_from(item: Item) -> AcceptedMessage:
     return AcceptedMessage(str(item["taskId"]["S"]), str(item.get("fp", {}).get("S", "")))
 
 
-def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, protocol_version: str) -> Item:
+def push_item(
+    scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, protocol_version: ProtocolVersion
+) -> Item:
     """A new config item, its delivery cursor at 0 (inline configs, created with their task)."""
     item: Item = {
         "pk": _s(Keys(scope).task_pk(config.task_id)),
@@ -326,7 +329,11 @@ def push_item(scope: Scope, config: TaskPushNotificationConfig, ttl: int | None,
 
 
 def push_upsert(
-    scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, start_after_seq: int, protocol_version: str
+    scope: Scope,
+    config: TaskPushNotificationConfig,
+    ttl: int | None,
+    start_after_seq: int,
+    protocol_version: ProtocolVersion,
 ) -> dict[str, Any]:
     """UpdateItem arguments (minus ``TableName``) that create or replace a config, keeping the
     delivery cursor of a config that exists and starting a new one at ``start_after_seq``."""
@@ -347,7 +354,7 @@ def push_upsert(
     }
 
 
-def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_version: str) -> Item:
+def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_version: ProtocolVersion) -> Item:
     return {
         "config": _s(config.to_json()),
         "protocolVersion": _s(protocol_version),
@@ -364,4 +371,4 @@ def config_from_item(item: Item) -> TaskPushNotificationConfig:
 
 def push_target_from_item(item: Item) -> PushTarget:
     delivered = int(item.get("deliveredSeq", {}).get("N", "0"))
-    return PushTarget(config_from_item(item), delivered, str(item.get("protocolVersion", {}).get("S", "1.0")))
+    return PushTarget(config_from_item(item), delivered, stored_version(item.get("protocolVersion", {}).get("S")))

@@ -73,6 +73,7 @@ from ..ports.store import (
     TaskRecord,
     VersionConflict,
 )
+from ..versions import CURRENT, ProtocolVersion
 from ._dynamodb_codec import (
     LEASE_SHARDS,
     META_SK,
@@ -383,7 +384,7 @@ class DynamoDBTaskStore:
         config: TaskPushNotificationConfig,
         *,
         start_after_seq: int = 0,
-        protocol_version: str = "1.0",
+        protocol_version: ProtocolVersion = CURRENT,
     ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
         ttl = ttl_epoch(self._clock(), self._ttl_days)

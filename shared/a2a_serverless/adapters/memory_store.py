@@ -38,6 +38,7 @@ from ..ports.store import (
     TaskRecord,
     VersionConflict,
 )
+from ..versions import CURRENT, ProtocolVersion
 from ._store_common import (
     check_listing_position,
     check_page_size,
@@ -63,7 +64,7 @@ _Key = tuple[str, str, str]  # tenant, owner, task id or message id
 class _Push:
     text: str
     delivered_seq: int
-    protocol_version: str = "1.0"
+    protocol_version: ProtocolVersion = CURRENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +300,7 @@ class MemoryTaskStore:
         config: TaskPushNotificationConfig,
         *,
         start_after_seq: int = 0,
-        protocol_version: str = "1.0",
+        protocol_version: ProtocolVersion = CURRENT,
     ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
         text = config.to_json()

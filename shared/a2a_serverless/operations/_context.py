@@ -8,6 +8,7 @@ from ..auth import Principal
 from ..errors import FieldViolation, InvalidParamsError, TaskNotFoundError
 from ..ports import Scope
 from ..runtime import Runtime
+from ..versions import CURRENT, ProtocolVersion
 
 __all__ = [
     "MAX_ID_LENGTH",
@@ -47,7 +48,7 @@ class CallContext:
 
     principal: Principal
     tenant: str = ""
-    version: str = "1.0"
+    version: ProtocolVersion = CURRENT
     extensions: tuple[str, ...] = ()
     base_url: str = ""
 

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import ClassVar, Protocol
 
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
+from ..versions import CURRENT, ProtocolVersion
 
 __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
@@ -100,7 +101,7 @@ class TaskHead:
     lease_until: int = 0
     replied: bool = False
     created_at: datetime | None = None
-    protocol_version: str = "1.0"
+    protocol_version: ProtocolVersion = CURRENT
     waiting_callback: str = ""
 
 
@@ -119,7 +120,7 @@ class TaskRecord:
     lease_until: int = 0
     replied: bool = False
     created_at: datetime | None = None
-    protocol_version: str = "1.0"
+    protocol_version: ProtocolVersion = CURRENT
     waiting_callback: str = ""
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
@@ -187,7 +188,7 @@ class PushTarget:
 
     config: TaskPushNotificationConfig
     delivered_seq: int
-    protocol_version: str = "1.0"
+    protocol_version: ProtocolVersion = CURRENT
     """The A2A version of the request that created the config: notifications take its shape."""
 
 
@@ -352,7 +353,7 @@ class TaskStore(Protocol):
         config: TaskPushNotificationConfig,
         *,
         start_after_seq: int = 0,
-        protocol_version: str = "1.0",
+        protocol_version: ProtocolVersion = CURRENT,
     ) -> TaskPushNotificationConfig:
         """Create or replace the config ``(config.task_id, config.id)``; both ids must be set. A new
         config's delivery cursor starts at ``start_after_seq`` (it receives the events after it); a

@@ -48,6 +48,7 @@ from ..lifecycle import apply_event
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
+from ..versions import ProtocolVersion
 from . import SIGNATURE_HEADER
 from .attempts import Attempt, AttemptLog, AttemptOutcome
 
@@ -73,7 +74,6 @@ logger = logging.getLogger(__name__)
 
 CONTENT_TYPE = "application/a2a+json"
 LEGACY_CONTENT_TYPE = "application/json"
-LEGACY_VERSION = "0.3"
 TOKEN_HEADER = "X-A2A-Notification-Token"  # noqa: S105 - a header name, not a secret
 EVENT_ID_HEADER = "X-A2A-Event-Id"
 EVENT_SEQUENCE_HEADER = "X-A2A-Event-Sequence"
@@ -301,7 +301,7 @@ def _presenter(parts: PartPresenter | None, scope: Scope, task_id: str, budget: 
 
 
 def _is_legacy(target: PushTarget) -> bool:
-    return target.protocol_version == LEGACY_VERSION
+    return target.protocol_version == ProtocolVersion.V0_3
 
 
 class _LegacyTaskBodies:

@@ -15,6 +15,7 @@ from ..auth import authenticate
 from ..errors import InvalidParamsError, JSONParseError, PayloadTooLargeError, VersionNotSupportedError
 from ..operations import CallContext
 from ..runtime import Runtime
+from ..versions import SUPPORTED, ProtocolVersion
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -30,9 +31,9 @@ __all__ = [
     "request_id",
 ]
 
-V1 = "1.0"
-V03 = "0.3"
-SUPPORTED_VERSIONS = "0.3, 1.0"
+V1 = ProtocolVersion.V1_0
+V03 = ProtocolVersion.V0_3
+SUPPORTED_VERSIONS = ", ".join(SUPPORTED)
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
 
 MAX_JSON_DEPTH = 100
@@ -135,7 +136,9 @@ def check_url_text(request: Request) -> None:
         raise InvalidParamsError("The request URL is not valid UTF-8 once percent-decoded") from None
 
 
-def negotiate_version(request: Request, serves: str, *, what: str, lenient_missing: bool = False) -> str:
+def negotiate_version(
+    request: Request, serves: ProtocolVersion, *, what: str, lenient_missing: bool = False
+) -> ProtocolVersion:
     """The protocol version of a request to an endpoint (or JSON-RPC method) that speaks ``serves``
     (digest 7.1), or ``VersionNotSupportedError``.
 
@@ -231,7 +234,7 @@ def base_url(request: Request, runtime: Runtime) -> str:
     return base
 
 
-def call_context(request: Request, runtime: Runtime, *, tenant: str, version: str) -> CallContext:
+def call_context(request: Request, runtime: Runtime, *, tenant: str, version: ProtocolVersion) -> CallContext:
     settings = runtime.settings
     principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, aws_event(request))
     # v0.3 clients send X-A2A-Extensions (digest 7.2); repeated lines of either are merged.

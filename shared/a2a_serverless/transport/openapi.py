@@ -30,12 +30,12 @@ from pydantic_core import core_schema
 from ..methods import METHODS, Method, RestRoute
 from ..models import ProtoModel, StreamResponse
 from ..operations._context import MAX_ID_LENGTH, RESERVED_TENANT
+from ..versions import CURRENT
 from .rest import REST_MEDIA_TYPE, TENANT_PREFIX
 
 __all__ = ["OPENAPI_VERSION", "openapi_document", "rest_operations"]
 
 OPENAPI_VERSION = "3.1.0"
-PROTOCOL_VERSION = "1.0"
 _REF = "#/components/schemas/{model}"
 _PATH_PARAM = re.compile(r"\{(\w+)\}")
 _QUERY_TYPES = frozenset({"string", "integer", "boolean"})
@@ -53,9 +53,7 @@ def rest_operations() -> list[tuple[Method, RestRoute, str]]:
     return [(m, r, prefix) for prefix in ("", TENANT_PREFIX) for m in METHODS for r in m.routes]
 
 
-def openapi_document(
-    *, title: str = "A2A agent (HTTP+JSON binding)", version: str = PROTOCOL_VERSION
-) -> dict[str, Any]:
+def openapi_document(*, title: str = "A2A agent (HTTP+JSON binding)", version: str = CURRENT) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the REST binding, as a JSON-ready dict."""
     components = _schemas()
     paths: dict[str, dict[str, Any]] = {}
