@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from a2a_serverless.devstack.resources import load_template
-from a2a_serverless.methods import METHODS, METHODS_BY_NAME, Method
-from a2a_serverless.transport.v03 import REST_ROUTES, LegacyRoute
+from a2a_serverless.methods import METHODS, Method
+from a2a_serverless.transport.rows import Endpoint
+from a2a_serverless.transport.v03 import REST_ROWS
 
 
 def _function_logical_id(module: str) -> str:
@@ -60,9 +61,10 @@ def test_each_method_is_routed_to_its_function(template: dict[str, Any], method:
         assert gateway or not method.streaming
 
 
-@pytest.mark.parametrize("route", REST_ROUTES, ids=lambda r: f"{r.verb} {r.path}")
-def test_each_v03_route_is_routed_to_the_function_of_its_v1_twin(template: dict[str, Any], route: LegacyRoute) -> None:
-    method = METHODS_BY_NAME[route.target]
+@pytest.mark.parametrize("row", REST_ROWS, ids=lambda r: f"{r.route.verb} {r.route.path}")
+def test_each_v03_route_is_routed_to_the_function_of_its_v1_twin(template: dict[str, Any], row: Endpoint) -> None:
+    method, route = row.method, row.route
+    assert route is not None
     events = _api_events(template, _function_logical_id(method.function))
     gateway = method.function == "gateway"
     assert events.get((route.verb, _api_path(route.path))) == ("RESPONSE_STREAM" if gateway else "BUFFERED")

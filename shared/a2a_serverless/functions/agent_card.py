@@ -2,4 +2,4 @@
 
 from a2a_serverless.lambda_ import http_handler
 
-handler = http_handler(set(), card=True, name="AgentCard")
+handler = http_handler(card=True)

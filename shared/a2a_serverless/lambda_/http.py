@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Callable
+from typing import cast
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
+from mangum.types import LambdaContext as MangumContext
 
+from ..json_types import Json
+from ..methods import MethodInfo
 from ..transport.app import create_app
 from ._observability import logger, metrics
 
@@ -18,27 +22,28 @@ __all__ = ["http_handler"]
 # Bodies of these types go back to API Gateway as text, not base64.
 TEXT_MIME_TYPES = ["application/json", "application/a2a+json", "text/"]
 
-LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+LambdaHandler = Callable[[Json, LambdaContext], Json]
 
 
-def http_handler(
-    methods: Collection[str] | None, *, jsonrpc: bool = False, card: bool = False, name: str = ""
-) -> LambdaHandler:
-    """A Lambda handler serving ``methods`` (None: all) over REST, plus JSON-RPC and/or the card.
+def http_handler(method: MethodInfo | None = None, *, card: bool = False) -> LambdaHandler:
+    """A Lambda handler serving ``method``'s REST routes (its row of the method table), or, with
+    ``card``, the agent card.
 
     The app and mangum adapter are built at cold start (no I/O); the runtime (settings, AWS
     clients) is built at the first request and reused while the environment stays warm.
     """
-    app = create_app(methods=methods, jsonrpc=jsonrpc, card=card)
+    served = () if method is None else (method.name,)
+    app = create_app(methods=served, jsonrpc=False, card=card)
     adapter = Mangum(app, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_MIME_TYPES)
-    label = name or (",".join(sorted(methods)) if methods else "all")
+    label = method.name if method is not None else "AgentCard"
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     @metrics.log_metrics
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    def handler(event: Json, context: LambdaContext) -> Json:
         metrics.add_dimension(name="function", value=label)
         _ensure_event_loop()
-        response: dict[str, Any] = adapter(event, context)
+        # mangum types the same runtime object with its own protocol (mutable attributes).
+        response: Json = adapter(event, cast(MangumContext, context))
         status = int(response.get("statusCode", 500))
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         if status >= 500:

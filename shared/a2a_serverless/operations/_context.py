@@ -44,13 +44,17 @@ as SendMessage for a tenant called ``v1`` (digest 7.3)."""
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Who calls, for which tenant, with which protocol version, seen from which base URL."""
+    """Who calls, for which tenant, with which protocol version, seen from which base URL, resuming
+    which stream."""
 
     principal: Principal
     tenant: str = ""
     version: ProtocolVersion = CURRENT
     extensions: tuple[str, ...] = ()
     base_url: str = ""
+    last_event_id: int | None = None
+    """A stream's ``Last-Event-ID``: the sequence number of the last event the caller received,
+    when it resumes a stream (only streaming methods read it)."""
 
 
 def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False, task_id: str = "") -> Scope:

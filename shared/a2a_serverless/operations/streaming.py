@@ -165,16 +165,14 @@ def _is_fresh_run(record: TaskRecord) -> bool:
     return record.last_seq <= 1 and len(record.task.history) == 1 and not record.replied
 
 
-def open_message_stream(
-    request: SendMessageRequest, ctx: CallContext, runtime: Runtime, *, last_event_id: int | None = None
-) -> EventStream:
+def open_message_stream(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> EventStream:
     """Validate, create or continue the task (as SendMessage does), and prepare its stream."""
     _require_streaming(runtime)
     submitted = submit_message(request, ctx, runtime)
     record = submitted.record
     # Last-Event-ID resumes the stream of a message sent before (an idempotent re-send). A message
     # this call just accepted has no stream to resume: the client gets it from the snapshot.
-    after_seq = None if submitted.accepted else _resume_point(record, last_event_id)
+    after_seq = None if submitted.accepted else _resume_point(record, ctx.last_event_id)
     config = request.configuration or SendMessageConfiguration()
     return EventStream(
         runtime=runtime,
@@ -187,9 +185,7 @@ def open_message_stream(
     )
 
 
-def open_subscription(
-    request: SubscribeToTaskRequest, ctx: CallContext, runtime: Runtime, *, last_event_id: int | None = None
-) -> EventStream:
+def open_subscription(request: SubscribeToTaskRequest, ctx: CallContext, runtime: Runtime) -> EventStream:
     """Subscribe to an existing task. A terminal task is UnsupportedOperation (spec 3.1.6) unless
     the caller is resuming (``Last-Event-ID``): it gets the events it has not seen, and none when it
     has seen the last one (an empty stream, which ends a client's iteration without an error; every
@@ -199,12 +195,12 @@ def open_subscription(
     record = runtime.store.get_task(scope, request.id)
     if record is None:
         raise TaskNotFoundError(metadata={"taskId": request.id})
-    last_event_id = _resume_point(record, last_event_id)
-    if record.task.status.state.is_terminal and last_event_id is None:
+    after_seq = _resume_point(record, ctx.last_event_id)
+    if record.task.status.state.is_terminal and after_seq is None:
         raise UnsupportedOperationError(
             f"Task {request.id} is already {record.task.status.state.value}", metadata={"taskId": request.id}
         )
-    return EventStream(runtime=runtime, scope=scope, record=record, after_seq=last_event_id, close_on_interrupted=False)
+    return EventStream(runtime=runtime, scope=scope, record=record, after_seq=after_seq, close_on_interrupted=False)
 
 
 def _resume_point(record: TaskRecord, last_event_id: int | None) -> int | None:

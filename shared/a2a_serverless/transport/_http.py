@@ -11,7 +11,7 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.requests import Request
 
-from ..auth import authenticate
+from ..auth import Principal, authenticate
 from ..errors import InvalidParamsError, JSONParseError, PayloadTooLargeError, VersionNotSupportedError
 from ..operations import CallContext
 from ..runtime import Runtime
@@ -20,6 +20,7 @@ from ..versions import SUPPORTED, ProtocolVersion
 __all__ = [
     "MAX_JSON_DEPTH",
     "asks_for_v1",
+    "authenticate_request",
     "base_url",
     "call_context",
     "check_url_text",
@@ -234,12 +235,29 @@ def base_url(request: Request, runtime: Runtime) -> str:
     return base
 
 
-def call_context(request: Request, runtime: Runtime, *, tenant: str, version: ProtocolVersion) -> CallContext:
+def authenticate_request(request: Request, runtime: Runtime) -> Principal:
+    """The caller's principal, or ``UnauthenticatedError`` (:mod:`a2a_serverless.auth`)."""
     settings = runtime.settings
-    principal = authenticate(settings.auth_mode, settings.api_keys, request.headers, aws_event(request))
+    return authenticate(settings.auth_mode, settings.api_keys, request.headers, aws_event(request))
+
+
+def call_context(
+    request: Request,
+    runtime: Runtime,
+    *,
+    principal: Principal,
+    tenant: str,
+    version: ProtocolVersion,
+    last_event_id: int | None = None,
+) -> CallContext:
     # v0.3 clients send X-A2A-Extensions (digest 7.2); repeated lines of either are merged.
     values = [*request.headers.getlist("a2a-extensions"), *request.headers.getlist("x-a2a-extensions")]
     extensions = tuple(dict.fromkeys(e.strip() for value in values for e in value.split(",") if e.strip()))
     return CallContext(
-        principal=principal, tenant=tenant, version=version, extensions=extensions, base_url=base_url(request, runtime)
+        principal=principal,
+        tenant=tenant,
+        version=version,
+        extensions=extensions,
+        base_url=base_url(request, runtime),
+        last_event_id=last_event_id,
     )

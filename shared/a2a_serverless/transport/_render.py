@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..errors import (
@@ -22,9 +23,30 @@ from ..errors import (
 )
 from ..models import format_timestamp, utc_now
 
-__all__ = ["V03_REST_STATUS", "error_details", "jsonrpc_error", "rest_error", "v03_rest_error", "v03_rest_status"]
+__all__ = [
+    "V03_REST_STATUS",
+    "error_details",
+    "internal_error",
+    "jsonrpc_error",
+    "rest_error",
+    "v03_rest_error",
+    "v03_rest_status",
+]
+
+logger = logging.getLogger(__name__)
 
 JSONRPC_ID = str | int | None
+
+
+def internal_error(request_id: str, what: str, *, method: str = "", traceback: bool = True) -> InternalError:
+    """The answer to a failure that is not an A2A error: ``what`` happened is logged with the
+    request id and method (and the traceback of the exception being handled, unless ``what``
+    already says all there is), and the caller gets a generic internal error carrying only the
+    request id, never the exception's text. Every binding, the SSE framing and the app's last
+    resort build it here."""
+    extra = {"request_id": request_id, **({"method": method} if method else {})}
+    logger.error(what, exc_info=True if traceback else None, extra=extra)
+    return InternalError(metadata={"requestId": request_id} if request_id else None)
 
 
 def error_details(error: A2AError) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import logging
 import time
 from collections.abc import Collection
 
@@ -22,19 +21,18 @@ from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card
 from ..config import ConfigError
-from ..errors import A2AError, InternalError, MethodNotFoundError
+from ..errors import A2AError, MethodNotFoundError
 from ..push import JWKS_PATH
 from ..runtime import Runtime, get_runtime
 from ..v03.card import merged_card
 from ._http import asks_for_v1, base_url, request_id
-from ._render import jsonrpc_error, rest_error, v03_rest_error
+from ._render import internal_error, jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc
 from .negotiation import NegotiatedJson
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
 
 __all__ = ["CARD_PATH", "JWKS_PATH", "create_app"]
 
-logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_MAX_AGE = 300
@@ -105,9 +103,9 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
     module fails to import, its card is invalid) is one logged line and a generic internal error."""
     try:
         card = merged_card(public_card(runtime.settings, base_url(request, runtime)).to_wire())
-    except ConfigError as exc:
-        logger.error("cannot serve the agent card: %s", exc, extra={"request_id": request_id(request)})
-        return error_response(InternalError())
+    except ConfigError as exc:  # one line says it all: no traceback
+        error = internal_error(request_id(request), f"cannot serve the agent card: {exc}", traceback=False)
+        return error_response(error)
     body = json.dumps(card, separators=(",", ":")).encode()
     etag = card_etag(body)
     headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": etag, "Last-Modified": _CARD_SINCE}
@@ -182,9 +180,7 @@ def _is_jsonrpc(request: Request) -> bool:
 async def _unexpected(request: Request, exc: Exception) -> Response:
     """The last resort: a generic internal error, in the shape of the binding that was called
     (a JSON-RPC caller never gets a REST error body)."""
-    rid = request_id(request)
-    logger.error("unhandled error", exc_info=exc, extra={"request_id": rid})
-    error = InternalError(metadata={"requestId": rid} if rid else None)
+    error = internal_error(request_id(request), "unhandled error")
     if _is_jsonrpc(request):
         return JSONResponse(jsonrpc_error(error, None))  # HTTP 200, like every JSON-RPC error here
     return error_response(error)

@@ -19,7 +19,6 @@ The document is for clients, generators and the fuzzing suite; the app does not 
 from __future__ import annotations
 
 import re
-import typing
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,7 +26,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
-from ..methods import METHODS, Method, RestRoute
+from ..methods import METHODS, MethodInfo, RestRoute
 from ..models import ProtoModel, StreamResponse
 from ..operations._context import MAX_ID_LENGTH, RESERVED_TENANT
 from ..versions import CURRENT
@@ -48,7 +47,7 @@ _GRPC_CODES = (
 )  # fmt: skip
 
 
-def rest_operations() -> list[tuple[Method, RestRoute, str]]:
+def rest_operations() -> list[tuple[MethodInfo, RestRoute, str]]:
     """Every v1.0 REST operation: (method, route, prefix), the prefix being ``""`` or the tenant's."""
     return [(m, r, prefix) for prefix in ("", TENANT_PREFIX) for m in METHODS for r in m.routes]
 
@@ -72,7 +71,7 @@ def openapi_document(*, title: str = "A2A agent (HTTP+JSON binding)", version: s
     }
 
 
-def _operation(method: Method, route: RestRoute, prefix: str, components: dict[str, Any]) -> dict[str, Any]:
+def _operation(method: MethodInfo, route: RestRoute, prefix: str, components: dict[str, Any]) -> dict[str, Any]:
     request = components[method.request.__name__]
     bound = _PATH_PARAM.findall(prefix + route.path)
     verb = route.verb.title() if len(method.routes) > 1 else ""  # SubscribeToTask: GET and POST
@@ -134,15 +133,15 @@ def _query_parameters(request: dict[str, Any], bound: set[str]) -> list[dict[str
     return parameters
 
 
-def _success(method: Method) -> dict[str, Any]:
+def _success(method: MethodInfo) -> dict[str, Any]:
     if method.streaming:
         event = {"$ref": _REF.format(model=StreamResponse.__name__)}
         return {
             "description": "A Server-Sent Events stream; each event's data is one StreamResponse.",
             "content": {"text/event-stream": {"schema": event}},
         }
-    result = typing.get_type_hints(method.operation)["return"]
-    if result is type(None):
+    result = method.response
+    if result is None:
         schema: dict[str, Any] = {"type": "object", "maxProperties": 0}
     else:
         schema = {"$ref": _REF.format(model=result.__name__)}
@@ -158,10 +157,7 @@ def _error_response() -> dict[str, Any]:
 
 def _response_models() -> list[type[BaseModel]]:
     models: list[type[BaseModel]] = [StreamResponse]
-    for method in METHODS:
-        result = typing.get_type_hints(method.operation)["return"]
-        if isinstance(result, type) and issubclass(result, BaseModel):
-            models.append(result)
+    models.extend(m.response for m in METHODS if m.response is not None and not m.streaming)
     return models
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import re
 import threading
 import time
@@ -21,9 +20,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
-from ..errors import A2AError, FieldViolation, InternalError, InvalidParamsError
+from ..errors import A2AError, FieldViolation, InvalidParamsError
 from ..models import StreamResponse
 from ..operations.streaming import EventStream, StreamItem
+from ._render import internal_error
 
 __all__ = ["end_streams", "last_event_id", "sse_response", "streams_open"]
 
@@ -41,8 +41,6 @@ def streams_open() -> None:
     """Let streams run again (a server starting in a process that stopped one before)."""
     _closing.clear()
 
-
-logger = logging.getLogger(__name__)
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
@@ -112,10 +110,7 @@ async def _frames(
                 yield _error_frame(render_error(exc))
                 return
             except Exception:
-                logger.exception("stream failed", extra={"request_id": request_id})
-                yield _error_frame(
-                    render_error(InternalError(metadata={"requestId": request_id} if request_id else None))
-                )
+                yield _error_frame(render_error(internal_error(request_id, "stream failed")))
                 return
             yield f"id: {seq}\ndata: {json.dumps(render(event), separators=(',', ':'))}\n\n"
     finally:

@@ -15,20 +15,33 @@ ListTasks has no v0.3 form. A v0.3 push-config list has no paging, so it returns
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from .. import operations as ops
 from ..errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
+from ..json_types import Json, JsonValue
+from ..methods import (
+    CANCEL_TASK,
+    CREATE_PUSH_CONFIG,
+    DELETE_PUSH_CONFIG,
+    GET_EXTENDED_CARD,
+    GET_PUSH_CONFIG,
+    GET_TASK,
+    LIST_PUSH_CONFIGS,
+    SEND_MESSAGE,
+    SEND_STREAMING_MESSAGE,
+    SUBSCRIBE_TO_TASK,
+    Method,
+    RestRoute,
+)
 from ..models import (
     AgentCard,
     GetExtendedAgentCardRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
-    SendMessageResponse,
+    ProtoModel,
     StreamResponse,
-    Task,
     TaskPushNotificationConfig,
 )
 from ..operations import CallContext
@@ -37,39 +50,14 @@ from ..v03 import card as v03_card
 from ..v03 import json_shapes as js
 from ..v03 import rest_shapes as rs
 from ..v03._common import history_length_in
+from ..versions import ProtocolVersion
+from .rows import Endpoint, RequestIn, Row, StreamRow
 
-__all__ = ["JSONRPC_METHODS", "REST_ROUTES", "LegacyMethod", "LegacyRoute"]
+__all__ = ["JSONRPC_ROWS", "REST_ROWS", "legacy_extended_card", "list_all_push_configs"]
 
-Convert = Callable[[Any], Any]
-PathConvert = Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class LegacyMethod:
-    """A v0.3 JSON-RPC method: its v1.0 twin, and how params and results convert."""
-
-    name: str
-    target: str
-    """The v1.0 method (row of :data:`a2a_serverless.methods.METHODS`) that serves it."""
-    params_in: Convert
-    """v0.3 params (any JSON) -> the v1.0 request as a ProtoJSON dict; raises InvalidParams."""
-    result_out: Convert
-    """The v1.0 result (or each streamed event) -> the v0.3 JSON."""
-    operation: Callable[..., Any] | None = None
-    """Replaces the v1.0 operation where v0.3 semantics differ (the unpaged config list)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LegacyRoute:
-    """A v0.3 REST route (always under ``/v1``, never under a tenant)."""
-
-    verb: str
-    path: str
-    target: str
-    request_in: PathConvert
-    """(body or query fields, path parameters) -> the v1.0 request as a ProtoJSON dict."""
-    result_out: Convert
-    operation: Callable[..., Any] | None = None
+V03 = ProtocolVersion.V0_3
+Req = TypeVar("Req", bound=ProtoModel)
+Res = TypeVar("Res", bound=ProtoModel | None)
 
 
 def list_all_push_configs(
@@ -95,127 +83,199 @@ def legacy_extended_card(request: GetExtendedAgentCardRequest, ctx: CallContext,
         raise ExtendedAgentCardNotConfiguredError(exc.message) from None
 
 
-def _without_metadata(convert: Convert) -> Convert:
-    def params_in(params: Any) -> dict[str, Any]:
-        data: dict[str, Any] = convert(params)
+def _params(convert: Callable[[JsonValue], Json]) -> RequestIn:
+    """A v0.3 JSON-RPC params converter as a row's ``request_in`` (JSON-RPC has no path)."""
+
+    def request_in(params: Json, _: Mapping[str, str]) -> Json:
+        return convert(params)
+
+    return request_in
+
+
+def _without_metadata(convert: Callable[[JsonValue], Json]) -> Callable[[JsonValue], Json]:
+    def params_in(params: JsonValue) -> Json:
+        data = convert(params)
         data.pop("metadata", None)
         return data
 
     return params_in
 
 
-def _card_out(card: AgentCard) -> dict[str, Any]:
+def _card_out(card: AgentCard) -> Json:
     return v03_card.merged_card(card.to_wire())
 
 
-def _push_list_out(configs: list[TaskPushNotificationConfig]) -> list[dict[str, Any]]:
+def _push_list_out(configs: list[TaskPushNotificationConfig]) -> list[Json]:
     return [js.push_config_out(c) for c in configs]
 
 
-def _send_result_out(result: SendMessageResponse) -> dict[str, Any]:
-    return js.send_result_out(result)
+def _nothing_in(_: JsonValue) -> Json:
+    return {}
 
 
-def _stream_out(event: StreamResponse) -> dict[str, Any]:
-    return js.stream_event_out(event)
+def _null_out(_: None) -> None:
+    return None
 
 
-def _task_out(task: Task) -> dict[str, Any]:
-    return js.task_out(task)
+def _empty_out(_: None) -> Json:
+    return {}
+
+
+def _rpc(
+    name: str, method: Method[Req, Res], params_in: Callable[[JsonValue], Json], result_out: Callable[[Res], JsonValue]
+) -> Endpoint:
+    """A v0.3 JSON-RPC row that runs ``method``'s own operation."""
+    assert method.call is not None
+    return Row(
+        name=name, method=method, version=V03, request_in=_params(params_in), call=method.call, result_out=result_out
+    )
+
+
+def _rpc_stream(name: str, method: Method[Req, StreamResponse], params_in: Callable[[JsonValue], Json]) -> Endpoint:
+    assert method.stream is not None
+    return StreamRow(
+        name=name,
+        method=method,
+        version=V03,
+        request_in=_params(params_in),
+        stream=method.stream,
+        result_out=js.stream_event_out,
+    )
 
 
 _PUSH = "tasks/pushNotificationConfig"
 
-JSONRPC_METHODS: dict[str, LegacyMethod] = {
-    m.name: m
-    for m in (
-        LegacyMethod("message/send", "SendMessage", js.send_params_in, _send_result_out),
-        LegacyMethod("message/stream", "SendStreamingMessage", js.send_params_in, _stream_out),
-        LegacyMethod("tasks/get", "GetTask", js.task_query_in, _task_out),
-        LegacyMethod("tasks/cancel", "CancelTask", js.task_id_params_in, _task_out),
-        LegacyMethod("tasks/resubscribe", "SubscribeToTask", _without_metadata(js.task_id_params_in), _stream_out),
-        LegacyMethod(f"{_PUSH}/set", "CreateTaskPushNotificationConfig", js.push_config_set_in, js.push_config_out),
-        LegacyMethod(f"{_PUSH}/get", "GetTaskPushNotificationConfig", js.push_config_get_in, js.push_config_out),
-        LegacyMethod(
-            f"{_PUSH}/list",
-            "ListTaskPushNotificationConfigs",
-            js.push_config_list_in,
-            _push_list_out,
-            operation=list_all_push_configs,
-        ),
-        LegacyMethod(f"{_PUSH}/delete", "DeleteTaskPushNotificationConfig", js.push_config_delete_in, lambda _: None),
-        LegacyMethod(
-            "agent/getAuthenticatedExtendedCard",
-            "GetExtendedAgentCard",
-            lambda _: {},
-            _card_out,
-            operation=legacy_extended_card,
-        ),
-    )
-}
+_PUSH_LIST_ALL: Row[ListTaskPushNotificationConfigsRequest, list[TaskPushNotificationConfig]] = Row(
+    name=f"{_PUSH}/list",
+    method=LIST_PUSH_CONFIGS,
+    version=V03,
+    request_in=_params(js.push_config_list_in),
+    call=list_all_push_configs,
+    result_out=_push_list_out,
+)
+
+_RPC_EXTENDED_CARD: Row[GetExtendedAgentCardRequest, AgentCard] = Row(
+    name="agent/getAuthenticatedExtendedCard",
+    method=GET_EXTENDED_CARD,
+    version=V03,
+    request_in=_params(_nothing_in),
+    call=legacy_extended_card,
+    result_out=_card_out,
+)
+
+
+JSONRPC_ROWS: tuple[Endpoint, ...] = (
+    _rpc("message/send", SEND_MESSAGE, js.send_params_in, js.send_result_out),
+    _rpc_stream("message/stream", SEND_STREAMING_MESSAGE, js.send_params_in),
+    _rpc("tasks/get", GET_TASK, js.task_query_in, js.task_out),
+    _rpc("tasks/cancel", CANCEL_TASK, js.task_id_params_in, js.task_out),
+    _rpc_stream("tasks/resubscribe", SUBSCRIBE_TO_TASK, _without_metadata(js.task_id_params_in)),
+    _rpc(f"{_PUSH}/set", CREATE_PUSH_CONFIG, js.push_config_set_in, js.push_config_out),
+    _rpc(f"{_PUSH}/get", GET_PUSH_CONFIG, js.push_config_get_in, js.push_config_out),
+    _PUSH_LIST_ALL,
+    _rpc(f"{_PUSH}/delete", DELETE_PUSH_CONFIG, js.push_config_delete_in, _null_out),
+    _RPC_EXTENDED_CARD,
+)
+"""The v0.3 JSON-RPC methods: the same ``POST /`` endpoint, names disjoint from v1.0's."""
 
 
 # --------------------------------------------------------------------------- REST (/v1)
 
 
-def _task_id(path: dict[str, str]) -> dict[str, Any]:
+def _task_id(_: Json, path: Mapping[str, str]) -> Json:
     return {"id": path["id"]}
 
 
-def _get_task_in(query: dict[str, Any], path: dict[str, str]) -> dict[str, Any]:
+def _get_task_in(query: Json, path: Mapping[str, str]) -> Json:
     """``GET /v1/tasks/{id}?historyLength=N``; 0 is "no limit" in v0.3, as over JSON-RPC."""
-    data = _task_id(path)
+    data = _task_id(query, path)
     history = history_length_in(query.get("historyLength", query.get("history_length")), "historyLength")
     if history is not None:
         data["historyLength"] = history
     return data
 
 
-def _list_configs_in(query: dict[str, Any], path: dict[str, str]) -> dict[str, Any]:
-    data: dict[str, Any] = {"taskId": path["id"]}
+def _list_configs_in(query: Json, path: Mapping[str, str]) -> Json:
+    data: Json = {"taskId": path["id"]}
     for camel, snake in (("pageSize", "page_size"), ("pageToken", "page_token")):
         if camel in query or snake in query:
             data[camel] = query.get(camel, query.get(snake))
     return data
 
 
-def _config_path_in(_: dict[str, Any], path: dict[str, str]) -> dict[str, Any]:
+def _config_path_in(_: Json, path: Mapping[str, str]) -> Json:
     return {"taskId": path["id"], "id": path["config_id"]}
+
+
+def _send_in(body: Json, _: Mapping[str, str]) -> Json:
+    return rs.send_request_in(body)
+
+
+def _config_create_in(body: Json, path: Mapping[str, str]) -> Json:
+    return rs.push_config_create_in(body, path["id"])
+
+
+def _no_fields(_: Json, __: Mapping[str, str]) -> Json:
+    return {}
+
+
+def _configs_out(result: ListTaskPushNotificationConfigsResponse) -> Json:
+    return rs.push_configs_out(result.configs, result.next_page_token)
+
+
+def _rest(
+    verb: str, path: str, method: Method[Req, Res], request_in: RequestIn, result_out: Callable[[Res], JsonValue]
+) -> Endpoint:
+    """A v0.3 REST row (always under ``/v1``, never under a tenant)."""
+    assert method.call is not None
+    return Row(
+        name=method.name,
+        method=method,
+        version=V03,
+        request_in=request_in,
+        call=method.call,
+        result_out=result_out,
+        route=RestRoute(verb, path),
+    )
+
+
+def _rest_stream(verb: str, path: str, method: Method[Req, StreamResponse], request_in: RequestIn) -> Endpoint:
+    assert method.stream is not None
+    return StreamRow(
+        name=method.name,
+        method=method,
+        version=V03,
+        request_in=request_in,
+        stream=method.stream,
+        result_out=rs.stream_event_out,
+        route=RestRoute(verb, path),
+    )
 
 
 _TASK = "/v1/tasks/{id}"
 _CONFIGS = _TASK + "/pushNotificationConfigs"
 
-REST_ROUTES: tuple[LegacyRoute, ...] = (
-    LegacyRoute(
-        "POST", "/v1/message:send", "SendMessage", lambda body, _: rs.send_request_in(body), rs.send_result_out
-    ),
-    LegacyRoute(
-        "POST",
-        "/v1/message:stream",
-        "SendStreamingMessage",
-        lambda body, _: rs.send_request_in(body),
-        rs.stream_event_out,
-    ),
-    LegacyRoute("POST", _TASK + ":cancel", "CancelTask", lambda _, path: _task_id(path), rs.task_out),
-    LegacyRoute("GET", _TASK + ":subscribe", "SubscribeToTask", lambda _, path: _task_id(path), rs.stream_event_out),
-    LegacyRoute("POST", _TASK + ":subscribe", "SubscribeToTask", lambda _, path: _task_id(path), rs.stream_event_out),
-    LegacyRoute("GET", _TASK, "GetTask", _get_task_in, rs.task_out),
-    LegacyRoute(
-        "POST",
-        _CONFIGS,
-        "CreateTaskPushNotificationConfig",
-        lambda body, path: rs.push_config_create_in(body, path["id"]),
-        rs.push_config_out,
-    ),
-    LegacyRoute(
-        "GET",
-        _CONFIGS,
-        "ListTaskPushNotificationConfigs",
-        _list_configs_in,
-        lambda result: rs.push_configs_out(result.configs, result.next_page_token),
-    ),
-    LegacyRoute("GET", _CONFIGS + "/{config_id}", "GetTaskPushNotificationConfig", _config_path_in, rs.push_config_out),
-    LegacyRoute("DELETE", _CONFIGS + "/{config_id}", "DeleteTaskPushNotificationConfig", _config_path_in, lambda _: {}),
-    LegacyRoute("GET", "/v1/card", "GetExtendedAgentCard", lambda _, __: {}, _card_out, legacy_extended_card),
+_REST_EXTENDED_CARD: Row[GetExtendedAgentCardRequest, AgentCard] = Row(
+    name=GET_EXTENDED_CARD.name,
+    method=GET_EXTENDED_CARD,
+    version=V03,
+    request_in=_no_fields,
+    call=legacy_extended_card,
+    result_out=_card_out,
+    route=RestRoute("GET", "/v1/card"),
 )
+
+REST_ROWS: tuple[Endpoint, ...] = (
+    _rest("POST", "/v1/message:send", SEND_MESSAGE, _send_in, rs.send_result_out),
+    _rest_stream("POST", "/v1/message:stream", SEND_STREAMING_MESSAGE, _send_in),
+    _rest("POST", _TASK + ":cancel", CANCEL_TASK, _task_id, rs.task_out),
+    _rest_stream("GET", _TASK + ":subscribe", SUBSCRIBE_TO_TASK, _task_id),
+    _rest_stream("POST", _TASK + ":subscribe", SUBSCRIBE_TO_TASK, _task_id),
+    _rest("GET", _TASK, GET_TASK, _get_task_in, rs.task_out),
+    _rest("POST", _CONFIGS, CREATE_PUSH_CONFIG, _config_create_in, rs.push_config_out),
+    _rest("GET", _CONFIGS, LIST_PUSH_CONFIGS, _list_configs_in, _configs_out),
+    _rest("GET", _CONFIGS + "/{config_id}", GET_PUSH_CONFIG, _config_path_in, rs.push_config_out),
+    _rest("DELETE", _CONFIGS + "/{config_id}", DELETE_PUSH_CONFIG, _config_path_in, _empty_out),
+    _REST_EXTENDED_CARD,
+)
+"""The v0.3 REST binding: the v0.3 proto's HTTP rules under ``/v1``, ProtoJSON of the v0.3 proto."""
