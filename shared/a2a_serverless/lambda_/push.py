@@ -14,14 +14,16 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBStreamEvent
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..config import ConfigError
+from ..json_types import Json
 from ..push.attempts import AttemptLog
 from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
@@ -97,7 +99,7 @@ class DeliveryRetry(Exception):
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def dispatcher_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def dispatcher_handler(event: Json, context: LambdaContext) -> Json:
     """Handle the stream batch per task (see :mod:`..push.dispatch`): as a whole rather than with
     Powertools' record-by-record batch processor, so a batch holding many events of one task reads
     its configs once. Failures are reported in the same ``batchItemFailures`` shape: the earliest
@@ -159,7 +161,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def delivery_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def delivery_handler(event: Json, context: LambdaContext) -> Json:
     services = push_services()
 
     def remaining() -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
@@ -16,6 +15,7 @@ from ..config import ConfigError
 from ..execution.dead_letter import fail_dead_work_item
 from ..execution.sweeper import sweep
 from ..execution.worker import process_work_item
+from ..json_types import Json
 from ..ports import WorkItem
 from ..runtime import get_runtime
 from ._observability import logger, metrics
@@ -48,7 +48,7 @@ def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def worker_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def worker_handler(event: Json, context: LambdaContext) -> Json:
     """Process the batch in order; a failed record (and, FIFO, the ones after it) is reported in
     ``batchItemFailures`` so SQS redelivers only those."""
     metrics.add_metric(name="WorkItemsReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
@@ -68,7 +68,7 @@ def _fail_dead(record: SQSRecord) -> None:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def dead_letter_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def dead_letter_handler(event: Json, context: LambdaContext) -> Json:
     """Consume the work queue's dead-letter queue: fail each item's task if it still waits on it."""
     metrics.add_metric(name="DeadLettersReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
     processor = SqsFifoPartialProcessor()
@@ -77,7 +77,7 @@ def dead_letter_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def sweeper_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
+def sweeper_handler(event: Json, context: LambdaContext) -> dict[str, int]:
     """The scheduled sweeper (an EventBridge rule, every minute): fail the tasks whose run stopped
     renewing its lease (its worker died)."""
     swept = sweep(get_runtime())

@@ -6,13 +6,14 @@ import json
 import math
 import os
 import re
-from typing import Any
+from typing import NoReturn
 from urllib.parse import unquote_to_bytes
 
 from starlette.requests import Request
 
 from ..auth import Principal, authenticate
 from ..errors import InvalidParamsError, JSONParseError, PayloadTooLargeError, VersionNotSupportedError
+from ..json_types import Json, JsonValue
 from ..operations import CallContext
 from ..runtime import Runtime
 from ..versions import SUPPORTED, ProtocolVersion
@@ -63,7 +64,7 @@ async def read_body(request: Request, limit: int) -> bytes:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     # NaN, Infinity, -Infinity: not JSON (RFC 8259), though Python's json accepts them.
     raise JSONParseError(f"Invalid JSON payload: {name} is not a JSON number")
 
@@ -75,11 +76,11 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _check_depth(value: Any) -> None:
+def _check_depth(value: JsonValue) -> None:
     """Refuse arrays and objects nested deeper than ``MAX_JSON_DEPTH`` (RFC 8259 section 9 lets a
     parser limit nesting). Deeper values parse, but pydantic refuses to serialize past ~255 levels,
     so a deep ``data`` part or metadata value would fail when the task is stored: a 500."""
-    level: list[Any] = [value]
+    level: list[JsonValue] = [value]
     for _ in range(MAX_JSON_DEPTH):
         level = [child for node in level for child in (node.values() if isinstance(node, dict) else node)]
         level = [node for node in level if isinstance(node, (dict, list))]
@@ -88,7 +89,7 @@ def _check_depth(value: Any) -> None:
     raise JSONParseError(f"Invalid JSON payload: nested deeper than {MAX_JSON_DEPTH} levels")
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes) -> JsonValue:
     """Parse a request body as strict JSON (RFC 8259), or raise ``JSONParseError``.
 
     Stricter than ``json.loads``: no ``NaN``/``Infinity`` literals or out-of-range floats, no
@@ -113,7 +114,7 @@ def parse_json(body: bytes) -> Any:
     return value
 
 
-async def read_json(request: Request, limit: int) -> Any:
+async def read_json(request: Request, limit: int) -> JsonValue:
     return parse_json(await read_body(request, limit))
 
 
@@ -196,7 +197,7 @@ def _raw_version(request: Request) -> str:
     return (request.headers.get("a2a-version") or request.query_params.get("A2A-Version") or "").strip()
 
 
-def aws_event(request: Request) -> dict[str, Any] | None:
+def aws_event(request: Request) -> Json | None:
     """The API Gateway event behind ``request``: mangum's (the buffered functions), or, in the
     gateway function, the request context that the AWS Lambda Web Adapter forwards as the
     ``x-amzn-request-context`` header. That header is trusted only under the adapter

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from ..errors import (
     ERROR_DOMAIN,
@@ -21,6 +20,7 @@ from ..errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from ..json_types import Json, JsonValue
 from ..models import format_timestamp, utc_now
 
 __all__ = [
@@ -49,11 +49,11 @@ def internal_error(request_id: str, what: str, *, method: str = "", traceback: b
     return InternalError(metadata={"requestId": request_id} if request_id else None)
 
 
-def error_details(error: A2AError) -> list[dict[str, Any]]:
+def error_details(error: A2AError) -> list[Json]:
     """``google.rpc.ErrorInfo`` first (string metadata only), then ``BadRequest`` if any."""
     metadata = {k: str(v) for k, v in error.metadata.items()}
     metadata.setdefault("timestamp", format_timestamp(utc_now()))
-    details: list[dict[str, Any]] = [
+    details: list[Json] = [
         {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
             "reason": error.reason,
@@ -71,12 +71,12 @@ def error_details(error: A2AError) -> list[dict[str, Any]]:
     return details
 
 
-def jsonrpc_error(error: A2AError, request_id: JSONRPC_ID, *, legacy: bool = False) -> dict[str, Any]:
+def jsonrpc_error(error: A2AError, request_id: JSONRPC_ID, *, legacy: bool = False) -> Json:
     """The JSON-RPC error response. v1.0 puts the typed details in ``data``; v0.3 (``legacy``) left
     ``data`` free-form, so it gets one plain object with the same facts (reason, metadata, field
     violations). The codes are the same in both versions (-32001..-32007 kept their meaning; 1.0
     added -32008 and -32009, which a 0.3 client reads as just an error code)."""
-    data: Any = _legacy_data(error) if legacy else error_details(error)
+    data: JsonValue = _legacy_data(error) if legacy else error_details(error)
     return {
         "jsonrpc": "2.0",
         "id": request_id,
@@ -84,8 +84,8 @@ def jsonrpc_error(error: A2AError, request_id: JSONRPC_ID, *, legacy: bool = Fal
     }
 
 
-def _legacy_data(error: A2AError) -> dict[str, Any]:
-    data: dict[str, Any] = {"reason": error.reason, "domain": ERROR_DOMAIN}
+def _legacy_data(error: A2AError) -> Json:
+    data: Json = {"reason": error.reason, "domain": ERROR_DOMAIN}
     if error.metadata:
         data["metadata"] = {k: str(v) for k, v in error.metadata.items()}
     if error.violations:
@@ -93,7 +93,7 @@ def _legacy_data(error: A2AError) -> dict[str, Any]:
     return data
 
 
-def rest_error(error: A2AError) -> dict[str, Any]:
+def rest_error(error: A2AError) -> Json:
     return {
         "error": {
             "code": error.http_status,
@@ -130,7 +130,7 @@ def v03_rest_status(error: A2AError) -> int:
     return V03_REST_STATUS.get(type(error), error.http_status)
 
 
-def v03_rest_error(error: A2AError) -> dict[str, Any]:
+def v03_rest_error(error: A2AError) -> Json:
     """The error body of the v0.3 REST binding: ``{code, message, data}``, the JSON-RPC error
     object at the top level. ``@a2a-js/sdk``'s v0.3 REST client types an error by ``code`` (the
     JSON-RPC code: -32001 is TaskNotFoundError...) when ``code`` is a number and ``message`` a

@@ -26,6 +26,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
+from ..json_types import Json
 from ..methods import METHODS, MethodInfo, RestRoute
 from ..models import ProtoModel, StreamResponse
 from ..operations._context import MAX_ID_LENGTH, RESERVED_TENANT
@@ -52,10 +53,10 @@ def rest_operations() -> list[tuple[MethodInfo, RestRoute, str]]:
     return [(m, r, prefix) for prefix in ("", TENANT_PREFIX) for m in METHODS for r in m.routes]
 
 
-def openapi_document(*, title: str = "A2A agent (HTTP+JSON binding)", version: str = CURRENT) -> dict[str, Any]:
+def openapi_document(*, title: str = "A2A agent (HTTP+JSON binding)", version: str = CURRENT) -> Json:
     """The OpenAPI 3.1 document of the REST binding, as a JSON-ready dict."""
     components = _schemas()
-    paths: dict[str, dict[str, Any]] = {}
+    paths: dict[str, Json] = {}
     for method, route, prefix in rest_operations():
         paths.setdefault(prefix + route.path, {})[route.verb.lower()] = _operation(method, route, prefix, components)
     return {
@@ -71,7 +72,7 @@ def openapi_document(*, title: str = "A2A agent (HTTP+JSON binding)", version: s
     }
 
 
-def _operation(method: MethodInfo, route: RestRoute, prefix: str, components: dict[str, Any]) -> dict[str, Any]:
+def _operation(method: MethodInfo, route: RestRoute, prefix: str, components: Json) -> Json:
     request = components[method.request.__name__]
     bound = _PATH_PARAM.findall(prefix + route.path)
     verb = route.verb.title() if len(method.routes) > 1 else ""  # SubscribeToTask: GET and POST
@@ -97,7 +98,7 @@ def _operation(method: MethodInfo, route: RestRoute, prefix: str, components: di
                 "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"},
             }
         )
-    spec: dict[str, Any] = {"operationId": operation_id, "tags": [method.name], "parameters": parameters}
+    spec: Json = {"operationId": operation_id, "tags": [method.name], "parameters": parameters}
     if route.verb in ("GET", "DELETE"):
         parameters.extend(_query_parameters(request, {*bound, "tenant"}))
     else:
@@ -108,8 +109,8 @@ def _operation(method: MethodInfo, route: RestRoute, prefix: str, components: di
     return spec
 
 
-def _path_parameter(name: str, request: dict[str, Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": "^[^/]+$"}
+def _path_parameter(name: str, request: Json) -> Json:
+    schema: Json = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": "^[^/]+$"}
     if name == "tenant":
         schema["not"] = {"const": RESERVED_TENANT}
     description = request["properties"].get(to_camel(name), {}).get("description")
@@ -117,7 +118,7 @@ def _path_parameter(name: str, request: dict[str, Any]) -> dict[str, Any]:
     return {**parameter, "description": description} if description else parameter
 
 
-def _query_parameters(request: dict[str, Any], bound: set[str]) -> list[dict[str, Any]]:
+def _query_parameters(request: Json, bound: set[str]) -> list[Json]:
     """The request's scalar fields not bound in the path, as camelCase query parameters (spec 11.5:
     nested objects are not supported in the query)."""
     skip = {to_camel(name) for name in bound}
@@ -133,7 +134,7 @@ def _query_parameters(request: dict[str, Any], bound: set[str]) -> list[dict[str
     return parameters
 
 
-def _success(method: MethodInfo) -> dict[str, Any]:
+def _success(method: MethodInfo) -> Json:
     if method.streaming:
         event = {"$ref": _REF.format(model=StreamResponse.__name__)}
         return {
@@ -142,13 +143,13 @@ def _success(method: MethodInfo) -> dict[str, Any]:
         }
     result = method.response
     if result is None:
-        schema: dict[str, Any] = {"type": "object", "maxProperties": 0}
+        schema: Json = {"type": "object", "maxProperties": 0}
     else:
         schema = {"$ref": _REF.format(model=result.__name__)}
     return {"description": "OK", "content": {REST_MEDIA_TYPE: {"schema": schema}}}
 
 
-def _error_response() -> dict[str, Any]:
+def _error_response() -> Json:
     return {
         "description": "An error: google.rpc.Status wrapped in 'error', code being the HTTP status.",
         "content": {REST_MEDIA_TYPE: {"schema": {"$ref": _REF.format(model="Error")}}},
@@ -187,17 +188,17 @@ class _ProtoJsonSchema(GenerateJsonSchema):
         return value
 
 
-def _schemas() -> dict[str, Any]:
+def _schemas() -> Json:
     models = [m.request for m in METHODS] + _response_models()
     mode: JsonSchemaMode = "validation"  # the wire shape; serialization goes through a wrap serializer
     inputs = [(model, mode) for model in dict.fromkeys(models)]
     _, top = models_json_schema(inputs, ref_template=_REF, schema_generator=_ProtoJsonSchema)
-    schemas: dict[str, Any] = dict(top.get("$defs", {}))
+    schemas: Json = dict(top.get("$defs", {}))
     schemas.update(_error_schemas())
     return schemas
 
 
-def _error_schemas() -> dict[str, Any]:
+def _error_schemas() -> Json:
     string_map = {"type": "object", "additionalProperties": {"type": "string"}}
     return {
         "Error": {

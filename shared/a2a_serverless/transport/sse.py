@@ -15,12 +15,12 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
 from ..errors import A2AError, FieldViolation, InvalidParamsError
+from ..json_types import JsonValue
 from ..models import StreamResponse
 from ..operations.streaming import EventStream, StreamItem
 from ._render import internal_error
@@ -65,8 +65,8 @@ def last_event_id(request: Request) -> int | None:
 
 def sse_response(
     stream: EventStream,
-    render: Callable[[StreamResponse], Any],
-    render_error: Callable[[A2AError], Any],
+    render: Callable[[StreamResponse], JsonValue],
+    render_error: Callable[[A2AError], JsonValue],
     *,
     ping_seconds: float,
     request_id: str = "",
@@ -80,8 +80,8 @@ def sse_response(
 
 async def _frames(
     stream: EventStream,
-    render: Callable[[StreamResponse], Any],
-    render_error: Callable[[A2AError], Any],
+    render: Callable[[StreamResponse], JsonValue],
+    render_error: Callable[[A2AError], JsonValue],
     ping_seconds: float,
     request_id: str,
 ) -> AsyncIterator[str]:
@@ -121,7 +121,7 @@ async def _frames(
         await events.aclose()  # type: ignore[attr-defined]
 
 
-def sse_error_response(body: Any) -> StreamingResponse:
+def sse_error_response(body: JsonValue) -> StreamingResponse:
     """A stream whose only event is the error ``body`` (rendered now: a body that cannot be
     encoded raises here, for the caller's plain-JSON fallback). This is how v0.3 servers answer
     a streaming JSON-RPC call that fails before its first event, and the 0.3 Python client types
@@ -134,5 +134,5 @@ def sse_error_response(body: Any) -> StreamingResponse:
     return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
-def _error_frame(body: Any) -> str:
+def _error_frame(body: JsonValue) -> str:
     return f"event: error\ndata: {json.dumps(body, separators=(',', ':'))}\n\n"
