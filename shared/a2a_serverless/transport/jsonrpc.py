@@ -24,16 +24,16 @@ from ..errors import (
 from ..json_types import Json
 from ..runtime import Runtime
 from ..versions import ProtocolVersion
-from . import v03
 from ._http import asks_for_v1, is_legacy_request, read_json, request_id, states_version
 from ._render import internal_error, jsonrpc_error
 from .invoke import Framing, invoke
 from .rows import V1_JSONRPC_ROWS, Endpoint
 from .sse import sse_error_response
+from .v03 import JSONRPC_ROWS as V03_JSONRPC_ROWS
 
 __all__ = ["JSONRPC_ROWS", "error_response", "handle_jsonrpc"]
 
-JSONRPC_ROWS: dict[str, Endpoint] = {row.name: row for row in (*V1_JSONRPC_ROWS, *v03.JSONRPC_ROWS)}
+JSONRPC_ROWS: dict[str, Endpoint] = {row.name: row for row in (*V1_JSONRPC_ROWS, *V03_JSONRPC_ROWS)}
 """Every JSON-RPC method by name: v1.0 (``SendMessage``) and v0.3 (``message/send``) names are
 disjoint, so the name picks the row and with it the version."""
 

@@ -19,11 +19,11 @@ from ..errors import A2AError, InvalidRequestError, UnsupportedOperationError
 from ..json_types import Json
 from ..runtime import Runtime
 from ..versions import ProtocolVersion
-from . import v03
 from ._http import asks_for_v1, check_url_text, parse_json, read_body, request_id
 from ._render import internal_error, rest_error, v03_rest_error, v03_rest_status
 from .invoke import Framing, invoke
 from .rows import REST_MEDIA_TYPE, V1_REST_ROWS, Endpoint
+from .v03 import REST_ROWS as V03_REST_ROWS
 
 __all__ = ["REST_MEDIA_TYPE", "TENANT_PREFIX", "error_response", "rest_routes"]
 
@@ -58,7 +58,7 @@ def rest_routes(get_runtime: RuntimeGetter, allowed: Collection[str] | None = No
     """
     rows = sorted(V1_REST_ROWS, key=lambda row: (":" not in _path(row).rsplit("/", 1)[-1], -_path(row).count("/")))
     routes = [_route("", row, get_runtime, allowed) for row in rows]
-    routes.extend(_route("", row, get_runtime, allowed) for row in v03.REST_ROWS)
+    routes.extend(_route("", row, get_runtime, allowed) for row in V03_REST_ROWS)
     routes.extend(_route(TENANT_PREFIX, row, get_runtime, allowed) for row in rows)
     return routes
 
