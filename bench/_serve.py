@@ -31,8 +31,8 @@ def build(side: str, base_url: str, poll: float | None = None) -> Any:
 
         return create_reference_app(base_url)
     from a2a_serverless.config import Settings
-    from a2a_serverless.runtime import build_runtime
     from a2a_serverless.transport.app import create_app
+    from a2a_serverless.wiring import build_runtime
 
     polling = {} if poll is None else {"poll_interval_seconds": poll, "stream_poll_seconds": poll}
     settings = Settings(store="memory", executor="bench._compare_agents:BenchExecutor", public_url=base_url, **polling)

@@ -1684,7 +1684,7 @@ def two_turn_wait_result(samples: int) -> dict[str, Any]:
         from moto.moto_api._internal.models import moto_api_backend
 
         from a2a_serverless.lambda_.push import reset_push_services
-        from a2a_serverless.runtime import reset_runtime
+        from a2a_serverless.wiring import reset_runtime
 
         moto_api_backend.reset()  # the in-process moto of the previous stack: a fresh account
         reset_runtime()  # and the functions' runtimes (this process's) built against it

@@ -20,9 +20,9 @@ import pytest
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.card import extended_card, public_card
 from a2a_serverless.config import ConfigError, Settings
-from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.v03.card import merged_card
+from a2a_serverless.wiring import build_runtime
 
 BASE = "https://agent.example/v1"
 ISSUER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_AbCdEf123"

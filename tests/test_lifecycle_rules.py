@@ -30,7 +30,7 @@ from a2a_serverless.models import (
     TaskStatusUpdateEvent,
 )
 from a2a_serverless.operations import CallContext, send_message
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 
 
 def task(**updates: Any) -> Task:

@@ -1,0 +1,32 @@
+"""a2a-serverless: an A2A v1.0 agent behind API Gateway, Lambda, DynamoDB and SQS.
+
+The layer map. A module imports only from its own layer and the layers above it in this list
+(``tests/test_architecture.py`` checks it, lazy imports included, and that nothing imports in a
+circle):
+
+1. **Vocabulary**: :mod:`.versions` (the protocol versions), :mod:`.json_types` (the names of
+   arbitrary JSON), :mod:`.errors` (one A2A error hierarchy, transport mapping as class data),
+   :mod:`.models` (the proto messages, ProtoJSON on the wire), :mod:`.config` (``Settings``, read
+   once at cold start).
+2. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
+   (the run's state machine as named transitions), :mod:`.blobs` (large parts as objects),
+   :mod:`.auth` (credentials -> principal).
+3. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``).
+4. **Runtime**: :mod:`.runtime` (what a call needs: settings, store, queue, executor...).
+5. **Core**: :mod:`.operations` (one function per A2A method), :mod:`.methods` (the typed method
+   table), :mod:`.card` (the agent card), :mod:`.execution` (the executor API, the worker, the run
+   log, the sweeper, durable runs), :mod:`.push` (dispatch, delivery, signing; ``verify`` for
+   receivers).
+6. **Adapters**: :mod:`.adapters` (DynamoDB, SQS, S3, Lambda durable functions, in-memory).
+7. **Wiring**: :mod:`.wiring` (the runtime built from settings, adapters chosen; the only place
+   that picks them).
+8. **Edges**: :mod:`.v03` (pure v0.3 wire converters), :mod:`.transport` (the Starlette app: the
+   binding rows, ``invoke``, JSON-RPC, REST, SSE), :mod:`.lambda_` (Lambda adapters: mangum,
+   Powertools), :mod:`.functions` (one entry point per Lambda function, each naming its row).
+9. **Local**: :mod:`.devstack` (the local stack on moto, its fixes of moto, the console).
+
+A request, end to end: ``functions/send_message.py`` names ``methods.SEND_MESSAGE``; the
+transport finds its binding row (``transport/rows.py``, v0.3 rows in ``transport/v03.py``) and
+:func:`.transport.invoke.invoke` runs it: version, caller, request message, call context, then
+``operations.send_message`` against the runtime's ``TaskStore`` and ``WorkQueue``.
+"""

@@ -27,7 +27,7 @@ from a2a_serverless.models import GetTaskRequest, Message, Part, Role, SendMessa
 from a2a_serverless.operations import CallContext, get_task
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 
 
 class _Raw:

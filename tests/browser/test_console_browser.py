@@ -17,8 +17,9 @@ import uvicorn
 
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.console import CONSOLE_PATH, with_console
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

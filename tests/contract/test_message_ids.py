@@ -27,7 +27,8 @@ from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.list_tasks import list_tasks
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskStore, WorkItem
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
+from a2a_serverless.wiring import build_runtime
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")

@@ -26,8 +26,9 @@ from a2a_serverless.push.attempts import AttemptLog
 from a2a_serverless.push.delivery import DeliveryItem, deliver
 from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.sender import WebhookSender
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)

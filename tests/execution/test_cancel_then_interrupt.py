@@ -26,7 +26,7 @@ from a2a_serverless.models import (
 )
 from a2a_serverless.operations import CallContext, cancel_task, send_message
 from a2a_serverless.ports import Scope, WorkItem
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")

@@ -22,7 +22,7 @@ from a2a_serverless.models import (
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import WorkItem
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 
 
 class RecordingExecutor(AgentExecutor):

@@ -33,8 +33,9 @@ from a2a_serverless.models import (
 from a2a_serverless.operations import CallContext, cancel_task
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskRecord, WorkItem
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transitions import LEASE_LOST_TEXT, OUT_OF_TIME_TEXT, claim, mutate
+from a2a_serverless.wiring import build_runtime
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")

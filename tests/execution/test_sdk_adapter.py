@@ -51,8 +51,9 @@ from a2a_serverless.models import (
 from a2a_serverless.operations import CallContext, cancel_task, list_tasks, send_message
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskRecord, WorkItem
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transitions import FAILED_TEXT
+from a2a_serverless.wiring import build_runtime
 
 # --------------------------------------------------------------------------- a2a-sdk executors
 
@@ -471,7 +472,7 @@ def test_without_the_a2a_sdk_the_adapter_says_which_extra_to_install(monkeypatch
 
 def test_an_unwrapped_sdk_executor_named_by_import_path_is_wrapped_automatically() -> None:
     # Given A2A_EXECUTOR naming a plain a2a-sdk executor class (no adapter module written)
-    from a2a_serverless.runtime import load_executor
+    from a2a_serverless.wiring import load_executor
 
     # When the runtime loads it, then it runs behind the adapter, never with our types
     loaded = load_executor(f"{__name__}:EchoSdkExecutor")

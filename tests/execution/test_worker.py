@@ -32,8 +32,9 @@ from a2a_serverless.models import (
 from a2a_serverless.operations import CallContext, cancel_task, list_tasks, send_message
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transitions import DEAD_LETTER_TEXT, INTERRUPTED_TEXT
+from a2a_serverless.wiring import build_runtime
 
 
 class RecordingQueue:

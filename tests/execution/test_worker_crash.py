@@ -30,8 +30,8 @@ from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration,
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
-from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transitions import INTERRUPTED_TEXT, LEASE_LOST_TEXT
+from a2a_serverless.wiring import build_runtime
 
 CHUNKS = 12
 
@@ -41,7 +41,7 @@ from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.ports import WorkItem
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 
 settings = Settings(store="memory", executor="test_worker_crash:ChunkingExecutor")
 runtime = build_runtime(settings, store=DynamoDBTaskStore(sys.argv[1]), queue=object())

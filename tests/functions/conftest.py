@@ -13,7 +13,7 @@ from moto import mock_aws
 
 from a2a_serverless.devstack.resources import LocalResources, create_resources
 from a2a_serverless.lambda_.push import reset_push_services
-from a2a_serverless.runtime import reset_runtime
+from a2a_serverless.wiring import reset_runtime
 
 
 @dataclass

@@ -29,14 +29,14 @@ import httpx
 import pytest
 from lambda_events import EVENTS, api_event, body, invoke
 
-from a2a_serverless import runtime as runtime_module
+from a2a_serverless import wiring as wiring_module
 from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.auth import ANONYMOUS
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack._lambda import sqs_event
 from a2a_serverless.ports import Scope, TaskHead
-from a2a_serverless.runtime import build_runtime, get_runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime, get_runtime
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver
@@ -212,7 +212,7 @@ def _drive_durable_mode(lambda_aws: Any, recorder: Recorder, monkeypatch: pytest
     worker = importlib.import_module("a2a_serverless.functions.durable_worker").handler
     runs = LocalDurableRuns(worker, execution_timeout=120)
     runtime = build_runtime(Settings.from_env(), durable=runs)
-    monkeypatch.setattr(runtime_module, "_runtime", runtime)
+    monkeypatch.setattr(wiring_module, "_runtime", runtime)
     try:
         # A task that asks for input waits for it, then the answer resumes its execution
         with recorder.calls_of("SendMessageFunction"):

@@ -15,7 +15,7 @@ from lambda_events import EVENTS, api_event, body, invoke
 
 from a2a_serverless.config import ConfigError
 from a2a_serverless.methods import METHODS
-from a2a_serverless.runtime import reset_runtime
+from a2a_serverless.wiring import reset_runtime
 
 
 @pytest.fixture

@@ -40,8 +40,9 @@ from a2a_serverless.models import (
 )
 from a2a_serverless.operations import CallContext, create_push_config, send_message
 from a2a_serverless.ports import Scope, TaskQuery, TaskRecord, TaskStore
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 API_KEYS = {"key-alice": "alice", "key-bob": "bob"}
 KEY_OF = {principal: key for key, principal in API_KEYS.items()}

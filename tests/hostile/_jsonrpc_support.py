@@ -26,8 +26,9 @@ import httpx
 from a2a_serverless.adapters.memory_blobs import MemoryBlobStore
 from a2a_serverless.blobs import PartOffloader
 from a2a_serverless.config import Settings
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 from testkit.stores import LEAK_MARKERS, SpyStore
 
 V1 = {"A2A-Version": "1.0"}

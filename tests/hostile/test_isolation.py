@@ -579,7 +579,7 @@ def _lambda_events() -> Any:
 def lambda_env(aws: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDBTaskStore]:
     """The environment a deployed function sees (apigateway auth: the owner is the authorizer's
     principal), on fresh template tables in the module's moto."""
-    from a2a_serverless.runtime import reset_runtime
+    from a2a_serverless.wiring import reset_runtime
 
     dynamodb, _, created = _tables(aws)
     table = created["tables"]["TasksTable"]

@@ -52,7 +52,7 @@ from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack._moto_item_size import item_size_fix
 from a2a_serverless.devstack.resources import create_resources
-from a2a_serverless.runtime import reset_runtime
+from a2a_serverless.wiring import reset_runtime
 
 LIMIT = Settings().max_body_bytes
 SQS_LIMIT = 256 * 1024

@@ -41,9 +41,10 @@ from schemathesis import GenerationMode
 from schemathesis.python import asgi
 
 from a2a_serverless.config import Settings
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.transport.openapi import openapi_document
+from a2a_serverless.wiring import build_runtime
 from testkit.stores import LEAK_MARKERS, SpyStore
 
 # Cases per (operation, generation mode): 18 paths' 24 operations, both modes. The anonymous pass

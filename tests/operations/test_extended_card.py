@@ -14,8 +14,8 @@ import pytest_asyncio
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import ConfigError, Settings
-from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 V1 = {"A2A-Version": "1.0"}
 EXTRA_SKILL = {"id": "secret-skill", "name": "Secret", "description": "Only for signed-in callers", "tags": ["x"]}

@@ -24,8 +24,9 @@ from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestConte
 from a2a_serverless.execution.updater import TaskUpdater
 from a2a_serverless.models import Part
 from a2a_serverless.ports import BlobError, Scope
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 pytestmark = pytest.mark.asyncio
 

@@ -25,8 +25,9 @@ from a2a_serverless.config import Settings
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
 from a2a_serverless.execution.updater import TaskUpdater
 from a2a_serverless.models import Part
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 V1 = {"A2A-Version": "1.0"}
 HOOK = "https://example.com/hook"

@@ -14,7 +14,7 @@ from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration,
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import _continue_task, request_fingerprint, submit_message
 from a2a_serverless.ports import Scope, WorkItem
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")

@@ -10,8 +10,8 @@ import httpx
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 
 @contextlib.asynccontextmanager

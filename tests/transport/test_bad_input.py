@@ -31,11 +31,12 @@ from starlette.requests import Request
 
 from a2a_serverless.config import Settings
 from a2a_serverless.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport import app as app_module
 from a2a_serverless.transport import invoke as invoke_module
 from a2a_serverless.transport import jsonrpc as jsonrpc_module
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 from testkit.stores import LEAK_MARKERS, SpyStore
 
 V1 = {"A2A-Version": "1.0"}

@@ -15,8 +15,8 @@ import pytest_asyncio
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import ANONYMOUS, token_principal
 from a2a_serverless.config import Settings
-from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 V1 = {"A2A-Version": "1.0"}
 

@@ -11,10 +11,10 @@ from starlette.routing import Route
 
 from a2a_serverless.config import Settings
 from a2a_serverless.methods import METHODS
-from a2a_serverless.runtime import build_runtime
 from a2a_serverless.transport import CARD_PATH
 from a2a_serverless.transport.app import JWKS_PATH, create_app
 from a2a_serverless.transport.openapi import openapi_document
+from a2a_serverless.wiring import build_runtime
 
 NOT_REST_V1 = {"/", CARD_PATH, JWKS_PATH}
 

@@ -25,8 +25,9 @@ from google.protobuf.message import Message as ProtoMessage
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import ConfigError, Settings
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
 
 V1 = {"A2A-Version": "1.0"}
 HOOK = "https://example.com/hook"

@@ -30,11 +30,12 @@ from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.errors import A2AError
 from a2a_serverless.models import StreamResponse
-from a2a_serverless.runtime import Runtime, build_runtime
+from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport import invoke, sse
 from a2a_serverless.transport._render import V03_REST_STATUS, rest_error, v03_rest_error
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.transport.rest import error_response
+from a2a_serverless.wiring import build_runtime
 
 # a2a-sdk 0.3.26, a2a/utils/error_handlers.py A2AErrorToHttpStatus (by JSON-RPC code; -32007 is
 # AuthenticatedExtendedCardNotConfiguredError there).

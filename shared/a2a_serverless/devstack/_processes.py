@@ -83,9 +83,9 @@ def _api(spec: ApiSpec) -> int:
 
     import uvicorn
 
-    from ..runtime import get_runtime
+    from ..wiring import get_runtime
+    from ._functions import GatewayServer, gateway_app
     from .console import with_console
-    from .stack import GatewayServer, gateway_app
 
     sock = socket.socket(fileno=spec.fd)
     closing: list[Any] = []
@@ -128,8 +128,8 @@ def _api(spec: ApiSpec) -> int:
 def _function(spec: FunctionSpec) -> int:
     import contextlib
 
+    from ._functions import EventSources, import_handler, start_pollers
     from .resources import LocalResources, load_template
-    from .stack import EventSources, import_handler, start_pollers
 
     sources = EventSources.of(load_template(Path(spec.template_path)), spec.function_id)
     stop = threading.Event()

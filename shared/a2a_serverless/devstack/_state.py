@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -28,7 +29,9 @@ from typing import Any
 
 from .resources import LocalResources
 
-__all__ = ["STATE_FILE", "restore_state", "save_state"]
+_log = logging.getLogger("a2a_serverless.devstack.stack")  # the stack's own lines
+
+__all__ = ["STATE_FILE", "restore_and_settle", "restore_state", "save_logged", "save_state"]
 
 STATE_FILE = "state.json"
 _VERSION = 1
@@ -172,3 +175,48 @@ def _decode(value: Any) -> Any:
     if isinstance(value, list):
         return [_decode(v) for v in value]
     return value
+
+
+def restore_and_settle(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
+    from ..config import Settings
+    from ..execution.sweeper import sweep
+    from ..wiring import build_runtime
+
+    restored = restore_state(directory, resources, clients)
+    if restored is None:
+        _log.info("state in %s: nothing saved yet (it is saved when the stack stops)", directory)
+        return
+    # Runs cut off by the last stop still name their run: settle them as the sweeper would once
+    # their leases lapsed on AWS, so no task stays WORKING.
+    settings = Settings.from_env()
+    if settings.execution_mode == "durable":
+        # The sweep settles tasks in the table; it starts no executions (they died with the stop:
+        # a task that waited for input then cannot be resumed, docs/local-stack.md).
+        settings = settings.model_copy(update={"execution_mode": "queue"})
+    runtime = build_runtime(settings)
+    swept = total = 0
+    while swept := sweep(runtime, now=2**31 - 1):
+        total += swept
+    _log.info(
+        "state from %s: %d items, %d queued messages, %d objects; %d run(s) cut off by the last stop failed",
+        directory,
+        restored["items"],
+        restored["messages"],
+        restored["objects"],
+        total,
+    )
+
+
+def save_logged(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
+    try:
+        saved = save_state(directory, resources, clients)
+    except Exception:
+        _log.exception("could not save the state to %s; the previous save, if any, is kept", directory)
+        return
+    _log.info(
+        "state saved to %s: %d items, %d queued messages, %d objects",
+        directory,
+        saved["items"],
+        saved["messages"],
+        saved["objects"],
+    )

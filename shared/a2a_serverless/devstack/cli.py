@@ -265,7 +265,7 @@ def _check_executor(
         raise ImportPathError(f"{source} {path!r} is not a class")
     # What the worker does with it: instantiate it, and accept only an executor (ours or a2a-sdk's).
     from a2a_serverless.config import ConfigError
-    from a2a_serverless.runtime import load_executor
+    from a2a_serverless.wiring import load_executor
 
     try:
         load_executor(path)

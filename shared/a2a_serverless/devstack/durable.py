@@ -119,7 +119,7 @@ class LocalDurableWorker:
         from aws_durable_execution_sdk_python.execution import durable_execution
 
         from ..adapters.local_durable import LocalDurableRuns
-        from ..runtime import build_runtime
+        from ..wiring import build_runtime
 
         self.function_name = function_name
         self._around = around_invocation or contextlib.nullcontext
@@ -205,8 +205,8 @@ def durable_gateway_app(
     """The gateway app in durable mode (its runtime's executions run on the local runner) and the
     local durable worker; close the worker when the app stops serving."""
     from ..config import Settings
-    from ..runtime import build_runtime
     from ..transport.app import create_app
+    from ..wiring import build_runtime
 
     settings = settings or Settings.from_env()
     worker = LocalDurableWorker(

@@ -248,7 +248,7 @@ from typing import Any
 import httpx
 
 from a2a_serverless.config import Settings
-from a2a_serverless.runtime import build_runtime
+from a2a_serverless.wiring import build_runtime
 from a2a_serverless.transport.app import create_app
 
 CARD = Path(__file__).parents[1] / "src" / "agent.json"

@@ -28,7 +28,8 @@ from ..push.attempts import AttemptLog
 from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
-from ..runtime import Runtime, get_runtime
+from ..runtime import Runtime
+from ..wiring import get_runtime
 from ._observability import logger, metrics
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from ..execution.sweeper import sweep
 from ..execution.worker import process_work_item
 from ..json_types import Json
 from ..ports import WorkItem
-from ..runtime import get_runtime
+from ..wiring import get_runtime
 from ._observability import logger, metrics
 
 __all__ = ["dead_letter_handler", "preload_executor", "sweeper_handler", "worker_handler"]

@@ -23,8 +23,9 @@ from ..card import card_etag, public_card
 from ..config import ConfigError
 from ..errors import A2AError, MethodNotFoundError
 from ..push import JWKS_PATH
-from ..runtime import Runtime, get_runtime
+from ..runtime import Runtime
 from ..v03.card import merged_card
+from ..wiring import get_runtime
 from ._http import asks_for_v1, base_url, request_id
 from ._render import internal_error, jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc

@@ -1,0 +1,202 @@
+"""Running the template's functions, in whichever process hosts them: their handlers imported,
+their event sources polled (SQS, the table's stream, schedules), and the gateway app served by
+uvicorn. The stack (:mod:`.stack`) uses it in one process; the API and function processes
+(:mod:`._processes`) each use their part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import boto3
+import uvicorn
+
+from ..transport.sse import end_streams
+from ._environment import FAKE_CREDENTIALS, REGION
+from ._imports import ImportPathError, import_object
+from ._template import (
+    ScheduleEventSource,
+    SqsEventSource,
+    StreamEventSource,
+    dynamodb_event_sources,
+    schedule_event_sources,
+    sqs_event_sources,
+)
+from .pollers import Handler, SqsPoller, running
+from .resources import LocalResources
+from .schedule_pollers import SchedulePoller
+from .stream_pollers import StreamPoller
+
+__all__ = [
+    "GATEWAY_APP",
+    "STOP_GRACE_SECONDS",
+    "EventSources",
+    "GatewayServer",
+    "StackError",
+    "aws_client",
+    "gateway_app",
+    "import_handler",
+    "start_pollers",
+]
+
+
+GATEWAY_APP = "a2a_serverless.transport.app:create_app"
+"""The app factory uvicorn serves: the same Starlette app the gateway function runs."""
+
+
+class StackError(RuntimeError):
+    """The stack cannot start; the message says why, in one line."""
+
+
+class GatewayServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, *, ready_line: str) -> None:
+        super().__init__(config)
+        self._ready_line = ready_line
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # uvicorn's own handler while it serves: open streams end now, cleanly, rather than be cut
+        # off when its graceful shutdown times out.
+        end_streams()
+        super().handle_exit(sig, frame)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            # Tests and scripts wait for this line: the socket accepts connections from here on.
+            sys.stdout.write(self._ready_line + "\n")
+            sys.stdout.flush()
+
+
+STOP_GRACE_SECONDS = 2
+"""On Ctrl-C: how long open streams, and then the invocations in flight, get to finish before they
+are cut off, as a Lambda environment that is shut down cuts its invocation (a run's work item comes
+back, its lease lapses). Twice this and moto's stop: one Ctrl-C ends the stack within about 5 s."""
+
+
+def aws_client(service: str, endpoint: str) -> Any:
+    # Explicit settings: these clients exist before the process environment is set.
+    return boto3.session.Session(
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=REGION,
+    ).client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
+
+
+def import_handler(path: str) -> Handler:
+    return _import_callable(path, "the template's handler")
+
+
+def gateway_app() -> Any:
+    return _import_callable(GATEWAY_APP, "the gateway app factory")()
+
+
+def _import_callable(path: str, what: str) -> Callable[..., Any]:
+    try:
+        target = import_object(path)
+    except ImportPathError as exc:
+        raise StackError(f"{what} {path}: {exc}") from exc
+    if not callable(target):
+        raise StackError(f"{what} {path} is not callable")
+    return target
+
+
+@dataclass(frozen=True)
+class EventSources:
+    """The template's event sources, of every function or of one."""
+
+    sqs: list[SqsEventSource]
+    streams: list[StreamEventSource]
+    schedules: list[ScheduleEventSource]
+
+    @classmethod
+    def of(cls, template: Mapping[str, Any], function_id: str | None = None) -> EventSources:
+        def mine(source: Any) -> bool:
+            return function_id is None or source.function_id == function_id
+
+        return cls(
+            [s for s in sqs_event_sources(template) if mine(s)],
+            [s for s in dynamodb_event_sources(template) if mine(s)],
+            [s for s in schedule_event_sources(template) if mine(s)],
+        )
+
+    def functions(self) -> list[str]:
+        ids = {s.function_id for s in self.sqs} | {s.function_id for s in self.streams}
+        return sorted(ids | {s.function_id for s in self.schedules})
+
+    def describe(self, workers: int) -> str:
+        return ", ".join(
+            [f"{workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in self.sqs]
+            + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in self.streams]
+            + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in self.schedules]
+        )
+
+
+def start_pollers(
+    stack: contextlib.ExitStack,
+    sources: EventSources,
+    resources: LocalResources,
+    endpoint: str,
+    *,
+    prefix: str,
+    workers: int,
+    resolve: Callable[[str], Handler],
+    abandon: Callable[[], bool] = lambda: False,
+    on_stop: Callable[[], None] = lambda: None,
+) -> None:
+    """Start the pollers of ``sources`` inside ``stack`` (stopped when it closes, each invocation in
+    flight given ``STOP_GRACE_SECONDS``): ``workers`` per SQS source, one per stream source (a
+    shard's records in order, as on Lambda) and one per schedule."""
+    grace = STOP_GRACE_SECONDS
+    queues = [poller_for(s, resources, endpoint, resolve(s.handler), prefix) for s in sources.sqs]
+    streams = [stream_poller_for(s, resources, endpoint, resolve(s.handler), prefix) for s in sources.streams]
+    schedules = [schedule_poller_for(s, resolve(s.handler), prefix) for s in sources.schedules]
+    stack.enter_context(running(queues, workers, abandon=abandon, grace_seconds=grace, on_stop=on_stop))
+    stack.enter_context(running(streams, 1, abandon=abandon, grace_seconds=grace))
+    stack.enter_context(running(schedules, 1, abandon=abandon, grace_seconds=grace))
+
+
+def poller_for(
+    source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
+) -> Callable[[], SqsPoller]:
+    def make() -> SqsPoller:
+        return SqsPoller(
+            sqs=aws_client("sqs", endpoint),
+            source=source,
+            queue_url=resources.queue_urls[source.queue_id],
+            queue_arn=resources.queue_arns[source.queue_id],
+            handler=handler,
+            function_name=f"{prefix}-{source.function_id}",
+        )
+
+    return make
+
+
+def stream_poller_for(
+    source: StreamEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
+) -> Callable[[], StreamPoller]:
+    def make() -> StreamPoller:
+        on_failure = resources.queue_urls[source.on_failure_queue_id] if source.on_failure_queue_id else None
+        return StreamPoller(
+            streams=aws_client("dynamodbstreams", endpoint),
+            sqs=aws_client("sqs", endpoint),
+            source=source,
+            stream_arn=resources.table_stream_arns[source.table_id],
+            handler=handler,
+            function_name=f"{prefix}-{source.function_id}",
+            on_failure_queue_url=on_failure,
+        )
+
+    return make
+
+
+def schedule_poller_for(source: ScheduleEventSource, handler: Handler, prefix: str) -> Callable[[], SchedulePoller]:
+    def make() -> SchedulePoller:
+        return SchedulePoller(source=source, handler=handler, function_name=f"{prefix}-{source.function_id}")
+
+    return make

@@ -1,0 +1,141 @@
+"""The wiring: the process's :class:`~.runtime.Runtime`, built from the settings.
+
+This is the one place that chooses adapters (DynamoDB or memory store, SQS or in-process queue,
+durable executions, S3 blobs, the SSM-backed push signer) and imports the executor. It does no I/O
+at import: ``get_runtime()`` builds the runtime from the environment on first use and caches it
+for warm invocations; tests build their own with ``build_runtime(settings, ...)`` and pass it
+explicitly (``create_app(runtime)``), so no test depends on process globals.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, cast
+
+from .blobs import PartOffloader, PartPresenter
+from .config import ConfigError, Settings
+from .ports import TaskStore, WorkQueue
+from .ports.durable import DurableRuns
+from .runtime import Runtime
+
+if TYPE_CHECKING:
+    from a2a.server.agent_execution import AgentExecutor as SdkAgentExecutor
+
+    from .execution.api import AgentExecutor
+    from .push.signing import NotificationSigner
+
+__all__ = ["build_runtime", "get_runtime", "load_executor", "reset_runtime"]
+
+
+def load_executor(path: str) -> AgentExecutor:
+    """Import ``package.module:Class`` and instantiate it. Raises ``ConfigError`` with a clear
+    message when the path does not name an importable AgentExecutor class."""
+    from .execution._path import executor_target
+    from .execution.api import AgentExecutor
+
+    target: object = executor_target(path)  # any import failure: one ConfigError line
+    try:
+        executor = target() if isinstance(target, type) else target
+    except Exception as exc:
+        raise ConfigError(f"executor {path!r}: creating it failed ({type(exc).__name__}: {exc})") from exc
+    if isinstance(executor, AgentExecutor):
+        return executor
+    if _is_sdk_executor(executor):
+        # An unmodified a2a-sdk executor: run it through the adapter, never with our types.
+        from .execution.sdk_adapter import SdkExecutorAdapter
+
+        return SdkExecutorAdapter(cast("SdkAgentExecutor", executor))  # the adapter checks it
+    raise ConfigError(f"executor {path!r} is not an AgentExecutor (it is {type(executor).__name__})")
+
+
+def _is_sdk_executor(obj: object) -> bool:
+    return any(
+        cls.__name__ == "AgentExecutor" and cls.__module__.startswith("a2a.server.") for cls in type(obj).__mro__
+    )
+
+
+def build_runtime(
+    settings: Settings,
+    *,
+    store: TaskStore | None = None,
+    queue: WorkQueue | None = None,
+    push_signer: NotificationSigner | None = None,
+    offloader: PartOffloader | None = None,
+    durable: DurableRuns | None = None,
+) -> Runtime:
+    """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
+    benchmarks). An explicit store keeps its own large-part handling: pass the ``offloader`` it
+    stores parts with, so runs store theirs alike and responses can read them back."""
+    blobs = offloader.blobs if offloader is not None else None
+    if store is None:
+        if settings.store == "memory":
+            from .adapters.memory_blobs import MemoryBlobStore
+            from .adapters.memory_store import MemoryTaskStore
+
+            offloader = offloader or PartOffloader(MemoryBlobStore(), settings.blob_threshold_bytes)
+            blobs = offloader.blobs
+            store = MemoryTaskStore(offloader=offloader)
+        else:
+            from .adapters.dynamodb_store import DynamoDBTaskStore
+
+            if offloader is None and settings.blob_bucket:
+                from .adapters.s3_blobs import S3BlobStore
+
+                blobs = S3BlobStore(settings.blob_bucket)
+                offloader = PartOffloader(blobs, settings.blob_threshold_bytes)
+            store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days, offloader=offloader)
+    runtime = Runtime(
+        settings=settings,
+        store=store,
+        queue=queue,  # type: ignore[arg-type]
+        parts=PartPresenter(blobs, settings.blob_url_seconds),
+        offloader=offloader,
+        make_executor=lambda: load_executor(settings.executor),
+        make_push_signer=(lambda: push_signer) if push_signer is not None else lambda: _ssm_signer(settings),
+    )
+    if settings.execution_mode == "durable":
+        from .adapters.lambda_durable import LambdaDurableRuns
+        from .execution.durable import DurableQueue
+
+        runtime.durable = durable if durable is not None else LambdaDurableRuns(settings.durable_function)
+        if queue is None:
+            runtime.queue = DurableQueue(store, runtime.durable)
+    elif queue is None:
+        if settings.queue_url:
+            from .adapters.sqs_queue import SqsWorkQueue
+
+            runtime.queue = SqsWorkQueue(settings.queue_url)
+        else:
+            from .execution.inline import InlineWorkQueue
+
+            runtime.queue = InlineWorkQueue(runtime)
+    return runtime
+
+
+def _ssm_signer(settings: Settings) -> NotificationSigner:
+    from .push.signing import NotificationSigner, SsmKeySource
+
+    return NotificationSigner(
+        SsmKeySource(settings.push_signing_key_parameter),
+        issuer=settings.public_url,
+        ttl_seconds=settings.push_token_ttl_seconds,
+    )
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def get_runtime() -> Runtime:
+    """The process runtime, built from the environment on first call."""
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = build_runtime(Settings.from_env())
+        return _runtime
+
+
+def reset_runtime() -> None:
+    global _runtime
+    with _lock:
+        _runtime = None
