@@ -8,10 +8,10 @@ circle):
    arbitrary JSON), :mod:`.errors` (one A2A error hierarchy, transport mapping as class data),
    :mod:`.models` (the proto messages, ProtoJSON on the wire), :mod:`.config` (``Settings``, read
    once at cold start).
-2. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
+2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``).
+3. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
    (the run's state machine as named transitions), :mod:`.blobs` (large parts as objects),
-   :mod:`.auth` (credentials -> principal).
-3. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``).
+   :mod:`.auth` (credentials -> principal), :mod:`.v03` (the v0.3 wire converters).
 4. **Runtime**: :mod:`.runtime` (what a call needs: settings, store, queue, executor...).
 5. **Core**: :mod:`.operations` (one function per A2A method), :mod:`.methods` (the typed method
    table), :mod:`.card` (the agent card), :mod:`.execution` (the executor API, the worker, the run
@@ -20,9 +20,9 @@ circle):
 6. **Adapters**: :mod:`.adapters` (DynamoDB, SQS, S3, Lambda durable functions, in-memory).
 7. **Wiring**: :mod:`.wiring` (the runtime built from settings, adapters chosen; the only place
    that picks them).
-8. **Edges**: :mod:`.v03` (pure v0.3 wire converters), :mod:`.transport` (the Starlette app: the
-   binding rows, ``invoke``, JSON-RPC, REST, SSE), :mod:`.lambda_` (Lambda adapters: mangum,
-   Powertools), :mod:`.functions` (one entry point per Lambda function, each naming its row).
+8. **Edges**: :mod:`.transport` (the Starlette app: the binding rows, ``invoke``, JSON-RPC, REST,
+   SSE), :mod:`.lambda_` (Lambda adapters: mangum, Powertools), :mod:`.functions` (one entry
+   point per Lambda function, each naming its row).
 9. **Local**: :mod:`.devstack` (the local stack on moto, its fixes of moto, the console).
 
 A request, end to end: ``functions/send_message.py`` names ``methods.SEND_MESSAGE``; the

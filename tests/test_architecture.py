@@ -1,0 +1,162 @@
+"""The package's shape, as the layer map in ``a2a_serverless/__init__.py`` states it: nothing imports
+in a circle and imports point only up the map (lazy imports inside functions included,
+``if TYPE_CHECKING:`` blocks not: those are never executed)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import a2a_serverless
+
+PACKAGE = Path(a2a_serverless.__file__).parent
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("versions", "json_types", "errors", "models", "config", "_keycache", "jwt", "aws"),
+    ("ports",),
+    ("lifecycle", "transitions", "blobs", "auth", "v03"),
+    ("runtime",),
+    ("operations", "methods", "card", "execution", "push"),
+    ("adapters",),
+    ("wiring",),
+    ("transport", "lambda_", "functions"),
+    ("devstack",),
+)
+"""The layer map of the package docstring, top first: the first component of each module's name."""
+
+
+def module_names(root: Path, package: str) -> dict[str, Path]:
+    """Every module of the package under ``root`` by dotted name (a package by its own name)."""
+    names: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        parts = [package, *path.relative_to(root).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs (at import or inside a function), not type-only ones."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def import_graph(modules: Mapping[str, Path]) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports. ``from pkg import name`` depends on the submodule
+    ``pkg.name`` when there is one, else on ``pkg`` itself."""
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    source = node.module or ""
+                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source for a in node.names]
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
+    """One import cycle (``[a, b, ..., a]``), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)) is not None:
+            return found
+    return None
+
+
+def layer_of(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    for index, layer in enumerate(LAYERS):
+        if top in layer:
+            return index
+    raise AssertionError(f"{module} is in no layer of the map: add it to the package docstring and LAYERS")
+
+
+MODULES = module_names(PACKAGE, "a2a_serverless")
+GRAPH = import_graph(MODULES)
+
+
+def test_nothing_imports_in_a_circle() -> None:
+    assert find_cycle(GRAPH) is None, " -> ".join(find_cycle(GRAPH) or [])
+
+
+def test_imports_point_up_the_layer_map() -> None:
+    # Given every module's layer, when one imports another, then the other is in its layer or above.
+    wrong = sorted(
+        f"{module} (layer {layer_of(module) + 1}) imports {target} (layer {layer_of(target) + 1})"
+        for module, targets in GRAPH.items()
+        if module != "a2a_serverless"
+        for target in targets
+        if layer_of(target) > layer_of(module)
+    )
+    assert wrong == []
+
+
+# --------------------------------------------------------------------------- the checker itself
+
+
+def _package(root: Path, files: Mapping[str, str]) -> dict[str, Path]:
+    for relative, text in files.items():
+        path = root / "pkg" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return module_names(root / "pkg", "pkg")
+
+
+def test_the_checker_finds_a_circle_through_a_lazy_import(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "from . import b\n",
+            "b.py": "def f():\n    from .sub import c\n",
+            "sub/__init__.py": "",
+            "sub/c.py": "from ..a import thing\n",
+        },
+    )
+    assert find_cycle(import_graph(modules)) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
+
+
+def test_the_checker_ignores_type_only_imports(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "from . import b\n",
+            "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\n",
+        },
+    )
+    assert find_cycle(import_graph(modules)) is None
