@@ -7,11 +7,14 @@ circle):
 1. **Vocabulary**: :mod:`.versions` (the protocol versions), :mod:`.json_types` (the names of
    arbitrary JSON), :mod:`.errors` (one A2A error hierarchy, transport mapping as class data),
    :mod:`.models` (the proto messages, ProtoJSON on the wire), :mod:`.config` (``Settings``, read
-   once at cold start).
-2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``).
+   once at cold start), :mod:`.jwt` (JSON Web Token verification, for the authorizer and for
+   receivers of push notifications).
+2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``: the
+   small interfaces the core talks to, and the records they carry), :mod:`.aws` (the AWS clients,
+   typed, with one retry policy).
 3. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
    (the run's state machine as named transitions), :mod:`.blobs` (large parts as objects),
-   :mod:`.auth` (credentials -> principal), :mod:`.v03` (the v0.3 wire converters).
+   :mod:`.auth` (credentials -> principal), :mod:`.v03` (the v0.3 wire shapes <-> the v1.0 models).
 4. **Runtime**: :mod:`.runtime` (what a call needs: settings, store, queue, executor...).
 5. **Core**: :mod:`.operations` (one function per A2A method), :mod:`.methods` (the typed method
    table), :mod:`.card` (the agent card), :mod:`.execution` (the executor API, the worker, the run

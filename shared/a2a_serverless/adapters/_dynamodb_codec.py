@@ -13,13 +13,16 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
 from ..ports.store import AcceptedMessage, Checkpoint, PushTarget, Scope, TaskHead, TaskRecord
 from ..versions import ProtocolVersion, stored_version
 from ._store_common import parse_timestamp
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, PutTypeDef
 
 __all__ = [
     "EVENT_SK_LAST",
@@ -50,7 +53,8 @@ __all__ = [
     "ttl_epoch",
 ]
 
-Item = dict[str, dict[str, Any]]
+Item = dict[str, "AttributeValueTypeDef"]
+"""A DynamoDB item in the low-level client's shape (``{"name": {"S": "..."}}``)."""
 
 META_SK = "META"
 SNAPSHOT_SK = "META#SNAP"
@@ -126,11 +130,11 @@ def ttl_epoch(start: datetime, ttl_days: int) -> int | None:
     return int((start + timedelta(days=ttl_days)).timestamp()) if ttl_days > 0 else None
 
 
-def _s(value: str) -> dict[str, Any]:
+def _s(value: str) -> AttributeValueTypeDef:
     return {"S": value}
 
 
-def _n(value: int) -> dict[str, Any]:
+def _n(value: int) -> AttributeValueTypeDef:
     return {"N": str(value)}
 
 
@@ -206,17 +210,16 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
 HEAD_REPLACES = "#version = :expectedVersion AND #lastSeq = :expectedLastSeq"
 
 
-def head_condition(expected_version: int, expected_last_seq: int) -> dict[str, Any]:
-    """A put's condition that it replaces the head at this version and last seq (and nothing else:
+def head_condition(put: PutTypeDef, expected_version: int, expected_last_seq: int) -> PutTypeDef:
+    """``put`` conditioned on replacing the head at this version and last seq (and nothing else:
     on a missing head the comparison is false)."""
-    return {
-        "ConditionExpression": HEAD_REPLACES,
-        "ExpressionAttributeNames": {"#version": "version", "#lastSeq": "lastSeq"},
-        "ExpressionAttributeValues": {
-            ":expectedVersion": _n(expected_version),
-            ":expectedLastSeq": _n(expected_last_seq),
-        },
+    put["ConditionExpression"] = HEAD_REPLACES
+    put["ExpressionAttributeNames"] = {"#version": "version", "#lastSeq": "lastSeq"}
+    put["ExpressionAttributeValues"] = {
+        ":expectedVersion": _n(expected_version),
+        ":expectedLastSeq": _n(expected_last_seq),
     }
+    return put
 
 
 def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:

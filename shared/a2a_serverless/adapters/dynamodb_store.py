@@ -53,11 +53,12 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 
+from ..aws import dynamodb_client
 from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
@@ -100,6 +101,10 @@ from ._dynamodb_codec import (
     ttl_epoch,
 )
 from ._dynamodb_queries import events_query, expired_leases_query, listing_queries, push_configs_query, task_query
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import PutTypeDef, TransactWriteItemTypeDef
 from ._store_common import (
     check_listing_position,
     check_page_size,
@@ -135,7 +140,7 @@ class DynamoDBTaskStore:
     def __init__(
         self,
         table_name: str,
-        client: Any | None = None,
+        client: DynamoDBClient | None = None,
         *,
         ttl_days: int = 30,
         clock: Callable[[], datetime] = utc_now,
@@ -152,12 +157,9 @@ class DynamoDBTaskStore:
         self._offloader = offloader
 
     @property
-    def client(self) -> Any:
+    def client(self) -> DynamoDBClient:
         if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 8}))
+            self._client = dynamodb_client()
         return self._client
 
     # ------------------------------------------------------------------ tasks
@@ -179,7 +181,7 @@ class DynamoDBTaskStore:
         created_at = to_millis(record.created_at or self._clock())
         stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        items: list[dict[str, Any]] = [
+        items: list[PutTypeDef] = [
             self._put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), _NOT_EXISTS)
         ]
         if message_id is not None:
@@ -189,7 +191,7 @@ class DynamoDBTaskStore:
             items.append(self._put(snapshot_item(record.scope, record.task_id, len(payloads), plan.snapshot, ttl)))
         if push is not None:
             items.append(self._put(push_item(record.scope, push, ttl, record.protocol_version)))
-        wrapped = [{"Put": item} for item in items]
+        wrapped: list[TransactWriteItemTypeDef] = [{"Put": item} for item in items]
         attempts = 0
         while True:
             try:
@@ -211,10 +213,12 @@ class DynamoDBTaskStore:
 
     def _message_put(
         self, scope: Scope, message_id: str, task_id: str, fingerprint: str, ttl: int | None
-    ) -> dict[str, Any]:
+    ) -> PutTypeDef:
         """The idempotency key's conditional put; a failed condition returns the key that exists."""
         item = message_item(scope, message_id, task_id, fingerprint, ttl)
-        return self._put(item, _NOT_EXISTS) | {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        put = self._put(item, _NOT_EXISTS)
+        put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return put
 
     def _raise_if_duplicate(self, scope: Scope, message_id: str, reasons: list[dict[str, Any]], index: int) -> None:
         """DuplicateMessage when the transaction failed on the message key at ``index``."""
@@ -286,9 +290,8 @@ class DynamoDBTaskStore:
         created_at = record.created_at
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        head = self._put(head_item(stored, listing_key(record.task, created_at), ttl, now)) | head_condition(
-            record.version, record.last_seq
-        )
+        head_put = self._put(head_item(stored, listing_key(record.task, created_at), ttl, now))
+        head = head_condition(head_put, record.version, record.last_seq)
         try:
             if not plan.payloads and plan.snapshot is None and not message_id:
                 self.client.put_item(**head)
@@ -299,7 +302,7 @@ class DynamoDBTaskStore:
                     puts.append(self._put(snap))
                 if message_id:
                     puts.insert(0, self._message_put(record.scope, message_id, record.task_id, fingerprint, ttl))
-                transact = [{"Put": put} for put in [head, *puts]]
+                transact: list[TransactWriteItemTypeDef] = [{"Put": put} for put in [head, *puts]]
                 self.client.transact_write_items(TransactItems=transact, ClientRequestToken=_request_token())
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
@@ -446,7 +449,9 @@ class DynamoDBTaskStore:
         after each snapshot for the tasks it does not show finished."""
         snapshots: dict[str, Item] = {}
         for start in range(0, len(pks), _BATCH_GET_KEYS):
-            keys = [{"pk": {"S": pk}, "sk": {"S": SNAPSHOT_SK}} for pk in pks[start : start + _BATCH_GET_KEYS]]
+            keys: list[Item] = [
+                {"pk": {"S": pk}, "sk": {"S": SNAPSHOT_SK}} for pk in pks[start : start + _BATCH_GET_KEYS]
+            ]
             for item in self._batch_get(keys):
                 snapshots[str(item["pk"]["S"])] = item
         tasks: list[Task] = []
@@ -476,15 +481,15 @@ class DynamoDBTaskStore:
 
     def _log_puts(
         self, scope: Scope, task_id: str, first_seq: int, payloads: Sequence[str], now: datetime, ttl: int | None
-    ) -> list[dict[str, Any]]:
-        puts: list[dict[str, Any]] = []
+    ) -> list[PutTypeDef]:
+        puts: list[PutTypeDef] = []
         for group in pack_events(payloads):
             puts.append(self._put(log_item(scope, task_id, first_seq, group, now, ttl), _NOT_EXISTS))
             first_seq += len(group)
         return puts
 
-    def _put(self, item: Item, condition: str = "") -> dict[str, Any]:
-        put: dict[str, Any] = {"TableName": self._table, "Item": item}
+    def _put(self, item: Item, condition: str = "") -> PutTypeDef:
+        put: PutTypeDef = {"TableName": self._table, "Item": item}
         if condition:
             put["ConditionExpression"] = condition
         return put

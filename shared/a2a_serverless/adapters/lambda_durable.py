@@ -12,11 +12,17 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from ..aws import lambda_client
 from ..config import ConfigError
+
+if TYPE_CHECKING:
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_lambda.type_defs import ErrorObjectTypeDef
 
 __all__ = ["LambdaDurableRuns"]
 
@@ -27,7 +33,7 @@ _CALLBACK_GONE = frozenset({"InvalidParameterValueException", "CallbackTimeoutEx
 
 
 class LambdaDurableRuns:
-    def __init__(self, function: str, *, client: Any = None) -> None:
+    def __init__(self, function: str, *, client: LambdaClient | None = None) -> None:
         """``function``: the durable worker's alias ARN (``A2A_DURABLE_FUNCTION``). The durable
         worker itself has none (it never starts executions; naming its own alias would be a cycle in
         the template): :meth:`start` then raises, the callbacks still work."""
@@ -35,12 +41,9 @@ class LambdaDurableRuns:
         self._client = client
 
     @property
-    def client(self) -> Any:
+    def client(self) -> LambdaClient:
         if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            self._client = boto3.client("lambda", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+            self._client = lambda_client()
         return self._client
 
     def start(self, name: str, payload: str) -> None:
@@ -67,14 +70,14 @@ class LambdaDurableRuns:
         )
 
     def abandon(self, callback_id: str, reason: str) -> None:
-        error = {"ErrorType": "TaskEnded", "ErrorMessage": reason[:256]}
+        error: ErrorObjectTypeDef = {"ErrorType": "TaskEnded", "ErrorMessage": reason[:256]}
         self._complete(
             callback_id,
             lambda: self.client.send_durable_execution_callback_failure(CallbackId=callback_id, Error=error),
         )
 
     @staticmethod
-    def _complete(callback_id: str, call: Any) -> None:
+    def _complete(callback_id: str, call: Callable[[], object]) -> None:
         try:
             call()
         except ClientError as exc:

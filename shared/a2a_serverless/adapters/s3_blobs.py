@@ -10,37 +10,31 @@ tested here.)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ..aws import s3_client
 from ..ports.blobs import BlobError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 __all__ = ["S3BlobStore"]
 
 
 class S3BlobStore:
-    def __init__(self, bucket: str, client: Any | None = None) -> None:
+    def __init__(self, bucket: str, client: S3Client | None = None) -> None:
         if not bucket:
             raise ValueError("an S3 bucket name is required")
         self._bucket = bucket
         self._client = client
 
     @property
-    def client(self) -> Any:
+    def client(self) -> S3Client:
         if self._client is None:
-            import boto3
-            from botocore.config import Config
-
-            # SigV4 for the presigned URLs (botocore's default for S3 presigning is SigV2, which
-            # buckets created since 2020 refuse), path style so a URL works on any endpoint.
-            config = Config(
-                retries={"mode": "standard", "max_attempts": 8},
-                signature_version="s3v4",
-                s3={"addressing_style": "path"},
-            )
-            self._client = boto3.client("s3", config=config)
+            self._client = s3_client()
         return self._client
 
     def put(self, key: str, data: bytes, media_type: str) -> None:

@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..aws import sqs_client
 from ..ports import WorkItem
 
-__all__ = ["SqsWorkQueue", "new_sqs_client"]
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
-
-def new_sqs_client() -> Any:
-    """An SQS client with the standard retry mode (throttling and transient errors retried with
-    backoff); built on first use by each queue adapter and kept for warm invocations."""
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 8}))
+__all__ = ["SqsWorkQueue"]
 
 
 class SqsWorkQueue:
-    def __init__(self, queue_url: str, client: Any | None = None) -> None:
+    def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
         self._queue_url = queue_url
         self._client = client
 
     @property
-    def client(self) -> Any:
+    def client(self) -> SQSClient:
         if self._client is None:
-            self._client = new_sqs_client()
+            self._client = sqs_client()
         return self._client
 
     def enqueue(self, item: WorkItem) -> None:

@@ -12,10 +12,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..adapters.sqs_queue import new_sqs_client
+from ..aws import sqs_client
 from .delivery import DeliveryItem
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 __all__ = ["DeliveryQueue", "MemoryDeliveryQueue", "SqsDeliveryQueue"]
 
@@ -37,21 +41,21 @@ class DeliveryQueue(Protocol):
 
 
 class SqsDeliveryQueue:
-    def __init__(self, queue_url: str, dead_letter_url: str, client: Any | None = None) -> None:
+    def __init__(self, queue_url: str, dead_letter_url: str, client: SQSClient | None = None) -> None:
         self._queue_url = queue_url
         self._dead_letter_url = dead_letter_url
         self._client = client
 
     @property
-    def client(self) -> Any:
+    def client(self) -> SQSClient:
         if self._client is None:
-            self._client = new_sqs_client()
+            self._client = sqs_client()
         return self._client
 
     def send(self, items: Sequence[DeliveryItem]) -> None:
         for start in range(0, len(items), _BATCH):
             batch = items[start : start + _BATCH]
-            entries = [
+            entries: list[SendMessageBatchRequestEntryTypeDef] = [
                 {
                     "Id": str(n),
                     "MessageBody": item.to_json(),

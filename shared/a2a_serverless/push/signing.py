@@ -36,12 +36,15 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from . import JWKS_PATH, SIGNATURE_HEADER, SIGNING_ALGORITHM
+
+if TYPE_CHECKING:
+    from mypy_boto3_ssm import SSMClient
 
 __all__ = [
     "JWKS_PATH",
@@ -122,7 +125,7 @@ class SsmKeySource:
     few EC keys (about 300 bytes each).
     """
 
-    def __init__(self, name: str, *, client: Any | None = None) -> None:
+    def __init__(self, name: str, *, client: SSMClient | None = None) -> None:
         self._name = name
         self._client = client
         self._client_lock = threading.Lock()
@@ -132,12 +135,13 @@ class SsmKeySource:
         return self._name
 
     @property
-    def client(self) -> Any:
+    def client(self) -> SSMClient:
         with self._client_lock:
             if self._client is None:
-                import boto3  # lazily: receivers import this module for its constants and never need boto3
+                # lazily: receivers import this module for its constants and never need boto3
+                from ..aws import ssm_client
 
-                self._client = boto3.client("ssm")
+                self._client = ssm_client()
             return self._client
 
     def load(self) -> str | None:
