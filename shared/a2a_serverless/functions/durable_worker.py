@@ -1,13 +1,12 @@
 """Lambda entry point of the durable worker (``ExecutionMode: Durable``): each task runs as one
 durable execution (:mod:`a2a_serverless.execution.durable`), started by SendMessage."""
 
-from typing import Any
-
 from aws_durable_execution_sdk_python.context import DurableContext
 from aws_durable_execution_sdk_python.execution import durable_execution
 from aws_lambda_powertools import Logger
 
 from a2a_serverless.execution.durable import run_task
+from a2a_serverless.json_types import Json
 from a2a_serverless.lambda_.sqs import preload_executor
 from a2a_serverless.wiring import get_runtime
 
@@ -18,7 +17,7 @@ preload_executor()
 
 
 @durable_execution
-def _execution(event: Any, context: DurableContext) -> dict[str, Any]:
+def _execution(event: Json, context: DurableContext) -> Json:
     return run_task(event, context, get_runtime())
 
 
