@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
-from a2a_serverless.devstack._moto_query import partition_queries
-from a2a_serverless.devstack._moto_transactions import fast_transactions
+from a2a_serverless.devstack.moto_fixes import fast_transactions, partition_queries
 from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.ports import TaskStore
 from testkit.aws import SerializedClient, moto_clients

@@ -18,8 +18,7 @@ import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryBlobStore, MemoryTaskStore, S3BlobStore
 from a2a_serverless.blobs import CONTAINER_BYTES, REF_SCHEME, PartOffloader, PartPresenter, blob_key
-from a2a_serverless.devstack._moto_query import partition_queries
-from a2a_serverless.devstack._moto_transactions import fast_transactions
+from a2a_serverless.devstack.moto_fixes import fast_transactions, partition_queries
 from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.errors import ContentUnavailableError
 from a2a_serverless.models import (

@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack import _moto_transactions
-from a2a_serverless.devstack._moto_query import partition_queries
-from a2a_serverless.devstack._moto_transactions import fast_transactions
+from a2a_serverless.devstack.moto_fixes import WRITE_LOCK, fast_transactions, partition_queries
 from testkit.aws import moto_clients
 
 
@@ -49,7 +47,7 @@ def test_single_item_writes_wait_for_a_transaction_in_progress(write: Any) -> No
             write(dynamodb)
             done.set()
 
-        with _moto_transactions._LOCK:  # as a transaction between its checks and its writes
+        with WRITE_LOCK:  # as a transaction between its checks and its writes
             thread = threading.Thread(target=writer, daemon=True)
             thread.start()
             assert not done.wait(0.5), "the write went through while a transaction held the table"

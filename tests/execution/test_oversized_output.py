@@ -14,7 +14,7 @@ from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack._moto_item_size import item_size_fix
+from a2a_serverless.devstack.moto_fixes import item_size_fix
 from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.worker import process_work_item

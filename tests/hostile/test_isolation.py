@@ -64,7 +64,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
-from a2a_serverless.devstack._moto_transactions import fast_transactions
+from a2a_serverless.devstack.moto_fixes import fast_transactions
 from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.push.delivery import deliver

@@ -50,7 +50,7 @@ from moto import mock_aws
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack._moto_item_size import item_size_fix
+from a2a_serverless.devstack.moto_fixes import item_size_fix
 from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.wiring import reset_runtime
 

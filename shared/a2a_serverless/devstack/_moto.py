@@ -1,8 +1,10 @@
 """moto's server standing in for DynamoDB, SQS and S3 on a free local port: in this process (tests),
-or in a process of its own (the local stack, :mod:`._moto_process`)."""
+or in a process of its own (the local stack, :mod:`._moto_process`), with the local stack's fixes
+of moto (:mod:`.moto_fixes`) installed and checked first."""
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import subprocess
@@ -14,23 +16,18 @@ from dataclasses import dataclass
 
 from moto.server import ThreadedMotoServer
 
-from ._moto_item_size import install_item_size_fix
-from ._moto_query import install_partition_queries
-from ._moto_sqs import drain_receives, install_fifo_receive_lock, resume_receives
-from ._moto_transactions import install_fast_transactions
+from .moto_fixes import check_shapes, drain_receives, install_all, resume_receives
 
 __all__ = ["MotoServer", "drain_receives", "install_patches", "moto_server", "running_moto"]
 
 
 def install_patches() -> None:
-    """The local stack's fixes of moto, for the rest of the process (idempotent)."""
+    """The local stack's fixes of moto (:mod:`.moto_fixes`), for the rest of the process
+    (idempotent). Raises :class:`.moto_fixes.MotoShapeError`, patching nothing, if the installed
+    moto is not shaped as the fixes expect."""
     # werkzeug logs every request at INFO, and the pollers long-poll once a second each.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    install_fast_transactions()  # moto's own copies whole tables per transaction item
-    install_fifo_receive_lock()  # moto's receive can hand one FIFO group to two pollers at once
-    install_item_size_fix()  # moto counts a replaced attribute twice against the item size limit
-    _cache_module_list()  # moto lists its package directory on every request, under a global lock
-    install_partition_queries()  # moto sorts the whole table on every Query
+    install_all()
 
 
 @dataclass
@@ -53,6 +50,7 @@ def moto_server(host: str = "127.0.0.1", *, process: bool = False) -> Iterator[s
 @contextmanager
 def running_moto(host: str = "127.0.0.1", *, process: bool = False) -> Iterator[MotoServer]:
     if process:
+        check_shapes()  # fail here, with the fixes' own error, before a process is started
         with _moto_process(host) as server:
             yield server
         return
@@ -100,6 +98,7 @@ def _moto_process(host: str) -> Iterator[MotoServer]:
 
 def _read_endpoint(child: subprocess.Popen[str]) -> str:
     found: list[str] = []
+    refused: list[str] = []
     ready = threading.Event()
 
     def read() -> None:
@@ -108,27 +107,13 @@ def _read_endpoint(child: subprocess.Popen[str]) -> str:
             if not found and line.startswith("moto "):
                 found.append(line.split(" ", 1)[1].strip())
                 ready.set()
+            elif line.startswith("moto-fixes "):  # the process's check of moto failed
+                refused.append(json.loads(line.split(" ", 1)[1]))
         ready.set()
 
     threading.Thread(target=read, name="a2a-moto-start", daemon=True).start()
     if not ready.wait(_START_SECONDS) or not found:
+        if refused:
+            raise RuntimeError(f"moto's process refused to start:\n{refused[0]}")
         raise RuntimeError(f"moto's process did not start (exit code {child.poll()})")
     return found[0]
-
-
-def _cache_module_list() -> None:
-    """moto's server finds each request's backend by listing its own package directory (a
-    ``listdir`` and ~200 ``isdir`` calls) inside the lock every request takes: a few milliseconds
-    of serialized work per call, which under the local stack's load queued every request behind
-    it. The list cannot change while the process runs (idempotent)."""
-    import moto.backends
-
-    if getattr(moto.backends.list_of_moto_modules, "_a2a_cached", False):
-        return
-    modules = tuple(moto.backends.list_of_moto_modules())
-
-    def cached() -> tuple[str, ...]:
-        return modules
-
-    cached._a2a_cached = True  # type: ignore[attr-defined]
-    moto.backends.list_of_moto_modules = cached

@@ -4,10 +4,11 @@ a2a_serverless.devstack._moto_process --host 127.0.0.1``.
 moto's server is most of the local stack's CPU (its response serializer above all). Sharing one
 process, and its GIL, with uvicorn, the pollers and the functions, it added tens of milliseconds to
 every request under load; in a process of its own it uses the second core. The same patches as
-in process (:func:`._moto.install_patches`) are applied here.
+in process (:func:`._moto.install_patches`, checked first: :mod:`.moto_fixes`) are applied here.
 
 Protocol with the parent (:func:`._moto.moto_server` with ``process=True``): the process prints one
-line ``moto <endpoint URL>`` when it listens; SIGUSR1 ends every waiting long poll at once (the stack
+line ``moto <endpoint URL>`` when it listens, or, if moto is not shaped as the fixes expect, one
+line ``moto-fixes <JSON string: the error>`` and exits 1; SIGUSR1 ends every waiting long poll at once (the stack
 stopping its pollers), SIGTERM stops it, and so does its standard input closing (the parent gone).
 It ignores SIGINT: a Ctrl-C in the terminal reaches the whole process group, and the stack must
 still be able to write while it stops; the parent stops it last.
@@ -16,6 +17,7 @@ still be able to write while it stops; the parent stops it last.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
@@ -30,9 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     from moto.server import ThreadedMotoServer
 
     from ._moto import install_patches
-    from ._moto_sqs import drain_receives
+    from .moto_fixes import MotoShapeError, drain_receives
 
-    install_patches()
+    try:
+        install_patches()
+    except MotoShapeError as error:
+        # One line for the parent, which raises it as the reason the stack cannot start.
+        sys.stdout.write(f"moto-fixes {json.dumps(str(error))}\n")
+        sys.stdout.flush()
+        return 1
     stop = threading.Event()
 
     def on_stop(signum: int, frame: FrameType | None) -> None:

@@ -48,7 +48,7 @@ class SqsPoller:
     region: str = "us-east-1"
     wait_seconds: int = 20
     """Long-poll wait (Lambda's event source mapping waits 20 s). A stop does not wait it out:
-    the stack ends the waiting receives (``_moto_sqs.drain_receives``)."""
+    the stack ends the waiting receives (``moto_fixes.drain_receives``)."""
     retry_seconds: float = 1.0
     """Pause after a failed receive (moto unreachable, say) before polling again."""
 
