@@ -26,20 +26,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 from aws_lambda_powertools.metrics import MetricUnit
-from joserfc import jws, jwt
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from joserfc.errors import JoseError
-from joserfc.jwk import ECKey, KeySet, RSAKey
+from joserfc.jwk import KeySet
 
-from .._keycache import CachedKeySet, KeyFetchError
 from ..auth import ANONYMOUS, token_principal
 from ..config import ConfigError, Settings
+from ..json_types import Json
+from ..jwt import CachedKeySet, JwtRejected, KeyFetchError, VerifyingKey, has_audience, select_key, verify_jwt
 from ._observability import logger, metrics
 
 __all__ = [
@@ -85,9 +85,7 @@ class KeysUnavailable(RuntimeError):
 # ------------------------------------------------------------------------------------------- core
 
 
-def authorize(
-    event: Mapping[str, Any], settings: Settings, keys: OidcKeys | None, *, now: float | None = None
-) -> dict[str, Any]:
+def authorize(event: Json, settings: Settings, keys: OidcKeys | None, *, now: float | None = None) -> Json:
     """The authorizer's answer to one REQUEST event: an Allow policy for the stage, or :class:`Unauthorized`.
 
     ``keys`` is required in ``jwt`` mode (ignored in ``none`` mode); ``now`` (epoch seconds) is for tests.
@@ -104,34 +102,18 @@ def authorize(
     return _allow(principal, resource, {"iss": settings.jwt_issuer, "sub": subject, "scope": _scope(claims)})
 
 
-def verify_token(
-    token: str, keys: OidcKeys, *, issuer: str, audience: str = "", now: float | None = None
-) -> dict[str, Any]:
+def verify_token(token: str, keys: OidcKeys, *, issuer: str, audience: str = "", now: float | None = None) -> Json:
     """The claims of a valid token, or :class:`Unauthorized`. See the module docstring for what is checked.
-    An empty ``audience`` skips the audience check. Claims ``sub`` is guaranteed a non-empty string."""
-    alg, kid = _checked_header(token)
-    key = keys.key_for(kid, alg)
-    if key is None:
-        raise Unauthorized("the token was signed by an unknown key (kid)")
-    try:
-        claims = dict(jwt.decode(token, key, algorithms=[alg]).claims)
-    except (JoseError, ValueError, TypeError, UnicodeError):
-        raise Unauthorized("the token signature is invalid") from None
+    An empty ``audience`` skips the audience check. Claims ``sub`` is guaranteed a non-empty string.
 
-    current = time.time() if now is None else now
-    if claims.get("iss") != issuer:
-        raise Unauthorized("the token was issued by someone else (iss)")
-    expires_at = _numeric(claims, "exp")
-    if expires_at is None:
-        raise Unauthorized("the token has no expiry (exp)")
-    if current >= expires_at + LEEWAY_SECONDS:
-        raise Unauthorized("the token has expired (exp)")
-    not_before = _numeric(claims, "nbf")
-    if not_before is not None and not_before > current + LEEWAY_SECONDS:
-        raise Unauthorized("the token is not valid yet (nbf)")
-    issued_at = _numeric(claims, "iat")
-    if issued_at is not None and issued_at > current + LEEWAY_SECONDS:
-        raise Unauthorized("the token is issued in the future (iat)")
+    Signature, algorithm, ``iss`` and the time claims are :func:`~a2a_serverless.jwt.verify_jwt`'s; the
+    audience (with Cognito's ``client_id`` fallback) and the subject are checked here."""
+    try:
+        claims = verify_jwt(
+            token, keys.key_for, algorithms=ALGORITHMS, issuer=issuer, leeway_seconds=LEEWAY_SECONDS, now=now
+        )
+    except JwtRejected as rejected:
+        raise Unauthorized(str(rejected)) from None
     if audience and not _meant_for(claims, audience):
         raise Unauthorized("the token is meant for another audience (aud/client_id)")
     subject = claims.get("sub")
@@ -150,7 +132,7 @@ def stage_arn(method_arn: str) -> str:
     return f"{api}/{stage}/*/*"
 
 
-def _allow(principal: str, resource: str, context: dict[str, str]) -> dict[str, Any]:
+def _allow(principal: str, resource: str, context: dict[str, str]) -> Json:
     return {
         "principalId": principal,
         "policyDocument": {
@@ -161,7 +143,7 @@ def _allow(principal: str, resource: str, context: dict[str, str]) -> dict[str, 
     }
 
 
-def _bearer_token(event: Mapping[str, Any]) -> str:
+def _bearer_token(event: Json) -> str:
     headers = event.get("headers") or {}
     values = [value for name, value in headers.items() if name.lower() == "authorization"]
     multi = event.get("multiValueHeaders") or {}
@@ -179,39 +161,11 @@ def _bearer_token(event: Mapping[str, Any]) -> str:
     return token
 
 
-def _checked_header(token: str) -> tuple[str, str]:
-    """The (alg, kid) of a compact JWS whose header declares an accepted algorithm and names a key."""
-    try:
-        header = jws.extract_compact(token.encode("ascii")).headers()
-    except (JoseError, ValueError, TypeError, UnicodeError):
-        raise Unauthorized("the token is not a well-formed JWT") from None
-    # The algorithm is pinned here, never taken on trust from the header.
-    alg = header.get("alg")
-    if alg not in ALGORITHMS:
-        raise Unauthorized("the token must be signed with RS256 or ES256")
-    kid = header.get("kid")
-    if not isinstance(kid, str) or not kid:
-        raise Unauthorized("the token names no key (kid)")
-    return str(alg), kid
+def _meant_for(claims: Json, audience: str) -> bool:
+    return has_audience(claims, audience) or claims.get("client_id") == audience
 
 
-def _numeric(claims: Mapping[str, Any], name: str) -> float | None:
-    if name not in claims:
-        return None
-    value = claims[name]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unauthorized(f"the token's {name} is not a number")
-    return float(value)
-
-
-def _meant_for(claims: Mapping[str, Any], audience: str) -> bool:
-    aud = claims.get("aud")
-    if aud == audience or (isinstance(aud, list) and audience in aud):
-        return True
-    return claims.get("client_id") == audience
-
-
-def _scope(claims: Mapping[str, Any]) -> str:
+def _scope(claims: Json) -> str:
     """Space-separated scopes: ``scope`` (RFC 8693, Cognito), or ``scp`` as some issuers spell it."""
     for name in ("scope", "scp"):
         value = claims.get(name)
@@ -261,13 +215,13 @@ class OidcKeys(CachedKeySet):
         self.issuer = issuer
         self._jwks_url = jwks_url
 
-    def key_for(self, kid: str, alg: str) -> RSAKey | ECKey | None:
+    def key_for(self, kid: str, alg: str) -> VerifyingKey | None:
         """The key named ``kid`` that can verify ``alg`` (refetching first if need be), or None."""
         try:
-            keys = self.key_set(lacks=lambda keys: _key_in(keys, kid, alg) is None)
+            keys = self.key_set(lacks=lambda keys: select_key(keys, kid, alg) is None)
         except KeyFetchError as exc:
             raise KeysUnavailable(str(exc)) from None
-        return _key_in(keys, kid, alg)
+        return select_key(keys, kid, alg)
 
     def _fetch(self) -> KeySet:
         if not self._jwks_url:
@@ -290,17 +244,6 @@ class OidcKeys(CachedKeySet):
         except ValueError:
             return False
         return scheme == "https" or scheme == urlsplit(self.issuer).scheme
-
-
-def _key_in(keys: KeySet, kid: str, alg: str) -> RSAKey | ECKey | None:
-    for key in keys:
-        if key.kid != kid or key.get("use") not in (None, "sig") or key.get("alg") not in (None, alg):
-            continue
-        if alg == "RS256" and isinstance(key, RSAKey):
-            return key
-        if alg == "ES256" and isinstance(key, ECKey) and key.get("crv") == "P-256":
-            return key
-    return None
 
 
 # ------------------------------------------------------------------------------------- handler
@@ -344,7 +287,7 @@ def reset_authorizer_services(services: AuthorizerServices | None = None) -> Non
 
 @logger.inject_lambda_context(clear_state=True, log_event=False)  # never log the event: it holds the token
 @metrics.log_metrics
-def authorizer_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def authorizer_handler(event: Json, context: LambdaContext) -> Json:
     """Lambda entry point (REQUEST authorizer of a REST API). Returns the policy or raises
     :class:`Unauthorized`; logs the outcome and, on denial, the reason (never the token)."""
     logger.append_keys(method_arn=event.get("methodArn"))

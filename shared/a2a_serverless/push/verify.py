@@ -1,7 +1,10 @@
 """Checking a push notification on the receiving end: signature, claims, body binding, replays.
 
 A receiver (a client's webhook) installs this package for this module alone, so it depends only on
-``joserfc`` and ``httpx`` and, from this package, only on the constants in :mod:`.signing`.
+``joserfc`` and ``httpx`` and, from this package, only on the constants in :mod:`.signing`, the shared
+JWT verifier (:mod:`a2a_serverless.jwt`: header, key choice, signature, ``iss``/``aud``/time claims) and
+its key cache. This module adds what is the receiver's own: finding the
+token in the headers, the body hash, the task-id cross-check, the maximum age and the replay guard.
 
 Typical use in a webhook handler::
 
@@ -27,22 +30,32 @@ the digest of the exact body received; ``taskId`` must be the task the body is a
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import heapq
 import hmac
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
-from joserfc import jws, jwt
 from joserfc.errors import JoseError
-from joserfc.jwk import ECKey, KeySet
+from joserfc.jwk import KeySet
 
-from .._keycache import CachedKeySet, KeyFetchError, NotAJsonObject
+from ..json_types import Json
+from ..jwt import (
+    CachedKeySet,
+    Check,
+    JwtRejected,
+    KeyFetchError,
+    NotAJsonObject,
+    VerifyingKey,
+    read_header,
+    select_key,
+    verify_jwt,
+)
 from . import SIGNATURE_HEADER, SIGNING_ALGORITHM
 
 __all__ = [
@@ -75,7 +88,7 @@ class VerifiedNotification:
     event_id: str
     jti: str
     issued_at: float
-    claims: dict[str, Any] = field(hash=False)
+    claims: Json = field(hash=False)
 
 
 class ReplayGuard:
@@ -116,7 +129,7 @@ def verify_notification(
     headers: Mapping[str, str],
     body: bytes,
     *,
-    keys: Mapping[str, Any] | KeySet,
+    keys: Json | KeySet,
     issuer: str,
     audience: str,
     max_age_seconds: int = 300,
@@ -134,25 +147,27 @@ def verify_notification(
     its ``jti``.
     """
     token = _token_from(headers)
-    kid = _checked_kid(token)
-    key = _key_named(_as_key_set(keys), kid)
-    try:
-        claims = jwt.decode(token, key, algorithms=[SIGNING_ALGORITHM]).claims
-    except (JoseError, ValueError, TypeError):
-        raise NotificationVerificationError("the notification signature is invalid") from None
+    key_set = keys if isinstance(keys, KeySet) else None
 
+    def find_key(kid: str, alg: str) -> VerifyingKey | None:
+        # The key set is read only once the header has passed, as before any key is consulted.
+        return select_key(key_set if key_set is not None else _as_key_set(keys), kid, alg)
+
+    with _as_notification_error():
+        claims = verify_jwt(
+            token,
+            find_key,
+            algorithms=(SIGNING_ALGORITHM,),
+            issuer=issuer,
+            audience=audience,
+            leeway_seconds=leeway_seconds,
+            required=("exp", "iat"),
+            now=now,
+        )
     current = time.time() if now is None else now
-    if claims.get("iss") != issuer:
-        raise NotificationVerificationError("the notification was issued by someone else (iss)")
-    audiences = claims.get("aud")
-    if not (audiences == audience or (isinstance(audiences, list) and audience in audiences)):
-        raise NotificationVerificationError("the notification is meant for another receiver (aud)")
-    expires_at = _numeric(claims, "exp")
-    issued_at = _numeric(claims, "iat")
-    if current > expires_at + leeway_seconds:
-        raise NotificationVerificationError("the notification signature has expired (exp)")
-    if issued_at > current + leeway_seconds:
-        raise NotificationVerificationError("the notification signature is issued in the future (iat)")
+    # Both present and numeric: verify_jwt was told they are required.
+    expires_at = float(claims["exp"])
+    issued_at = float(claims["iat"])
     if current - issued_at > max_age_seconds + leeway_seconds:
         raise NotificationVerificationError("the notification signature is too old (iat)")
 
@@ -173,7 +188,7 @@ def verify_notification(
 
 class JwksCache(CachedKeySet):
     """The agent's JWKS fetched over HTTPS, cached, and refetched when a token names an unknown key
-    (the agent rotated) or the copy is old (policy: :class:`~a2a_serverless._keycache.CachedKeySet`).
+    (the agent rotated) or the copy is old (policy: :class:`~a2a_serverless.jwt.CachedKeySet`).
     Pass ``client`` to control TLS, proxies or timeouts; otherwise one is created (and closed by
     :meth:`close`). If the very first fetch fails, verification fails (without fetching again for
     ``failure_backoff_seconds``); if a later refetch fails, the cached keys stay in use. Thread-safe.
@@ -222,7 +237,8 @@ class JwksCache(CachedKeySet):
         replay_guard: ReplayGuard | None = None,
     ) -> VerifiedNotification:
         """:func:`verify_notification` against this JWKS (refetched first if the token's kid is unknown)."""
-        kid = _checked_kid(_token_from(headers))
+        with _as_notification_error():
+            kid = read_header(_token_from(headers), (SIGNING_ALGORITHM,)).kid
         return verify_notification(
             headers,
             body,
@@ -273,23 +289,36 @@ def _token_from(headers: Mapping[str, str]) -> str:
     return token
 
 
-def _checked_kid(token: str) -> str:
-    """The kid of a token whose header declares ES256; anything else is refused before any key is used."""
+_MESSAGES: dict[Check, str] = {
+    "malformed": "the notification signature is not a well-formed JWT",
+    "alg": f"the notification signature must use {SIGNING_ALGORITHM}",
+    "kid": "the notification signature names no key (kid)",
+    "unknown_key": "the notification was signed by an unknown key (kid)",
+    "signature": "the notification signature is invalid",
+    "iss": "the notification was issued by someone else (iss)",
+    "aud": "the notification is meant for another receiver (aud)",
+    "exp": "the notification signature has expired (exp)",
+    "nbf": "the notification signature is not valid yet (nbf)",
+    "iat": "the notification signature is issued in the future (iat)",
+}
+"""The receiver's wording of :class:`~a2a_serverless.jwt.JwtRejected` checks (missing or non-numeric
+claims are worded below, with the claim's name)."""
+
+
+@contextlib.contextmanager
+def _as_notification_error() -> Iterator[None]:
+    """Reword the shared verifier's rejections as :class:`NotificationVerificationError`."""
     try:
-        header = jws.extract_compact(token.encode("ascii")).headers()
-    except (JoseError, ValueError, TypeError, UnicodeError):
-        raise NotificationVerificationError("the notification signature is not a well-formed JWT") from None
-    # Pinning the algorithm here, not trusting the header, is what stops "alg: none" and HS256 tokens
-    # forged with the public key as the HMAC secret.
-    if header.get("alg") != SIGNING_ALGORITHM:
-        raise NotificationVerificationError(f"the notification signature must use {SIGNING_ALGORITHM}")
-    kid = header.get("kid")
-    if not isinstance(kid, str) or not kid:
-        raise NotificationVerificationError("the notification signature names no key (kid)")
-    return kid
+        yield
+    except JwtRejected as rejected:
+        if rejected.check in ("missing", "not_numeric"):
+            message = f"the notification signature lacks a numeric {rejected.claim}"
+        else:
+            message = _MESSAGES[rejected.check]
+        raise NotificationVerificationError(message) from None
 
 
-def _as_key_set(keys: Mapping[str, Any] | KeySet) -> KeySet:
+def _as_key_set(keys: Json | KeySet) -> KeySet:
     if isinstance(keys, KeySet):
         return keys
     try:
@@ -298,34 +327,11 @@ def _as_key_set(keys: Mapping[str, Any] | KeySet) -> KeySet:
         raise NotificationVerificationError("the agent's key set is not a usable JWKS") from None
 
 
-def _usable(key: Any) -> bool:
-    return (
-        isinstance(key, ECKey)
-        and key.get("crv") == "P-256"
-        and key.get("alg") in (None, SIGNING_ALGORITHM)
-        and key.get("use") in (None, "sig")
-    )
-
-
 def _has_kid(keys: KeySet, kid: str) -> bool:
-    return any(key.kid == kid and _usable(key) for key in keys)
+    return select_key(keys, kid, SIGNING_ALGORITHM) is not None
 
 
-def _key_named(keys: KeySet, kid: str) -> ECKey:
-    for key in keys:
-        if key.kid == kid and isinstance(key, ECKey) and _usable(key):
-            return key
-    raise NotificationVerificationError("the notification was signed by an unknown key (kid)")
-
-
-def _numeric(claims: Mapping[str, Any], name: str) -> float:
-    value = claims.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise NotificationVerificationError(f"the notification signature lacks a numeric {name}")
-    return float(value)
-
-
-def _string(claims: Mapping[str, Any], name: str) -> str:
+def _string(claims: Json, name: str) -> str:
     value = claims.get(name)
     if not isinstance(value, str) or not value:
         raise NotificationVerificationError(f"the notification signature lacks {name}")

@@ -1,6 +1,8 @@
 """A JSON Web Key Set fetched over HTTP(S) and cached, refreshed when stale or when a token names a
-key it lacks: the caching policy shared by the push receiver helper (:class:`~.push.verify.JwksCache`)
-and the API authorizer (:class:`~.lambda_.authorizer.OidcKeys`).
+key it lacks: the caching policy shared by the push receiver helper (:class:`~a2a_serverless.push.verify.JwksCache`)
+and the API authorizer (:class:`~a2a_serverless.lambda_.authorizer.OidcKeys`). Verifying a token with
+the keys is :mod:`._verify`'s; the two are kept in separate modules because this one is the I/O
+(httpx) half and that one is pure.
 
 A refresh for a missing key happens at most once per ``min_refresh_seconds``, so tokens with made-up
 key ids cannot make every request hit the key's publisher; the set is also refetched once older than
@@ -17,10 +19,11 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 from joserfc.jwk import KeySet
+
+from ..json_types import Json
 
 __all__ = ["CachedKeySet", "KeyFetchError", "NotAJsonObject"]
 
@@ -91,7 +94,7 @@ class CachedKeySet(abc.ABC):
         self._failure = None
         return keys
 
-    def _get_json(self, url: str) -> dict[str, Any]:
+    def _get_json(self, url: str) -> Json:
         if self._client is None:
             self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
         try:
