@@ -25,7 +25,7 @@ item that results, so replacing a value by one of the same size always succeeds.
         db.put_item(TableName="t", Item={"pk": {"S": "a"}, "v": {"S": "x" * 250_000}})
         db.update_item(TableName="t", Key={"pk": {"S": "a"}}, UpdateExpression="SET v = :v",
             ExpressionAttributeValues={":v": {"S": "y" * 250_000}})
-        # moto: ValidationException "Item size has exceeded the maximum allowed size";
+        # moto: ValidationException "Item size to update has exceeded the maximum allowed size";
         # DynamoDB: succeeds (the resulting item is ~250 KB)
 
 **The upstream report** (for getmoto/moto)::
