@@ -147,11 +147,10 @@ def verify_notification(
     its ``jti``.
     """
     token = _token_from(headers)
-    key_set = keys if isinstance(keys, KeySet) else None
 
     def find_key(kid: str, alg: str) -> VerifyingKey | None:
-        # The key set is read only once the header has passed, as before any key is consulted.
-        return select_key(key_set if key_set is not None else _as_key_set(keys), kid, alg)
+        # Called only once the header has passed: a bad token is refused before the key set is read.
+        return select_key(_as_key_set(keys), kid, alg)
 
     with _as_notification_error():
         claims = verify_jwt(
