@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -124,3 +126,29 @@ def test_the_local_stack_refuses_to_start_moto_with_a_changed_target() -> None:
         mp.setattr("moto.sqs.models.SQSBackend.receive_message", _different_parameters)
         with pytest.raises(MotoShapeError, match="fifo_receives"), running_moto(process=True):
             raise AssertionError("moto started")
+
+
+_DEV_WITH_A_CHANGED_MOTO = """
+import sys
+import moto.sqs.models
+from a2a_serverless.devstack import cli
+
+def receive_message(self, other):  # a moto whose receive_message takes other parameters
+    raise AssertionError("not called")
+
+moto.sqs.models.SQSBackend.receive_message = receive_message
+sys.exit(cli.main(["dev", "--port", "0"]))
+"""
+
+
+def test_the_dev_command_says_why_in_one_line_without_a_traceback() -> None:
+    # Given a moto the fixes do not fit, when `a2a-serverless dev` starts (in a process of its own:
+    # the command sets up logging and the import path for the whole process), then it exits 1 with
+    # the reason as its error line, not a traceback.
+    done = subprocess.run(
+        [sys.executable, "-c", _DEV_WITH_A_CHANGED_MOTO], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    assert "a2a-serverless dev: error: moto " in done.stderr
+    assert "moto fix 'fifo_receives'" in done.stderr
+    assert "Traceback" not in done.stderr

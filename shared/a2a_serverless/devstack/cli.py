@@ -49,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     try:
+        from .moto_fixes import MotoShapeError
         from .resources import load_template, repo_template_path
         from .stack import DevOptions, StackError, run
     except ImportError as exc:  # the base install: no moto, uvicorn or PyYAML
@@ -75,7 +76,7 @@ def _dev(args: argparse.Namespace) -> int:
     _configure_logging(args.log_format)
     try:
         return run(options, template=template, template_dir=template_path.parent)
-    except StackError as exc:
+    except (StackError, MotoShapeError) as exc:  # a moto the fixes do not fit: its message, no traceback
         return _fail(str(exc), code=1)
 
 
