@@ -84,31 +84,33 @@ def build_runtime(
                 blobs = S3BlobStore(settings.blob_bucket)
                 offloader = PartOffloader(blobs, settings.blob_threshold_bytes)
             store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days, offloader=offloader)
-    runtime = Runtime(
-        settings=settings,
-        store=store,
-        queue=queue,  # type: ignore[arg-type]
-        parts=PartPresenter(blobs, settings.blob_url_seconds),
-        offloader=offloader,
-        make_executor=lambda: load_executor(settings.executor),
-        make_push_signer=(lambda: push_signer) if push_signer is not None else lambda: _ssm_signer(settings),
-    )
     if settings.execution_mode == "durable":
         from .adapters.lambda_durable import LambdaDurableRuns
         from .execution.durable import DurableQueue
 
-        runtime.durable = durable if durable is not None else LambdaDurableRuns(settings.durable_function)
+        durable = durable if durable is not None else LambdaDurableRuns(settings.durable_function)
         if queue is None:
-            runtime.queue = DurableQueue(store, runtime.durable)
-    elif queue is None:
-        if settings.queue_url:
+            queue = DurableQueue(store, durable)
+    else:
+        durable = None
+        if queue is None and settings.queue_url:
             from .adapters.sqs_queue import SqsWorkQueue
 
-            runtime.queue = SqsWorkQueue(settings.queue_url)
-        else:
-            from .execution.inline import InlineWorkQueue
+            queue = SqsWorkQueue(settings.queue_url)
+    if queue is None:
+        from .execution.inline import InlineWorkQueue
 
-            runtime.queue = InlineWorkQueue(runtime)
+        queue = InlineWorkQueue(lambda: runtime)  # the runtime it is part of, made just below
+    runtime = Runtime(
+        settings=settings,
+        store=store,
+        queue=queue,
+        parts=PartPresenter(blobs, settings.blob_url_seconds),
+        offloader=offloader,
+        durable=durable,
+        make_executor=lambda: load_executor(settings.executor),
+        make_push_signer=(lambda: push_signer) if push_signer is not None else lambda: _ssm_signer(settings),
+    )
     return runtime
 
 

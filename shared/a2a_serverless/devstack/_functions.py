@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Literal, cast, overload
 
 import boto3
 import uvicorn
@@ -32,6 +32,15 @@ from .pollers import Handler, SqsPoller, running
 from .resources import LocalResources
 from .schedule_pollers import SchedulePoller
 from .stream_pollers import StreamPoller
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+    from starlette.types import ASGIApp
+
+    from ..json_types import JsonValue
 
 __all__ = [
     "GATEWAY_APP",
@@ -79,24 +88,39 @@ are cut off, as a Lambda environment that is shut down cuts its invocation (a ru
 back, its lease lapses). Twice this and moto's stop: one Ctrl-C ends the stack within about 5 s."""
 
 
-def aws_client(service: str, endpoint: str) -> Any:
+@overload
+def aws_client(service: Literal["dynamodb"], endpoint: str) -> DynamoDBClient: ...
+@overload
+def aws_client(service: Literal["dynamodbstreams"], endpoint: str) -> DynamoDBStreamsClient: ...
+@overload
+def aws_client(service: Literal["sqs"], endpoint: str) -> SQSClient: ...
+@overload
+def aws_client(service: Literal["s3"], endpoint: str) -> S3Client: ...
+def aws_client(service: str, endpoint: str) -> DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client:
+    """A client of ``service`` on the stack's moto."""
     # Explicit settings: these clients exist before the process environment is set.
-    return boto3.session.Session(
+    session = boto3.session.Session(
         aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         region_name=REGION,
-    ).client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
+    )
+    # The stubs type client() per literal service name; the overloads above carry that through.
+    client: DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client = session.client(  # type: ignore[call-overload]
+        service, endpoint_url=endpoint
+    )
+    return client
 
 
 def import_handler(path: str) -> Handler:
-    return _import_callable(path, "the template's handler")
+    # The template names it as a Lambda handler: it is trusted to be one, as Lambda trusts it.
+    return cast("Handler", _import_callable(path, "the template's handler"))
 
 
-def gateway_app() -> Any:
-    return _import_callable(GATEWAY_APP, "the gateway app factory")()
+def gateway_app() -> ASGIApp:
+    return cast("ASGIApp", _import_callable(GATEWAY_APP, "the gateway app factory")())
 
 
-def _import_callable(path: str, what: str) -> Callable[..., Any]:
+def _import_callable(path: str, what: str) -> Callable[..., object]:
     try:
         target = import_object(path)
     except ImportPathError as exc:
@@ -115,8 +139,8 @@ class EventSources:
     schedules: list[ScheduleEventSource]
 
     @classmethod
-    def of(cls, template: Mapping[str, Any], function_id: str | None = None) -> EventSources:
-        def mine(source: Any) -> bool:
+    def of(cls, template: Mapping[str, JsonValue], function_id: str | None = None) -> EventSources:
+        def mine(source: SqsEventSource | StreamEventSource | ScheduleEventSource) -> bool:
             return function_id is None or source.function_id == function_id
 
         return cls(

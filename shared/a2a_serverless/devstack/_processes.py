@@ -18,12 +18,23 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TypedDict
 
-__all__ = ["ApiSpec", "FunctionSpec", "main"]
+from ..json_types import Json
+
+__all__ = ["ApiSpec", "DurableSpec", "FunctionSpec", "main"]
+
+
+class DurableSpec(TypedDict):
+    """Durable mode's worker in the API process (:mod:`.durable`)."""
+
+    function_name: str
+    invocation_timeout: int
+    execution_timeout: int
 
 
 @dataclass(frozen=True)
@@ -34,9 +45,8 @@ class ApiSpec:
     ready_line: str
     code_roots: list[str] = field(default_factory=list)
     grace_seconds: int = 2
-    durable: dict[str, Any] | None = None
-    """Durable mode: the durable worker runs in this process, on the local runner
-    (:mod:`.durable`): its ``function_name``, ``invocation_timeout`` and ``execution_timeout``."""
+    durable: DurableSpec | None = None
+    """Durable mode: the durable worker runs in this process, on the local runner."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2 or args[0] not in {"api", "function"}:
         sys.stderr.write("usage: python -m a2a_serverless.devstack._processes {api|function} SPEC\n")
         return 2
-    data: dict[str, Any] = json.loads(args[1])
+    data: Json = json.loads(args[1])
     for root in reversed(data.get("code_roots", [])):
         if root not in sys.path:
             sys.path.insert(0, root)
@@ -88,7 +98,7 @@ def _api(spec: ApiSpec) -> int:
     from .console import with_console
 
     sock = socket.socket(fileno=spec.fd)
-    closing: list[Any] = []
+    closing: list[Callable[[], None]] = []
     if spec.durable is None:
         app = gateway_app()
     else:
@@ -96,7 +106,7 @@ def _api(spec: ApiSpec) -> int:
 
         limits = DurableLimits(int(spec.durable["invocation_timeout"]), int(spec.durable["execution_timeout"]))
         app, worker = durable_gateway_app(limits=limits, function_name=str(spec.durable["function_name"]))
-        closing.append(worker)
+        closing.append(worker.close)
     app = with_console(app, get_runtime)
     server = GatewayServer(
         uvicorn.Config(
@@ -120,8 +130,8 @@ def _api(spec: ApiSpec) -> int:
     try:
         server.run(sockets=[sock])  # uvicorn handles SIGTERM (and SIGINT) itself: streams end, then it stops
     finally:
-        for resource in closing:
-            resource.close()
+        for close in closing:
+            close()
     return 0
 
 

@@ -23,29 +23,46 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
+from ..json_types import Json, JsonValue
 from .resources import LocalResources
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import ScanInputTypeDef, WriteRequestUnionTypeDef
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import ListObjectsV2RequestTypeDef
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import SendMessageRequestTypeDef
 
 _log = logging.getLogger("a2a_serverless.devstack.stack")  # the stack's own lines
 
-__all__ = ["STATE_FILE", "restore_and_settle", "restore_state", "save_logged", "save_state"]
+__all__ = ["STATE_FILE", "StateClients", "restore_and_settle", "restore_state", "save_logged", "save_state"]
 
 STATE_FILE = "state.json"
 _VERSION = 1
 
 
-def save_state(directory: Path, resources: LocalResources, clients: Mapping[str, Any]) -> dict[str, int]:
+class StateClients(TypedDict):
+    """The clients on moto the state is saved and restored through."""
+
+    dynamodb: DynamoDBClient
+    sqs: SQSClient
+    s3: S3Client
+
+
+def save_state(directory: Path, resources: LocalResources, clients: StateClients) -> dict[str, int]:
     """Write the tables' items, the queues' waiting messages and the buckets' objects to
     ``directory``; returns how many of each were saved."""
     directory.mkdir(parents=True, exist_ok=True)
     dynamodb, sqs, s3 = clients["dynamodb"], clients["sqs"], clients["s3"]
-    tables: dict[str, list[Any]] = {}
+    tables: dict[str, list[JsonValue]] = {}
     for logical_id, name in resources.tables.items():
-        items: list[Any] = []
-        kwargs: dict[str, Any] = {"TableName": name, "ConsistentRead": True}
+        items: list[JsonValue] = []
+        kwargs: ScanInputTypeDef = {"TableName": name, "ConsistentRead": True}
         while True:
             page = dynamodb.scan(**kwargs)
             items.extend(_encode(item) for item in page.get("Items", []))
@@ -53,7 +70,7 @@ def save_state(directory: Path, resources: LocalResources, clients: Mapping[str,
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         tables[logical_id] = items
-    queues: dict[str, list[dict[str, Any]]] = {}
+    queues: dict[str, list[Json]] = {}
     for logical_id, url in resources.queue_urls.items():
         queues[logical_id] = _drain(sqs, url)
     objects = directory / "objects"
@@ -77,12 +94,12 @@ def save_state(directory: Path, resources: LocalResources, clients: Mapping[str,
     }
 
 
-def restore_state(directory: Path, resources: LocalResources, clients: Mapping[str, Any]) -> dict[str, int] | None:
+def restore_state(directory: Path, resources: LocalResources, clients: StateClients) -> dict[str, int] | None:
     """Write back what :func:`save_state` saved in ``directory`` (None when nothing was saved)."""
     path = directory / STATE_FILE
     if not path.is_file():
         return None
-    state = json.loads(path.read_text(encoding="utf-8"))
+    state: Json = json.loads(path.read_text(encoding="utf-8"))
     if state.get("version") != _VERSION:
         raise ValueError(f"{path} was written by another version of the local stack")
     dynamodb, sqs, s3 = clients["dynamodb"], clients["sqs"], clients["s3"]
@@ -92,8 +109,10 @@ def restore_state(directory: Path, resources: LocalResources, clients: Mapping[s
         if name is None:
             continue
         for start in range(0, len(saved), 25):
-            requests = [{"PutRequest": {"Item": _decode(item)}} for item in saved[start : start + 25]]
-            pending: dict[str, Any] = {name: requests}
+            requests: list[WriteRequestUnionTypeDef] = [
+                {"PutRequest": {"Item": _decode(item)}} for item in saved[start : start + 25]
+            ]
+            pending: Mapping[str, Sequence[WriteRequestUnionTypeDef]] = {name: requests}
             while pending:
                 pending = dynamodb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
         items += len(saved)
@@ -103,12 +122,12 @@ def restore_state(directory: Path, resources: LocalResources, clients: Mapping[s
         if url is None:
             continue
         for message in saved_messages:
-            kwargs: dict[str, Any] = {"QueueUrl": url, "MessageBody": message["body"]}
+            sent: SendMessageRequestTypeDef = {"QueueUrl": url, "MessageBody": message["body"]}
             if message.get("group"):
-                kwargs["MessageGroupId"] = message["group"]
+                sent["MessageGroupId"] = message["group"]
             if message.get("deduplication"):
-                kwargs["MessageDeduplicationId"] = message["deduplication"]
-            sqs.send_message(**kwargs)
+                sent["MessageDeduplicationId"] = message["deduplication"]
+            sqs.send_message(**sent)
             messages += 1
     objects = 0
     for logical_id, bucket in resources.buckets.items():
@@ -121,8 +140,8 @@ def restore_state(directory: Path, resources: LocalResources, clients: Mapping[s
     return {"items": items, "messages": messages, "objects": objects}
 
 
-def _drain(sqs: Any, url: str) -> list[dict[str, Any]]:
-    saved: list[dict[str, Any]] = []
+def _drain(sqs: SQSClient, url: str) -> list[Json]:
+    saved: list[Json] = []
     while True:
         received = sqs.receive_message(
             QueueUrl=url,
@@ -145,9 +164,9 @@ def _drain(sqs: Any, url: str) -> list[dict[str, Any]]:
             sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
 
 
-def _keys(s3: Any, bucket: str) -> list[str]:
+def _keys(s3: S3Client, bucket: str) -> list[str]:
     keys: list[str] = []
-    kwargs: dict[str, Any] = {"Bucket": bucket}
+    kwargs: ListObjectsV2RequestTypeDef = {"Bucket": bucket}
     while True:
         page = s3.list_objects_v2(**kwargs)
         keys.extend(str(o["Key"]) for o in page.get("Contents", []))
@@ -156,7 +175,7 @@ def _keys(s3: Any, bucket: str) -> list[str]:
         kwargs["ContinuationToken"] = page["NextContinuationToken"]
 
 
-def _encode(value: Any) -> Any:
+def _encode(value: object) -> JsonValue:
     """A low-level DynamoDB item as JSON: binary values (``B``, ``BS``) base64 under ``"__b64__"``."""
     if isinstance(value, bytes | bytearray):
         return {"__b64__": base64.b64encode(bytes(value)).decode("ascii")}
@@ -167,7 +186,7 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def _decode(value: Any) -> Any:
+def _decode(value: JsonValue) -> JsonValue:
     if isinstance(value, dict):
         if set(value) == {"__b64__"}:
             return base64.b64decode(value["__b64__"])
@@ -177,7 +196,7 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def restore_and_settle(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
+def restore_and_settle(directory: Path, resources: LocalResources, clients: StateClients) -> None:
     from ..config import Settings
     from ..execution.sweeper import sweep
     from ..wiring import build_runtime
@@ -207,7 +226,7 @@ def restore_and_settle(directory: Path, resources: LocalResources, clients: dict
     )
 
 
-def save_logged(directory: Path, resources: LocalResources, clients: dict[str, Any]) -> None:
+def save_logged(directory: Path, resources: LocalResources, clients: StateClients) -> None:
     try:
         saved = save_state(directory, resources, clients)
     except Exception:

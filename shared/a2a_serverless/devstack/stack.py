@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -40,8 +40,8 @@ from ._functions import (
 )
 from ._logs import LogFormat
 from ._moto import running_moto
-from ._processes import ApiSpec, FunctionSpec
-from ._state import restore_and_settle, save_logged
+from ._processes import ApiSpec, DurableSpec, FunctionSpec
+from ._state import StateClients, restore_and_settle, save_logged
 from ._supervisor import run_processes, shutdown_on_signals
 from ._template import (
     code_dirs,
@@ -60,6 +60,11 @@ from .durable import (
 )
 from .pollers import Handler
 from .resources import create_resources, load_template, repo_template_path
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from ..json_types import JsonValue
 
 __all__ = ["GATEWAY_APP", "DevOptions", "StackError", "run"]
 
@@ -94,9 +99,9 @@ class DevOptions:
 def run(
     options: DevOptions,
     *,
-    app_factory: Callable[[], Any] | None = None,
+    app_factory: Callable[[], ASGIApp] | None = None,
     resolve_handler: Callable[[str], Handler] | None = None,
-    template: Mapping[str, Any] | None = None,
+    template: Mapping[str, JsonValue] | None = None,
     template_dir: Path | None = None,
 ) -> int:
     """Run the stack until SIGINT or SIGTERM; return the exit code. ``app_factory``,
@@ -176,7 +181,11 @@ def run(
         ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
         _log.info("console: %s%s/ (local only: talk to the agent, watch its tasks)", public_url, CONSOLE_PATH)
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
-            clients = {name: aws_client(name, endpoint) for name in ("dynamodb", "sqs", "s3")}
+            clients = StateClients(
+                dynamodb=aws_client("dynamodb", endpoint),
+                sqs=aws_client("sqs", endpoint),
+                s3=aws_client("s3", endpoint),
+            )
             if options.state_dir is None:
                 _log.info("state is in memory: each start is a fresh account (keep it with --state-dir DIR)")
             else:
@@ -258,7 +267,7 @@ def _push_attempt_log(stack: contextlib.ExitStack, state_dir: Path | None) -> st
     return str(Path(directory) / "push-attempts.jsonl")
 
 
-def _durable_spec(template: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+def _durable_spec(template: Mapping[str, JsonValue], prefix: str) -> DurableSpec:
     limits = durable_limits(template)
     return {
         "function_name": f"{prefix}-{DURABLE_WORKER}",
@@ -267,8 +276,8 @@ def _durable_spec(template: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     }
 
 
-def _limits(spec: Mapping[str, Any]) -> DurableLimits:
-    return DurableLimits(int(spec["invocation_timeout"]), int(spec["execution_timeout"]))
+def _limits(spec: DurableSpec) -> DurableLimits:
+    return DurableLimits(spec["invocation_timeout"], spec["execution_timeout"])
 
 
 @contextlib.contextmanager

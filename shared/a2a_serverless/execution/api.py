@@ -34,8 +34,9 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
+from ..json_types import Json, JsonValue
 from ..models import (
     Message,
     SendMessageConfiguration,
@@ -68,7 +69,7 @@ class Steps:
     ``run`` takes a function without arguments, plain or ``async``; ``sleep`` waits (in durable
     mode, without a function running: an hour's sleep costs no compute)."""
 
-    async def run(self, name: str, fn: Callable[[], Any]) -> Any:
+    async def run(self, name: str, fn: Callable[[], JsonValue]) -> JsonValue:
         result = fn()
         if inspect.isawaitable(result):
             result = await result
@@ -87,7 +88,7 @@ class RequestContext:
     message: Message | None = None
     current_task: Task | None = None
     configuration: SendMessageConfiguration | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: Json = field(default_factory=dict)
     tenant: str = ""
     caller: str = ""
     requested_extensions: tuple[str, ...] = ()
@@ -107,7 +108,7 @@ class AgentExecutor(abc.ABC):
     """True when ``execute`` marks its long work with ``context.steps``: in durable mode its turn
     then runs across invocations, step by step, instead of as one step bounded by the function's
     timeout (``docs/durable-tasks.md``)."""
-    card: ClassVar[Mapping[str, Any] | None] = None
+    card: ClassVar[Mapping[str, JsonValue] | None] = None
     """This agent's card fields (name, description, version, skills, provider, iconUrl, ...) as JSON, or
     None. Read by the card functions, which import the class but never create it; checked there."""
 

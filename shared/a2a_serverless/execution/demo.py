@@ -15,8 +15,9 @@ import asyncio
 import random
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from ..json_types import JsonValue
 from ..models import Part, TaskState
 from .api import AgentExecutor, EventQueue, RequestContext
 from .updater import TaskUpdater
@@ -43,7 +44,7 @@ def demo_text(size: int) -> str:
 
 
 class DemoAgentExecutor(AgentExecutor):
-    card: ClassVar[Mapping[str, Any]] = {
+    card: ClassVar[Mapping[str, JsonValue]] = {
         "name": "a2a-serverless demo agent",
         "description": "Echoes what you send as an artifact; say 'ask me' for a multi-turn exchange.",
         "version": "0.1.0",

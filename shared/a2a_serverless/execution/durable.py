@@ -27,8 +27,9 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import Json, JsonValue
 from ..ports import Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
 from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep, mutate
@@ -87,7 +88,7 @@ class DurableQueue:
             delay = min(delay * 2, 0.5)
 
 
-def run_task(event: Mapping[str, Any], context: DurableContext, runtime: Runtime) -> dict[str, Any]:
+def run_task(event: Mapping[str, JsonValue], context: DurableContext, runtime: Runtime) -> Json:
     """The durable execution of one task: turns, and callback waits between them."""
     from aws_durable_execution_sdk_python.config import CallbackConfig, Duration
     from aws_durable_execution_sdk_python.exceptions import CallbackError
@@ -195,18 +196,18 @@ class DurableSteps(Steps):
         self._item = item
         self._started = started
 
-    async def run(self, name: str, fn: Callable[[], Any]) -> Any:
+    async def run(self, name: str, fn: Callable[[], JsonValue]) -> JsonValue:
         from aws_durable_execution_sdk_python.config import Duration
 
         await self._log.flush()
         loop = asyncio.get_running_loop()
 
-        async def call() -> Any:
+        async def call() -> Json:
             result = await Steps.run(self, name, fn)  # the plain call, here inside the step
             await self._log.flush()
             return {"result": result, "goOn": self._left() < self._settings.durable_step_seconds}
 
-        def body(_step: StepContext) -> Any:
+        def body(_step: StepContext) -> Json:
             return asyncio.run_coroutine_threadsafe(call(), loop).result()
 
         done = await asyncio.to_thread(self._context.step, body, name)

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,8 @@ DEDUPLICATION_SECONDS = 300.0
 
 
 class InlineWorkQueue:
-    def __init__(self, runtime: Runtime, max_workers: int = 16) -> None:
+    def __init__(self, runtime: Callable[[], Runtime], max_workers: int = 16) -> None:
+        """``runtime``: the runtime this queue is part of (so made after it), asked for per item."""
         self._runtime = runtime
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="a2a-inline-worker")
         self._lock = threading.Lock()
@@ -54,7 +56,7 @@ class InlineWorkQueue:
         from .worker import process_work_item
 
         with group:  # one task's items one at a time, as a FIFO message group
-            process_work_item(self._runtime, item)
+            process_work_item(self._runtime(), item)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)

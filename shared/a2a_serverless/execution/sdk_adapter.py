@@ -27,12 +27,13 @@ This module imports ``a2a``; nothing else in ``a2a_serverless`` does, so the SDK
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import ValidationError
 
 from ..auth import ANONYMOUS
 from ..errors import InvalidAgentResponseError
+from ..json_types import Json
 from ..models import Message, ProtoModel, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
 from .api import AgentExecutor, Event, EventQueue, RequestContext
 
@@ -186,7 +187,7 @@ def _to_proto(model: ProtoModel, target: _P) -> _P:
 
 
 def _from_proto(event: ProtoMessage, model: type[_M]) -> _M:
-    wire: dict[str, Any] = json_format.MessageToDict(event, preserving_proto_field_name=False)
+    wire: Json = json_format.MessageToDict(event, preserving_proto_field_name=False)
     try:
         return model.from_wire(wire)
     except ValidationError as exc:

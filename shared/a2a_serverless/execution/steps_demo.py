@@ -15,8 +15,9 @@ import asyncio
 import re
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from ..json_types import JsonValue
 from ..models import Part
 from .api import AgentExecutor, EventQueue, RequestContext
 from .updater import TaskUpdater
@@ -31,7 +32,7 @@ STEP_SECONDS = 1.0
 
 class StepsDemoExecutor(AgentExecutor):
     durable_steps = True
-    card: ClassVar[Mapping[str, Any] | None] = {
+    card: ClassVar[Mapping[str, JsonValue] | None] = {
         "name": "Steps demo",
         "description": "Works through a plan step by step: 'plan 5', or 'plan 5 nap 3600' to rest between steps.",
         "version": "1.0.0",

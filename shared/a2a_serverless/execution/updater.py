@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
+from ..json_types import Json
 from ..models import (
     Artifact,
     Message,
@@ -28,7 +28,7 @@ class TaskUpdater:
         self.context_id = context_id
 
     async def update_status(
-        self, state: TaskState, message: Message | None = None, *, metadata: dict[str, Any] | None = None
+        self, state: TaskState, message: Message | None = None, *, metadata: Json | None = None
     ) -> None:
         await self.event_queue.enqueue_event(
             TaskStatusUpdateEvent(
@@ -44,7 +44,7 @@ class TaskUpdater:
         parts: list[Part],
         artifact_id: str | None = None,
         name: str = "",
-        metadata: dict[str, Any] | None = None,
+        metadata: Json | None = None,
         append: bool = False,
         last_chunk: bool = False,
     ) -> None:
@@ -84,7 +84,7 @@ class TaskUpdater:
     async def requires_auth(self, message: Message | None = None) -> None:
         await self.update_status(TaskState.TASK_STATE_AUTH_REQUIRED, message)
 
-    def new_agent_message(self, parts: list[Part], metadata: dict[str, Any] | None = None) -> Message:
+    def new_agent_message(self, parts: list[Part], metadata: Json | None = None) -> Message:
         return Message(
             message_id=str(uuid.uuid4()),
             role=Role.ROLE_AGENT,
