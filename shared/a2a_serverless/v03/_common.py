@@ -11,18 +11,24 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from ..errors import FieldViolation, InvalidParamsError
+from ..json_types import Json, JsonValue
 
 __all__ = [
     "DATA_PART_COMPAT",
     "FINAL_STATES",
     "Json",
+    "artifact_in",
+    "artifact_out",
     "at",
     "b64decode",
     "bad",
     "copy_fields",
+    "copy_present",
+    "file_names_in",
+    "file_names_out",
     "get",
     "history_length_in",
     "obj",
@@ -30,14 +36,14 @@ __all__ = [
     "opt_bool",
     "opt_obj",
     "opt_str",
+    "parts_in",
     "push_fields_in",
     "push_fields_out",
     "req_str",
+    "status_out",
     "unwrap_data",
     "wrap_data",
 ]
-
-Json = dict[str, Any]
 
 # The reference SDK's marker for a v1.0 data value that is not an object, wrapped as {"value": v}.
 DATA_PART_COMPAT = "data_part_compat"
@@ -70,7 +76,7 @@ def at(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-def get(data: Json, name: str, json_name: str | None = None) -> Any:
+def get(data: Json, name: str, json_name: str | None = None) -> JsonValue:
     """The field ``name`` (camelCase) by that name, its ``json_name`` or its proto name; JSON null
     counts as absent (ProtoJSON and pydantic's ``X | None`` alike)."""
     for key in (json_name, name, _UPPER.sub(r"_\1", name).lower()):
@@ -79,7 +85,7 @@ def get(data: Json, name: str, json_name: str | None = None) -> Any:
     return None
 
 
-def obj(value: Any, path: str) -> Json:
+def obj(value: JsonValue, path: str) -> Json:
     """A required JSON object."""
     if value is None:
         raise bad(path, "Field required")
@@ -88,17 +94,17 @@ def obj(value: Any, path: str) -> Json:
     return value
 
 
-def opt_obj(value: Any, path: str) -> Json | None:
+def opt_obj(value: JsonValue, path: str) -> Json | None:
     return None if value is None else obj(value, path)
 
 
-def opt_str(value: Any, path: str) -> str | None:
+def opt_str(value: JsonValue, path: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise bad(path, "must be a string")
 
 
-def req_str(value: Any, path: str) -> str:
+def req_str(value: JsonValue, path: str) -> str:
     """A required, non-empty string."""
     text = opt_str(value, path)
     if not text:
@@ -106,13 +112,13 @@ def req_str(value: Any, path: str) -> str:
     return text
 
 
-def opt_bool(value: Any, path: str) -> bool | None:
+def opt_bool(value: JsonValue, path: str) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     raise bad(path, "must be a boolean")
 
 
-def opt_array(value: Any, path: str) -> list[Any]:
+def opt_array(value: JsonValue, path: str) -> list[JsonValue]:
     """An optional JSON array (absent reads as empty)."""
     if value is None:
         return []
@@ -130,7 +136,7 @@ def copy_fields(src: Json, dst: Json, *names: str) -> None:
             dst[name] = value
 
 
-def history_length_in(value: Any, path: str) -> int | None:
+def history_length_in(value: JsonValue, path: str) -> int | None:
     """v0.3 ``historyLength``. 0 (and absent) mean "no limit" in v0.3 (its proto field has no
     presence, and the reference SDK reads 0 so), where v1.0's 0 means "no history": both become unset.
     Negative and out-of-range numbers are left for the v1.0 model to reject under the same path."""
@@ -156,7 +162,7 @@ def b64decode(text: str) -> bytes | None:
         return None
 
 
-def wrap_data(data: Any, metadata: Json | None) -> tuple[Json, Json | None]:
+def wrap_data(data: JsonValue, metadata: Json | None) -> tuple[Json, Json | None]:
     """A v1.0 data value as a v0.3 DataPart's ``data`` (which must be an object) and its metadata:
     a non-object value travels as ``{"value": v}`` with ``metadata.data_part_compat = true``."""
     if isinstance(data, dict):
@@ -164,7 +170,7 @@ def wrap_data(data: Any, metadata: Json | None) -> tuple[Json, Json | None]:
     return {"value": data}, {**(metadata or {}), DATA_PART_COMPAT: True}
 
 
-def unwrap_data(data: Json, metadata: Json | None) -> tuple[Any, Json | None]:
+def unwrap_data(data: Json, metadata: Json | None) -> tuple[JsonValue, Json | None]:
     """The inverse of :func:`wrap_data`. Only the exact wrapped shape is unwrapped; anything else
     (say a client's own ``data_part_compat`` key beside other data) is kept as sent."""
     if metadata is not None and metadata.get(DATA_PART_COMPAT) is True and list(data) == ["value"]:
@@ -173,7 +179,7 @@ def unwrap_data(data: Json, metadata: Json | None) -> tuple[Any, Json | None]:
     return data, metadata
 
 
-def _auth_in(value: Any, path: str) -> Json:
+def _auth_in(value: JsonValue, path: str) -> Json:
     """v0.3 ``{schemes: [..], credentials?}`` -> v1.0 ``{scheme, credentials?}``: v1.0 has room for
     one scheme, the first (as the reference SDK maps it); the others are dropped."""
     data = obj(value, path)
@@ -197,7 +203,7 @@ def _auth_out(auth: Json) -> Json:
     return out
 
 
-def push_fields_in(value: Any, path: str) -> Json:
+def push_fields_in(value: JsonValue, path: str) -> Json:
     """A v0.3 ``PushNotificationConfig`` (the same fields in both bindings) -> the fields of a flat
     v1.0 ``TaskPushNotificationConfig``. Without an id it keeps none; callers apply the default."""
     data = obj(value, path)
@@ -225,4 +231,69 @@ def push_fields_out(config: Json) -> Json:
         out["token"] = config["token"]
     if "authentication" in config:
         out["authentication"] = _auth_out(config["authentication"])
+    return out
+
+
+# --------------------------------------------------------------------------- shapes both bindings share
+
+PartIn = Callable[[JsonValue, str], Json]
+PartOut = Callable[[Json], Json]
+
+
+def parts_in(container: Json, path: str, part_in: PartIn) -> list[Json]:
+    """The container's ``parts`` (absent: none), each converted by the binding's ``part_in``."""
+    parts_path = at(path, "parts")
+    return [part_in(p, at(parts_path, i)) for i, p in enumerate(opt_array(get(container, "parts"), parts_path))]
+
+
+def artifact_in(data: JsonValue, path: str, part_in: PartIn) -> Json:
+    """A v0.3 ``Artifact`` (same fields on both bindings but its parts) -> v1.0."""
+    artifact = obj(data, path)
+    out: Json = {}
+    copy_fields(artifact, out, "artifactId", "name", "description")
+    out["parts"] = parts_in(artifact, path, part_in)
+    copy_fields(artifact, out, "metadata", "extensions")
+    return out
+
+
+def file_names_in(file: Json, path: str, out: Json) -> Json:
+    """A v0.3 file's ``mimeType`` and ``name`` onto the v1.0 part (``mediaType``, ``filename``)."""
+    media_type = opt_str(get(file, "mimeType"), at(path, "mimeType"))
+    if media_type:
+        out["mediaType"] = media_type
+    filename = opt_str(get(file, "name"), at(path, "name"))
+    if filename:
+        out["filename"] = filename
+    return out
+
+
+def copy_present(src: Json, dst: Json, *keys: str) -> None:
+    for key in keys:
+        if key in src:
+            dst[key] = src[key]
+
+
+def file_names_out(part: Json, file: Json) -> Json:
+    """A v1.0 part's ``mediaType`` and ``filename`` onto the v0.3 file (``mimeType``, ``name``)."""
+    if "mediaType" in part:
+        file["mimeType"] = part["mediaType"]
+    if "filename" in part:
+        file["name"] = part["filename"]
+    return file
+
+
+def status_out(status: Json, states: Mapping[str, JsonValue], message_out: PartOut) -> Json:
+    """A v1.0 ``TaskStatus`` -> v0.3, in the binding's state spelling and message shape."""
+    out: Json = {"state": states[status["state"]]}
+    if "message" in status:
+        out["message"] = message_out(status["message"])
+    copy_present(status, out, "timestamp")
+    return out
+
+
+def artifact_out(artifact: Json, part_out: PartOut) -> Json:
+    out: Json = {"artifactId": artifact["artifactId"]}
+    copy_present(artifact, out, "name", "description")
+    out["parts"] = [part_out(p) for p in artifact["parts"]]
+    copy_present(artifact, out, "metadata", "extensions")
     return out

@@ -16,16 +16,20 @@ JSON-ready v0.3 objects.
 from __future__ import annotations
 
 import base64
-from typing import Any
 
+from ..json_types import Json, JsonValue
 from ..models import Message, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig
 from ._common import (
     FINAL_STATES,
-    Json,
+    artifact_in,
+    artifact_out,
     at,
     b64decode,
     bad,
     copy_fields,
+    copy_present,
+    file_names_in,
+    file_names_out,
     get,
     history_length_in,
     obj,
@@ -33,9 +37,11 @@ from ._common import (
     opt_bool,
     opt_obj,
     opt_str,
+    parts_in,
     push_fields_in,
     push_fields_out,
     req_str,
+    status_out,
     unwrap_data,
     wrap_data,
 )
@@ -78,7 +84,7 @@ _ROLE_IN = {v: k for k, v in _ROLE_OUT.items()}
 # --------------------------------------------------------------------------- params (in)
 
 
-def send_params_in(params: Any) -> Json:
+def send_params_in(params: JsonValue) -> Json:
     """``MessageSendParams`` -> v1.0 ``SendMessageRequest``."""
     data = obj(params, _PARAMS)
     out: Json = {"message": message_in(get(data, "message"))}
@@ -89,7 +95,7 @@ def send_params_in(params: Any) -> Json:
     return out
 
 
-def task_query_in(params: Any) -> Json:
+def task_query_in(params: JsonValue) -> Json:
     """``TaskQueryParams`` -> v1.0 ``GetTaskRequest`` (v1.0 has no ``metadata`` there: dropped)."""
     data = obj(params, _PARAMS)
     out: Json = {}
@@ -100,7 +106,7 @@ def task_query_in(params: Any) -> Json:
     return out
 
 
-def task_id_params_in(params: Any) -> Json:
+def task_id_params_in(params: JsonValue) -> Json:
     """``TaskIdParams`` -> ``{id, metadata}`` (v1.0 ``CancelTaskRequest``; drop ``metadata`` for
     ``SubscribeToTaskRequest``)."""
     data = obj(params, _PARAMS)
@@ -109,7 +115,7 @@ def task_id_params_in(params: Any) -> Json:
     return out
 
 
-def push_config_set_in(params: Any) -> Json:
+def push_config_set_in(params: JsonValue) -> Json:
     """``TaskPushNotificationConfig`` -> flat v1.0 ``TaskPushNotificationConfig``. A config without
     an id gets the task id: v0.3 has one default config per task (the v0.3 SDK does the same)."""
     data = obj(params, _PARAMS)
@@ -119,7 +125,7 @@ def push_config_set_in(params: Any) -> Json:
     return out
 
 
-def push_config_get_in(params: Any) -> Json:
+def push_config_get_in(params: JsonValue) -> Json:
     """``{id: taskId, pushNotificationConfigId?}`` -> ``{taskId, id}``; no config id means the
     task's default config, whose id is the task id."""
     data = obj(params, _PARAMS)
@@ -128,13 +134,13 @@ def push_config_get_in(params: Any) -> Json:
     return {"taskId": task_id, "id": config_id or task_id}
 
 
-def push_config_list_in(params: Any) -> Json:
+def push_config_list_in(params: JsonValue) -> Json:
     """``{id: taskId}`` -> ``{taskId}``."""
     data = obj(params, _PARAMS)
     return {"taskId": req_str(get(data, "id"), "id")}
 
 
-def push_config_delete_in(params: Any) -> Json:
+def push_config_delete_in(params: JsonValue) -> Json:
     """``{id: taskId, pushNotificationConfigId}`` -> ``{taskId, id}``."""
     data = obj(params, _PARAMS)
     task_id = req_str(get(data, "id"), "id")
@@ -161,7 +167,7 @@ def _configuration_in(config: Json, path: str) -> Json:
 # --------------------------------------------------------------------------- objects (in)
 
 
-def message_in(data: Any, path: str = "message") -> Json:
+def message_in(data: JsonValue, path: str = "message") -> Json:
     """A v0.3 ``Message`` -> v1.0 ``Message``."""
     message = obj(data, path)
     _check_kind(message, path, "message")
@@ -173,13 +179,12 @@ def message_in(data: Any, path: str = "message") -> Json:
     out: Json = {}
     copy_fields(message, out, "messageId", "contextId", "taskId")
     out["role"] = _ROLE_IN[role]
-    parts_path = at(path, "parts")
-    out["parts"] = [_part_in(p, at(parts_path, i)) for i, p in enumerate(opt_array(get(message, "parts"), parts_path))]
+    out["parts"] = parts_in(message, path, _part_in)
     copy_fields(message, out, "metadata", "extensions", "referenceTaskIds")
     return out
 
 
-def task_in(data: Any, path: str = "task") -> Json:
+def task_in(data: JsonValue, path: str = "task") -> Json:
     """A v0.3 ``Task`` -> v1.0 ``Task`` (the reverse of :func:`task_out`)."""
     task = obj(data, path)
     _check_kind(task, path, "task")
@@ -189,7 +194,7 @@ def task_in(data: Any, path: str = "task") -> Json:
     artifacts_path, history_path = at(path, "artifacts"), at(path, "history")
     artifacts = opt_array(get(task, "artifacts"), artifacts_path)
     if artifacts:
-        out["artifacts"] = [_artifact_in(a, at(artifacts_path, i)) for i, a in enumerate(artifacts)]
+        out["artifacts"] = [artifact_in(a, at(artifacts_path, i), _part_in) for i, a in enumerate(artifacts)]
     history = opt_array(get(task, "history"), history_path)
     if history:
         out["history"] = [message_in(m, at(history_path, i)) for i, m in enumerate(history)]
@@ -197,7 +202,7 @@ def task_in(data: Any, path: str = "task") -> Json:
     return out
 
 
-def stream_event_in(data: Any, path: str = "result") -> Json:
+def stream_event_in(data: JsonValue, path: str = "result") -> Json:
     """A v0.3 streaming result (Task, Message, status or artifact update) -> v1.0 ``StreamResponse``
     (the reverse of :func:`stream_event_out`; a status update's ``final`` has no v1.0 field)."""
     event = obj(data, path)
@@ -215,7 +220,7 @@ def stream_event_in(data: Any, path: str = "result") -> Json:
     if kind == "artifact-update":
         artifact_update: Json = {}
         copy_fields(event, artifact_update, "taskId", "contextId")
-        artifact_update["artifact"] = _artifact_in(get(event, "artifact"), at(path, "artifact"))
+        artifact_update["artifact"] = artifact_in(get(event, "artifact"), at(path, "artifact"), _part_in)
         copy_fields(event, artifact_update, "append", "lastChunk", "metadata")
         return {"artifactUpdate": artifact_update}
     raise bad(at(path, "kind"), 'must be "task", "message", "status-update" or "artifact-update"')
@@ -228,7 +233,7 @@ def _check_kind(data: Json, path: str, kind: str) -> None:
         raise bad(at(path, "kind"), f'must be "{kind}"')
 
 
-def _part_in(data: Any, path: str) -> Json:
+def _part_in(data: JsonValue, path: str) -> Json:
     part = obj(data, path)
     kind = get(part, "kind")
     if kind is None:
@@ -256,7 +261,7 @@ def _part_in(data: Any, path: str) -> Json:
     return out
 
 
-def _file_in(data: Any, path: str) -> Json:
+def _file_in(data: JsonValue, path: str) -> Json:
     file = obj(data, path)
     content, uri = get(file, "bytes"), get(file, "uri")
     if (content is None) == (uri is None):
@@ -269,16 +274,10 @@ def _file_in(data: Any, path: str) -> Json:
         out = {"raw": base64.b64encode(raw).decode("ascii")}
     else:
         out = {"url": opt_str(uri, at(path, "uri"))}
-    media_type = opt_str(get(file, "mimeType"), at(path, "mimeType"))
-    if media_type:
-        out["mediaType"] = media_type
-    filename = opt_str(get(file, "name"), at(path, "name"))
-    if filename:
-        out["filename"] = filename
-    return out
+    return file_names_in(file, path, out)
 
 
-def _status_in(data: Any, path: str) -> Json:
+def _status_in(data: JsonValue, path: str) -> Json:
     status = obj(data, path)
     state = get(status, "state")
     if state is None:
@@ -293,16 +292,6 @@ def _status_in(data: Any, path: str) -> Json:
     if message is not None:
         out["message"] = message_in(message, at(path, "message"))
     copy_fields(status, out, "timestamp")
-    return out
-
-
-def _artifact_in(data: Any, path: str) -> Json:
-    artifact = obj(data, path)
-    out: Json = {}
-    copy_fields(artifact, out, "artifactId", "name", "description")
-    parts_path = at(path, "parts")
-    out["parts"] = [_part_in(p, at(parts_path, i)) for i, p in enumerate(opt_array(get(artifact, "parts"), parts_path))]
-    copy_fields(artifact, out, "metadata", "extensions")
     return out
 
 
@@ -337,19 +326,19 @@ def stream_event_out(event: StreamResponse) -> Json:
             "kind": "status-update",
             "taskId": update["taskId"],
             "contextId": update["contextId"],
-            "status": _status_out(update["status"]),
+            "status": status_out(update["status"], _STATE_OUT, _message_out),
             "final": update["status"]["state"] in FINAL_STATES,
         }
-        _copy_present(update, out, "metadata")
+        copy_present(update, out, "metadata")
         return out
     update = wire["artifactUpdate"]
     out = {
         "kind": "artifact-update",
         "taskId": update["taskId"],
         "contextId": update["contextId"],
-        "artifact": _artifact_out(update["artifact"]),
+        "artifact": artifact_out(update["artifact"], _part_out),
     }
-    _copy_present(update, out, "append", "lastChunk", "metadata")
+    copy_present(update, out, "append", "lastChunk", "metadata")
     return out
 
 
@@ -360,17 +349,11 @@ def push_config_out(config: TaskPushNotificationConfig) -> Json:
     return {"taskId": wire.get("taskId", ""), "pushNotificationConfig": push_fields_out(wire)}
 
 
-def _copy_present(src: Json, dst: Json, *keys: str) -> None:
-    for key in keys:
-        if key in src:
-            dst[key] = src[key]
-
-
 def _message_out(message: Json) -> Json:
     out: Json = {"kind": "message", "messageId": message["messageId"], "role": _ROLE_OUT[message["role"]]}
-    _copy_present(message, out, "contextId", "taskId")
+    copy_present(message, out, "contextId", "taskId")
     out["parts"] = [_part_out(p) for p in message["parts"]]
-    _copy_present(message, out, "metadata", "extensions", "referenceTaskIds")
+    copy_present(message, out, "metadata", "extensions", "referenceTaskIds")
     return out
 
 
@@ -382,32 +365,12 @@ def _part_out(part: Json) -> Json:
         out = {"kind": "text", "text": part["text"]}
     elif "raw" in part or "url" in part:
         file: Json = {"bytes": part["raw"]} if "raw" in part else {"uri": part["url"]}
-        if "mediaType" in part:
-            file["mimeType"] = part["mediaType"]
-        if "filename" in part:
-            file["name"] = part["filename"]
-        out = {"kind": "file", "file": file}
+        out = {"kind": "file", "file": file_names_out(part, file)}
     else:
         data, metadata = wrap_data(part.get("data"), metadata)
         out = {"kind": "data", "data": data}
     if metadata is not None:
         out["metadata"] = metadata
-    return out
-
-
-def _status_out(status: Json) -> Json:
-    out: Json = {"state": _STATE_OUT[status["state"]]}
-    if "message" in status:
-        out["message"] = _message_out(status["message"])
-    _copy_present(status, out, "timestamp")
-    return out
-
-
-def _artifact_out(artifact: Json) -> Json:
-    out: Json = {"artifactId": artifact["artifactId"]}
-    _copy_present(artifact, out, "name", "description")
-    out["parts"] = [_part_out(p) for p in artifact["parts"]]
-    _copy_present(artifact, out, "metadata", "extensions")
     return out
 
 
@@ -417,11 +380,11 @@ def _task_out(task: Json) -> Json:
         "kind": "task",
         "id": task["id"],
         "contextId": task.get("contextId", ""),
-        "status": _status_out(task["status"]),
+        "status": status_out(task["status"], _STATE_OUT, _message_out),
     }
     if "artifacts" in task:
-        out["artifacts"] = [_artifact_out(a) for a in task["artifacts"]]
+        out["artifacts"] = [artifact_out(a, _part_out) for a in task["artifacts"]]
     if "history" in task:
         out["history"] = [_message_out(m) for m in task["history"]]
-    _copy_present(task, out, "metadata")
+    copy_present(task, out, "metadata")
     return out

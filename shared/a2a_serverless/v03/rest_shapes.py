@@ -21,16 +21,20 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Sequence
-from typing import Any
 
+from ..json_types import Json, JsonValue
 from ..models import Message, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig
 from ._common import (
     FINAL_STATES,
-    Json,
+    artifact_in,
+    artifact_out,
     at,
     b64decode,
     bad,
     copy_fields,
+    copy_present,
+    file_names_in,
+    file_names_out,
     get,
     history_length_in,
     obj,
@@ -40,6 +44,7 @@ from ._common import (
     opt_str,
     push_fields_in,
     push_fields_out,
+    status_out,
     unwrap_data,
     wrap_data,
 )
@@ -84,7 +89,7 @@ _CONFIG_NAME = re.compile(r"tasks/[^/]+/pushNotificationConfigs/([^/]+)")
 # --------------------------------------------------------------------------- requests (in)
 
 
-def send_request_in(body: Any) -> Json:
+def send_request_in(body: JsonValue) -> Json:
     """v0.3 ``SendMessageRequest`` -> v1.0 ``SendMessageRequest``."""
     data = obj(body, _BODY)
     out: Json = {"message": message_in(get(data, "request", json_name="message"))}
@@ -95,7 +100,7 @@ def send_request_in(body: Any) -> Json:
     return out
 
 
-def push_config_create_in(body: Any, task_id: str) -> Json:
+def push_config_create_in(body: JsonValue, task_id: str) -> Json:
     """``CreateTaskPushNotificationConfigRequest`` ``{parent, configId, config}`` (what the v0.3 SDK
     client sends) or the bare ``TaskPushNotificationConfig`` ``{name, pushNotificationConfig}``
     (the proto's ``body: "config"``) -> flat v1.0 ``TaskPushNotificationConfig``.
@@ -146,7 +151,7 @@ def _configuration_in(config: Json, path: str) -> Json:
 # --------------------------------------------------------------------------- objects (in)
 
 
-def message_in(data: Any, path: str = "message") -> Json:
+def message_in(data: JsonValue, path: str = "message") -> Json:
     """A v0.3 proto ``Message`` -> v1.0 ``Message``."""
     message = obj(data, path)
     role = get(message, "role")
@@ -164,7 +169,7 @@ def message_in(data: Any, path: str = "message") -> Json:
     return out
 
 
-def task_in(data: Any, path: str = "task") -> Json:
+def task_in(data: JsonValue, path: str = "task") -> Json:
     """A v0.3 proto ``Task`` -> v1.0 ``Task`` (the reverse of :func:`task_out`)."""
     task = obj(data, path)
     out: Json = {}
@@ -173,7 +178,7 @@ def task_in(data: Any, path: str = "task") -> Json:
     artifacts_path, history_path = at(path, "artifacts"), at(path, "history")
     artifacts = opt_array(get(task, "artifacts"), artifacts_path)
     if artifacts:
-        out["artifacts"] = [_artifact_in(a, at(artifacts_path, i)) for i, a in enumerate(artifacts)]
+        out["artifacts"] = [artifact_in(a, at(artifacts_path, i), _part_in) for i, a in enumerate(artifacts)]
     history = opt_array(get(task, "history"), history_path)
     if history:
         out["history"] = [message_in(m, at(history_path, i)) for i, m in enumerate(history)]
@@ -181,7 +186,7 @@ def task_in(data: Any, path: str = "task") -> Json:
     return out
 
 
-def stream_event_in(data: Any, path: str = "") -> Json:
+def stream_event_in(data: JsonValue, path: str = "") -> Json:
     """A v0.3 ``StreamResponse`` (or ``SendMessageResponse``) -> v1.0 ``StreamResponse`` (the reverse
     of :func:`stream_event_out`; a status update's ``final`` has no v1.0 field)."""
     event = obj(data, path or _BODY)
@@ -201,16 +206,16 @@ def stream_event_in(data: Any, path: str = "") -> Json:
         out["status"] = _status_in(get(update, "status"), at(member_path, "status"))
         copy_fields(update, out, "metadata")
     else:
-        out["artifact"] = _artifact_in(get(update, "artifact"), at(member_path, "artifact"))
+        out["artifact"] = artifact_in(get(update, "artifact"), at(member_path, "artifact"), _part_in)
         copy_fields(update, out, "append", "lastChunk", "metadata")
     return {member: out}
 
 
-def _member(event: Json, name: str) -> Any:
+def _member(event: Json, name: str) -> JsonValue:
     return get(event, "msg", json_name="message") if name == "message" else get(event, name)
 
 
-def _part_in(data: Any, path: str) -> Json:
+def _part_in(data: JsonValue, path: str) -> Json:
     part = obj(data, path)
     members = [k for k in ("text", "file", "data") if get(part, k) is not None]
     if len(members) != 1:
@@ -232,7 +237,7 @@ def _part_in(data: Any, path: str) -> Json:
     return out
 
 
-def _file_in(data: Any, path: str) -> Json:
+def _file_in(data: JsonValue, path: str) -> Json:
     file = obj(data, path)
     content, uri = get(file, "fileWithBytes"), get(file, "fileWithUri")
     if (content is None) == (uri is None):
@@ -245,13 +250,7 @@ def _file_in(data: Any, path: str) -> Json:
         out = {"raw": base64.b64encode(_unwrap_base64_text(raw)).decode("ascii")}
     else:
         out = {"url": opt_str(uri, at(path, "fileWithUri"))}
-    media_type = opt_str(get(file, "mimeType"), at(path, "mimeType"))
-    if media_type:
-        out["mediaType"] = media_type
-    filename = opt_str(get(file, "name"), at(path, "name"))
-    if filename:
-        out["filename"] = filename
-    return out
+    return file_names_in(file, path, out)
 
 
 def _unwrap_base64_text(raw: bytes) -> bytes:
@@ -264,7 +263,7 @@ def _unwrap_base64_text(raw: bytes) -> bytes:
     return raw if decoded is None else decoded
 
 
-def _status_in(data: Any, path: str) -> Json:
+def _status_in(data: JsonValue, path: str) -> Json:
     status = obj(data, path)
     state = get(status, "state")
     state_path = at(path, "state")
@@ -278,16 +277,6 @@ def _status_in(data: Any, path: str) -> Json:
     if message is not None:
         out["message"] = message_in(message, at(path, "message"))
     copy_fields(status, out, "timestamp")
-    return out
-
-
-def _artifact_in(data: Any, path: str) -> Json:
-    artifact = obj(data, path)
-    out: Json = {}
-    copy_fields(artifact, out, "artifactId", "name", "description")
-    parts_path = at(path, "parts")
-    out["parts"] = [_part_in(p, at(parts_path, i)) for i, p in enumerate(opt_array(get(artifact, "parts"), parts_path))]
-    copy_fields(artifact, out, "metadata", "extensions")
     return out
 
 
@@ -323,18 +312,18 @@ def stream_event_out(event: StreamResponse) -> Json:
         status_update: Json = {
             "taskId": update["taskId"],
             "contextId": update["contextId"],
-            "status": _status_out(update["status"]),
+            "status": status_out(update["status"], _STATE_OUT, _message_out),
             "final": update["status"]["state"] in FINAL_STATES,
         }
-        _copy_present(update, status_update, "metadata")
+        copy_present(update, status_update, "metadata")
         return {"statusUpdate": status_update}
     update = wire["artifactUpdate"]
     artifact_update: Json = {
         "taskId": update["taskId"],
         "contextId": update["contextId"],
-        "artifact": _artifact_out(update["artifact"]),
+        "artifact": artifact_out(update["artifact"], _part_out),
     }
-    _copy_present(update, artifact_update, "append", "lastChunk", "metadata")
+    copy_present(update, artifact_update, "append", "lastChunk", "metadata")
     return {"artifactUpdate": artifact_update}
 
 
@@ -353,19 +342,13 @@ def push_configs_out(configs: Sequence[TaskPushNotificationConfig], next_page_to
     return out
 
 
-def _copy_present(src: Json, dst: Json, *keys: str) -> None:
-    for key in keys:
-        if key in src:
-            dst[key] = src[key]
-
-
 def _message_out(message: Json) -> Json:
     """``referenceTaskIds`` has no field in the v0.3 proto: dropped."""
     out: Json = {"messageId": message["messageId"]}
-    _copy_present(message, out, "contextId", "taskId")
+    copy_present(message, out, "contextId", "taskId")
     out["role"] = message["role"]
     out["content"] = [_part_out(p) for p in message["parts"]]
-    _copy_present(message, out, "metadata", "extensions")
+    copy_present(message, out, "metadata", "extensions")
     return out
 
 
@@ -381,11 +364,7 @@ def _part_out(part: Json) -> Json:
             file = {"fileWithBytes": base64.b64encode(part["raw"].encode("ascii")).decode("ascii")}
         else:
             file = {"fileWithUri": part["url"]}
-        if "mediaType" in part:
-            file["mimeType"] = part["mediaType"]
-        if "filename" in part:
-            file["name"] = part["filename"]
-        out = {"file": file}
+        out = {"file": file_names_out(part, file)}
     else:
         data, metadata = wrap_data(part.get("data"), metadata)
         out = {"data": {"data": data}}
@@ -394,29 +373,13 @@ def _part_out(part: Json) -> Json:
     return out
 
 
-def _status_out(status: Json) -> Json:
-    out: Json = {"state": _STATE_OUT[status["state"]]}
-    if "message" in status:
-        out["message"] = _message_out(status["message"])
-    _copy_present(status, out, "timestamp")
-    return out
-
-
-def _artifact_out(artifact: Json) -> Json:
-    out: Json = {"artifactId": artifact["artifactId"]}
-    _copy_present(artifact, out, "name", "description")
-    out["parts"] = [_part_out(p) for p in artifact["parts"]]
-    _copy_present(artifact, out, "metadata", "extensions")
-    return out
-
-
 def _task_out(task: Json) -> Json:
     out: Json = {"id": task["id"]}
-    _copy_present(task, out, "contextId")
-    out["status"] = _status_out(task["status"])
+    copy_present(task, out, "contextId")
+    out["status"] = status_out(task["status"], _STATE_OUT, _message_out)
     if "artifacts" in task:
-        out["artifacts"] = [_artifact_out(a) for a in task["artifacts"]]
+        out["artifacts"] = [artifact_out(a, _part_out) for a in task["artifacts"]]
     if "history" in task:
         out["history"] = [_message_out(m) for m in task["history"]]
-    _copy_present(task, out, "metadata")
+    copy_present(task, out, "metadata")
     return out
