@@ -53,7 +53,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
@@ -220,7 +220,9 @@ class DynamoDBTaskStore:
         put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return put
 
-    def _raise_if_duplicate(self, scope: Scope, message_id: str, reasons: list[dict[str, Any]], index: int) -> None:
+    def _raise_if_duplicate(
+        self, scope: Scope, message_id: str, reasons: list[_CancellationReason], index: int
+    ) -> None:
         """DuplicateMessage when the transaction failed on the message key at ``index``."""
         if len(reasons) > index and reasons[index].get("Code") == "ConditionalCheckFailed":
             old = reasons[index].get("Item")
@@ -533,8 +535,18 @@ def _request_token() -> str:
     return str(uuid.uuid4())
 
 
-def _cancellation_reasons(exc: ClientError) -> list[dict[str, Any]]:
+class _CancellationReason(TypedDict, total=False):
+    """One entry of a cancelled transaction's ``CancellationReasons``: botocore's error response is
+    untyped and the stubs declare no shape for it, so the fields this module reads are named here."""
+
+    Code: str
+    Message: str
+    Item: Item
+
+
+def _cancellation_reasons(exc: ClientError) -> list[_CancellationReason]:
     if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
         return []
-    reasons: list[Any] = list(exc.response.get("CancellationReasons", []))
-    return reasons
+    # botocore-stubs declare each reason's Item as an opaque TypedDict; on the wire it is the
+    # item's attribute map, so the one cast is here rather than at each reader.
+    return cast("list[_CancellationReason]", list(exc.response.get("CancellationReasons", [])))
