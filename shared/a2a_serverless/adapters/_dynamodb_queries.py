@@ -9,13 +9,14 @@ position, never table keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, TypedDict
 
 from ..ports.store import Scope, TaskQuery
 from ._dynamodb_codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
 
 __all__ = [
     "ListingQueries",
+    "QueryArgs",
     "events_query",
     "expired_leases_query",
     "listing_queries",
@@ -24,7 +25,22 @@ __all__ = [
 ]
 
 
-def task_query(pk: str) -> dict[str, Any]:
+class QueryArgs(TypedDict, total=False):
+    """The Query arguments this module builds (``TableName`` is the store's to add)."""
+
+    IndexName: str
+    KeyConditionExpression: str
+    FilterExpression: str
+    ExpressionAttributeNames: dict[str, str]
+    ExpressionAttributeValues: Item
+    ScanIndexForward: bool
+    Limit: int
+    ConsistentRead: bool
+    ExclusiveStartKey: Item
+    Select: Literal["COUNT"]
+
+
+def task_query(pk: str) -> QueryArgs:
     """Snapshot and head in one strongly consistent read: the two keys at the top of the task's
     events-and-head range (without a snapshot: the head and the newest log item)."""
     return {
@@ -36,7 +52,7 @@ def task_query(pk: str) -> dict[str, Any]:
     }
 
 
-def events_query(pk: str, after_seq: int, up_to_seq: int | None = None) -> dict[str, Any]:
+def events_query(pk: str, after_seq: int, up_to_seq: int | None = None) -> QueryArgs:
     """The log items holding events after ``after_seq`` (up to ``up_to_seq`` when given): items
     are keyed by the last event they hold."""
     return {
@@ -50,7 +66,7 @@ def events_query(pk: str, after_seq: int, up_to_seq: int | None = None) -> dict[
     }
 
 
-def push_configs_query(scope: Scope, task_id: str, after_sk: str) -> dict[str, Any]:
+def push_configs_query(scope: Scope, task_id: str, after_sk: str) -> QueryArgs:
     """Configs of a task in sk (= id) order; after ``after_sk`` (inclusive: skip it) when set."""
     values: Item = {":pk": {"S": Keys(scope).task_pk(task_id)}}
     if after_sk:
@@ -62,7 +78,7 @@ def push_configs_query(scope: Scope, task_id: str, after_sk: str) -> dict[str, A
     return {"KeyConditionExpression": condition, "ExpressionAttributeValues": values, "ConsistentRead": True}
 
 
-def expired_leases_query(shard: str, now: int) -> dict[str, Any]:
+def expired_leases_query(shard: str, now: int) -> QueryArgs:
     """Running tasks of one lease shard whose lease ended before ``now``, oldest first."""
     return {
         "IndexName": "ByLease",
@@ -73,9 +89,9 @@ def expired_leases_query(shard: str, now: int) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ListingQueries:
-    page: dict[str, Any]
+    page: QueryArgs
     """Newest first, from the cursor on (the cursor itself may come back: skip it)."""
-    everything: dict[str, Any]
+    everything: QueryArgs
     """Every match of the filters, for ``Select=COUNT``."""
     sort_key: str
     """The index's sort key attribute: what positions and tokens hold."""
@@ -91,7 +107,7 @@ def listing_queries(scope: Scope, query: TaskQuery, floor: str, cursor: str) -> 
         pk_value = keys.context_gsi_pk(query.context_id)
     else:
         index, pk_name, sk_name, pk_value = "ByScope", "gsi1pk", "gsi1sk", keys.scope_gsi_pk()
-    base: dict[str, Any] = {"IndexName": index, "ScanIndexForward": False}
+    base: QueryArgs = {"IndexName": index, "ScanIndexForward": False}
     names = {"#pk": pk_name}
     values: Item = {":pk": {"S": pk_value}}
     if query.state is not None:
@@ -99,7 +115,7 @@ def listing_queries(scope: Scope, query: TaskQuery, floor: str, cursor: str) -> 
         names["#state"] = "state"
         values[":state"] = {"S": query.state.value}
 
-    def args(condition: str, bounds: Item) -> dict[str, Any]:
+    def args(condition: str, bounds: Item) -> QueryArgs:
         return base | {
             "KeyConditionExpression": "#pk = :pk" + condition,
             "ExpressionAttributeNames": names | ({"#sk": sk_name} if bounds else {}),

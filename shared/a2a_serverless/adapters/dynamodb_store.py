@@ -100,7 +100,14 @@ from ._dynamodb_codec import (
     snapshot_item,
     ttl_epoch,
 )
-from ._dynamodb_queries import events_query, expired_leases_query, listing_queries, push_configs_query, task_query
+from ._dynamodb_queries import (
+    QueryArgs,
+    events_query,
+    expired_leases_query,
+    listing_queries,
+    push_configs_query,
+    task_query,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -513,7 +520,7 @@ class DynamoDBTaskStore:
                 return
             kwargs["ExclusiveStartKey"] = last
 
-    def _count(self, kwargs: dict[str, Any]) -> int:
+    def _count(self, kwargs: QueryArgs) -> int:
         total = 0
         kwargs = kwargs | {"Select": "COUNT"}
         while True:
