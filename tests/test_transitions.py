@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from a2a_serverless.errors import InvalidAgentResponseError, TaskNotCancelableError, UnsupportedOperationError
+from a2a_serverless.lifecycle import executor_event
 from a2a_serverless.models import (
     Artifact,
     Message,
@@ -22,6 +23,7 @@ from a2a_serverless.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a_serverless.mutation import Transition
 from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.transitions import (
     CANCELED_TEXT,
@@ -34,14 +36,12 @@ from a2a_serverless.transitions import (
     Claim,
     RunEnd,
     RunLost,
-    Transition,
     append_steps,
     await_input,
     claim,
     continue_with,
     dead_letter,
     end_wait,
-    executor_event,
     expire_lease,
     renew_lease,
     request_cancel,

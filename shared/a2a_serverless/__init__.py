@@ -13,7 +13,8 @@ circle):
    small interfaces the core talks to, and the records they carry), :mod:`.aws` (the AWS clients,
    typed, with one retry policy).
 3. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
-   (the run's state machine as named transitions), :mod:`.blobs` (large parts as objects),
+   (the run's state machine as named transitions), :mod:`.mutation` (``mutate``, the one
+   optimistic read-modify-write loop that applies them), :mod:`.blobs` (large parts as objects),
    :mod:`.auth` (credentials -> principal), :mod:`.v03` (the v0.3 wire shapes <-> the v1.0 models).
 4. **Runtime**: :mod:`.runtime` (what a call needs: settings, store, queue, executor...).
 5. **Core**: :mod:`.operations` (one function per A2A method), :mod:`.methods` (the typed method

@@ -13,6 +13,7 @@ The run's rules (claim, settle, cancel, recovery) are in :mod:`a2a_serverless.tr
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from .errors import InvalidAgentResponseError
 from .models import (
@@ -22,14 +23,18 @@ from .models import (
     Role,
     StreamResponse,
     Task,
+    TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    utc_now,
 )
 
 __all__ = [
     "DEFAULT_MAX_HISTORY",
+    "Step",
     "agent_message",
     "apply_event",
+    "executor_event",
     "fold",
     "status_event",
     "with_history_length",
@@ -129,3 +134,74 @@ def agent_message(task: Task, text: str, message_id: str) -> Message:
         task_id=task.id,
         context_id=task.context_id,
     )
+
+
+# ------------------------------------------------------------------------------- a run's events
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One executor event as it will be stored: ``task`` after it, the ``events`` to log (the event,
+    sometimes with WORKING before it, or a message-only reply's two), whether ``task`` needs a
+    snapshot (it is not the fold of the events), and whether it is a message-only reply."""
+
+    task: Task
+    events: tuple[StreamResponse, ...]
+    snapshot: bool = False
+    replied: bool = False
+
+    @property
+    def settles(self) -> bool:
+        state = self.task.status.state
+        return state.is_terminal or state.is_interrupted
+
+
+def executor_event(task: Task, event: StreamResponse, *, first: bool, max_history: int) -> Step | None:
+    """Validate ``event`` against ``task`` (the run's view, with what the run emitted so far) and
+    say how it is stored; None for an event that changes nothing. ``first``: no event of this run
+    was accepted yet. Raises ``InvalidAgentResponseError`` for an event the task cannot take.
+
+    * A ``Task`` (SDK-style executors emit one first) may only add metadata.
+    * A ``Message`` as the first answer to a new task's first message is a message-only reply
+      (spec 3.1.1 "MAY return a direct Message"): the task is completed with it as its status
+      message, and the log gets the Message and the COMPLETED status (streams that already sent
+      the snapshot, subscribers and push receivers then see the task end). Any other Message is
+      added to the history.
+    * The run's first artifact or message, when the executor did not report WORKING before, is
+      preceded by WORKING: one WORKING per run, whoever says it.
+    """
+    if task.status.state.is_terminal:
+        raise InvalidAgentResponseError(f"task {task.id} is already {task.status.state.value}; no further events")
+    if event.task is not None:
+        if event.task.id != task.id:
+            raise InvalidAgentResponseError("a Task event must describe the task being executed")
+        if not event.task.metadata:
+            return None
+        merged = {**(task.metadata or {}), **event.task.metadata}
+        return Step(task.model_copy(update={"metadata": merged}), (), snapshot=True)
+    if event.message is not None and first and _is_fresh(task):
+        return _message_only(task, event.message)
+    events: tuple[StreamResponse, ...] = (event,)
+    if event.status_update is None and task.status.state is not TaskState.TASK_STATE_WORKING:
+        working = status_event(task, TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=utc_now()))
+        events = (working, event)
+    return Step(_folded(task, events, max_history), events)
+
+
+def _folded(task: Task, events: Sequence[StreamResponse], max_history: int) -> Task:
+    folded = fold(task, events, max_history=max_history)
+    assert folded is not None  # folding onto a task yields a task
+    return folded
+
+
+def _is_fresh(task: Task) -> bool:
+    """A new task in its first run: only the sender's message, nothing produced yet."""
+    return len(task.history) == 1 and not task.artifacts and task.status.message is None
+
+
+def _message_only(task: Task, message: Message) -> Step:
+    reply = message.model_copy(update={"context_id": task.context_id, "task_id": ""})
+    status = TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=reply, timestamp=utc_now())
+    completed = task.model_copy(update={"status": status})
+    events = (StreamResponse(message=reply), status_event(task, status))
+    return Step(completed, events, snapshot=True, replied=True)

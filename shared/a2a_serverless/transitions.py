@@ -4,8 +4,8 @@ A task is created SUBMITTED with its first message pending. From there:
 
 * :func:`claim`: the worker takes the pending message (head only: ``running_message_id``, a lease);
   a redelivered item whose run was claimed before and never settled fails the task instead.
-* :func:`executor_event` and :func:`append_steps`: what the running executor emits, validated one
-  event at a time and committed in groups (the first artifact or message of a run is preceded by
+* :func:`append_steps`: what the running executor emits, validated one event at a time
+  (:func:`.lifecycle.executor_event`) and committed in groups (the first artifact or message of a run is preceded by
   WORKING; a Message as a new task's first answer is a message-only reply).
 * :func:`settle`: the end of a run, whatever happened (returned, raised, canceled, out of time);
   the task leaves it terminal or interrupted and no longer running.
@@ -16,31 +16,31 @@ A task is created SUBMITTED with its first message pending. From there:
 
 Each rule is a function of the record as stored and of what the caller knows (the message, the
 clock) and returns a :class:`Transition`: the record to commit with its events, or nothing to do,
-and a result for the caller. :func:`mutate` reads, applies a rule and commits, and on a version
-conflict re-reads and re-applies it; it returns the result of the attempt that committed, so
-nothing a losing attempt computed can leak out (an agent never runs on a task CancelTask ended
+and a result for the caller. :func:`.mutation.mutate` reads, applies a rule and commits, and on a
+version conflict re-reads and re-applies it; it returns the result of the attempt that committed,
+so nothing a losing attempt computed can leak out (an agent never runs on a task CancelTask ended
 before the claim).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from .errors import (
     FieldViolation,
     InvalidAgentResponseError,
     InvalidParamsError,
     TaskNotCancelableError,
-    TaskNotFoundError,
     UnsupportedOperationError,
 )
-from .lifecycle import DEFAULT_MAX_HISTORY, agent_message, apply_event, fold, status_event
-from .models import Message, Role, StreamResponse, Task, TaskState, TaskStatus, utc_now
-from .ports import Scope, TaskRecord, TaskStore, VersionConflict
+from .lifecycle import DEFAULT_MAX_HISTORY, Step, agent_message, apply_event, status_event
+from .models import Message, Role, StreamResponse, TaskState, TaskStatus, utc_now
+from .mutation import Transition
+from .ports import TaskRecord
 
 __all__ = [
     "CANCELED_TEXT",
@@ -54,11 +54,8 @@ __all__ = [
     "SCHEDULE_FAILED_TEXT",
     "Await",
     "Claim",
-    "Committed",
     "RunEnd",
     "RunLost",
-    "Step",
-    "Transition",
     "append_steps",
     "await_input",
     "claim",
@@ -66,12 +63,9 @@ __all__ = [
     "dead_letter",
     "end_task",
     "end_wait",
-    "executor_event",
     "expire_lease",
     "fail_unscheduled",
     "hold_for_sleep",
-    "mutate",
-    "rebase",
     "renew_lease",
     "request_cancel",
     "settle",
@@ -98,69 +92,6 @@ class RunLost(InvalidAgentResponseError):
 
     def __init__(self) -> None:
         super().__init__("this run no longer owns the task")
-
-
-@dataclass(frozen=True, slots=True)
-class Transition(Generic[R]):
-    """What a rule decided: ``record`` to commit (None: nothing to write) with ``events`` appended
-    after it, ``snapshot`` when ``record.task`` is not the fold of the events, ``message_id`` (with
-    ``fingerprint``) for an idempotency key the same commit writes, and ``result``."""
-
-    result: R
-    record: TaskRecord | None = None
-    events: tuple[StreamResponse, ...] = ()
-    snapshot: bool = False
-    message_id: str = ""
-    fingerprint: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Committed(Generic[R]):
-    """What :func:`mutate` did: the record as stored after the commit (as read when nothing was
-    written) and the result of the attempt that decided."""
-
-    record: TaskRecord
-    result: R
-    wrote: bool
-
-
-def mutate(
-    store: TaskStore,
-    scope: Scope,
-    task_id: str,
-    rule: Callable[[TaskRecord], Transition[R]],
-    *,
-    attempts: int = 20,
-) -> Committed[R]:
-    """Read the task, apply ``rule`` and commit what it decided, retrying on ``VersionConflict``.
-
-    ``rule`` must be a pure function of the record: it can run several times. It may raise an
-    ``A2AError`` to abort. Raises ``TaskNotFoundError`` when the task does not exist.
-    """
-    for _ in range(attempts):
-        record = store.get_task(scope, task_id)
-        if record is None:
-            raise TaskNotFoundError(metadata={"taskId": task_id})
-        decided = rule(record)
-        if decided.record is None:
-            return Committed(record, decided.result, wrote=False)
-        try:
-            stored = store.commit(
-                rebase(decided.record, record),
-                decided.events,
-                snapshot=decided.snapshot,
-                message_id=decided.message_id,
-                fingerprint=decided.fingerprint,
-            )
-        except VersionConflict:
-            continue
-        return Committed(stored, decided.result, wrote=True)
-    raise VersionConflict(f"task {task_id} kept changing; gave up after {attempts} attempts")
-
-
-def rebase(new: TaskRecord, read: TaskRecord) -> TaskRecord:
-    """``new`` as the successor of ``read``: what the store's conditions check comes from the read."""
-    return replace(new, version=read.version, last_seq=read.last_seq, checkpoint=read.checkpoint)
 
 
 # ------------------------------------------------------------------------------- ending a task
@@ -224,74 +155,6 @@ def claim(
     if record.running_message_id == message_id and receive_count > 1:
         return _ended(record, Claim.INTERRUPTED, TaskState.TASK_STATE_FAILED, INTERRUPTED_TEXT, max_history)
     return Transition(Claim.SKIPPED)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One executor event as it will be stored: ``task`` after it, the ``events`` to log (the event,
-    sometimes with WORKING before it, or a message-only reply's two), whether ``task`` needs a
-    snapshot (it is not the fold of the events), and whether it is a message-only reply."""
-
-    task: Task
-    events: tuple[StreamResponse, ...]
-    snapshot: bool = False
-    replied: bool = False
-
-    @property
-    def settles(self) -> bool:
-        state = self.task.status.state
-        return state.is_terminal or state.is_interrupted
-
-
-def executor_event(task: Task, event: StreamResponse, *, first: bool, max_history: int) -> Step | None:
-    """Validate ``event`` against ``task`` (the run's view, with what the run emitted so far) and
-    say how it is stored; None for an event that changes nothing. ``first``: no event of this run
-    was accepted yet. Raises ``InvalidAgentResponseError`` for an event the task cannot take.
-
-    * A ``Task`` (SDK-style executors emit one first) may only add metadata.
-    * A ``Message`` as the first answer to a new task's first message is a message-only reply
-      (spec 3.1.1 "MAY return a direct Message"): the task is completed with it as its status
-      message, and the log gets the Message and the COMPLETED status (streams that already sent
-      the snapshot, subscribers and push receivers then see the task end). Any other Message is
-      added to the history.
-    * The run's first artifact or message, when the executor did not report WORKING before, is
-      preceded by WORKING: one WORKING per run, whoever says it.
-    """
-    if task.status.state.is_terminal:
-        raise InvalidAgentResponseError(f"task {task.id} is already {task.status.state.value}; no further events")
-    if event.task is not None:
-        if event.task.id != task.id:
-            raise InvalidAgentResponseError("a Task event must describe the task being executed")
-        if not event.task.metadata:
-            return None
-        merged = {**(task.metadata or {}), **event.task.metadata}
-        return Step(task.model_copy(update={"metadata": merged}), (), snapshot=True)
-    if event.message is not None and first and _is_fresh(task):
-        return _message_only(task, event.message)
-    events: tuple[StreamResponse, ...] = (event,)
-    if event.status_update is None and task.status.state is not TaskState.TASK_STATE_WORKING:
-        working = status_event(task, TaskStatus(state=TaskState.TASK_STATE_WORKING, timestamp=utc_now()))
-        events = (working, event)
-    return Step(_folded(task, events, max_history), events)
-
-
-def _folded(task: Task, events: Sequence[StreamResponse], max_history: int) -> Task:
-    folded = fold(task, events, max_history=max_history)
-    assert folded is not None  # folding onto a task yields a task
-    return folded
-
-
-def _is_fresh(task: Task) -> bool:
-    """A new task in its first run: only the sender's message, nothing produced yet."""
-    return len(task.history) == 1 and not task.artifacts and task.status.message is None
-
-
-def _message_only(task: Task, message: Message) -> Step:
-    reply = message.model_copy(update={"context_id": task.context_id, "task_id": ""})
-    status = TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=reply, timestamp=utc_now())
-    completed = task.model_copy(update={"status": status})
-    events = (StreamResponse(message=reply), status_event(task, status))
-    return Step(completed, events, snapshot=True, replied=True)
 
 
 def append_steps(record: TaskRecord, steps: Sequence[Step], *, message_id: str, base_seq: int) -> Transition[None]:

@@ -30,11 +30,12 @@ from a2a_serverless.models import (
     StreamResponse,
     TaskState,
 )
+from a2a_serverless.mutation import mutate
 from a2a_serverless.operations import CallContext, cancel_task
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskRecord, WorkItem
 from a2a_serverless.runtime import Runtime
-from a2a_serverless.transitions import LEASE_LOST_TEXT, OUT_OF_TIME_TEXT, claim, mutate
+from a2a_serverless.transitions import LEASE_LOST_TEXT, OUT_OF_TIME_TEXT, claim
 from a2a_serverless.wiring import build_runtime
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))

@@ -7,9 +7,10 @@ import logging
 from functools import partial
 
 from ..errors import TaskNotFoundError
+from ..mutation import mutate
 from ..ports import Scope, WorkItem
 from ..runtime import Runtime
-from ..transitions import DEAD_LETTER_TEXT, dead_letter, mutate
+from ..transitions import DEAD_LETTER_TEXT, dead_letter
 
 __all__ = ["DEAD_LETTER_TEXT", "fail_dead_work_item"]
 

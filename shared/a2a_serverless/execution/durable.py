@@ -30,9 +30,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..json_types import Json, JsonValue
+from ..mutation import mutate
 from ..ports import Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
-from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep, mutate
+from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep
 from .api import Steps
 from .run_log import RunLog
 from .worker import Resumable, claim_run, process_work_item

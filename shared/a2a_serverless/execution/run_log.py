@@ -26,9 +26,11 @@ from typing import TypeVar
 
 from ..blobs import PartOffloader
 from ..errors import InvalidAgentResponseError
+from ..lifecycle import Step, executor_event
 from ..models import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+from ..mutation import Committed, Transition, rebase
 from ..ports import MAX_ITEM_PAYLOAD_BYTES, ItemTooLarge, TaskRecord, TaskStore, VersionConflict
-from ..transitions import Committed, RunLost, Step, Transition, append_steps, executor_event, rebase
+from ..transitions import RunLost, append_steps
 from .api import Event
 
 __all__ = ["BATCH_BYTES", "MAX_PENDING_BYTES", "RunLog", "RunWriter", "to_stream_response"]

@@ -15,8 +15,9 @@ import time
 from functools import partial
 
 from ..errors import TaskNotFoundError
+from ..mutation import mutate
 from ..runtime import Runtime
-from ..transitions import expire_lease, mutate
+from ..transitions import expire_lease
 
 __all__ = ["SWEEP_LIMIT", "sweep"]
 

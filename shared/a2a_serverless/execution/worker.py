@@ -33,6 +33,7 @@ from functools import partial
 from ..blobs import has_references
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
+from ..mutation import Committed, mutate
 from ..ports import Scope, TaskRecord, TaskStore, WorkItem
 from ..runtime import Runtime
 from ..transitions import (
@@ -41,11 +42,9 @@ from ..transitions import (
     LEASE_LOST_TEXT,
     OUT_OF_TIME_TEXT,
     Claim,
-    Committed,
     RunEnd,
     RunLost,
     claim,
-    mutate,
     renew_lease,
     settle,
 )

@@ -17,8 +17,9 @@ from functools import partial
 from ..errors import TaskNotFoundError
 from ..lifecycle import with_history_length
 from ..models import CancelTaskRequest, Task
+from ..mutation import mutate
 from ..runtime import Runtime
-from ..transitions import mutate, request_cancel
+from ..transitions import request_cancel
 from ._context import CallContext, resolve_scope
 
 __all__ = ["cancel_task"]

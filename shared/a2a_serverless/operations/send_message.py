@@ -54,10 +54,11 @@ from ..models import (
     TaskStatus,
     utc_now,
 )
+from ..mutation import mutate
 from ..ports import BlobError, DuplicateMessage, ItemTooLarge, Scope, TaskHead, TaskRecord, WorkItem
 from ..ports.queue import MAX_WORK_ITEM_BYTES
 from ..runtime import Runtime
-from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, mutate
+from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled
 from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
 
