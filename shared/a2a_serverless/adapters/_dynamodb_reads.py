@@ -1,0 +1,96 @@
+"""Reads assemble the task (``docs/architecture.md``, Data): the event log is the source of truth
+and the snapshot a cache of its fold.
+
+A read is one strongly consistent Query for the two keys at the top of the task's range (the
+snapshot and the head), plus, when events were logged after the snapshot, one Query for those log
+items, folded onto it. A ListTasks page reads its tasks' snapshots in one BatchGetItem and the
+events after each snapshot that does not show its task finished.
+"""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from ..lifecycle import fold
+from ..models import StreamResponse, Task
+from ..ports.store import Scope, StoredEvent, TaskRecord, VersionConflict
+from ._dynamodb_codec import META_SK, SNAPSHOT_SK, Item, Keys, LogItem, head_from_item, log_item_from, read_payload
+from ._dynamodb_queries import events_query, task_query
+from ._dynamodb_table import Table
+
+__all__ = ["events_of", "read_events", "read_listed", "read_task"]
+
+_READ_ATTEMPTS = 5
+_BATCH_GET_KEYS = 100
+_EVENTS = TypeAdapter(list[StreamResponse])
+
+
+def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> TaskRecord | None:
+    """Snapshot and head in one Query; the events logged after the snapshot in a second one
+    when there are any. The head is read after the snapshot (descending order), so a commit
+    landing in between can only make the head newer: its events are then read too. Should
+    the snapshot come out newer than the head anyway, the read is repeated."""
+    pk = Keys(scope).task_pk(task_id)
+    for _ in range(_READ_ATTEMPTS):
+        items = table.client.query(TableName=table.name, **task_query(pk)).get("Items", [])
+        by_sk = {str(item["sk"]["S"]): item for item in items}
+        found = by_sk.get(META_SK)
+        if found is None:
+            return None
+        head, checkpoint = head_from_item(scope, found)
+        snapshot = by_sk.get(SNAPSHOT_SK)
+        base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
+        if base_seq > head.last_seq:
+            continue
+        base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+        logs = [log_item_from(item) for sk, item in by_sk.items() if sk.startswith("EVT#")]
+        if head.last_seq > base_seq and not (logs and logs[0].first == base_seq + 1 and logs[0].last == head.last_seq):
+            logs = [log_item_from(item) for item in table.query(events_query(pk, base_seq, head.last_seq))]
+        events = [event for log in logs for event in events_of(log) if base_seq < event[0] <= head.last_seq]
+        task = fold(base, (event for _, event in events), max_history=max_history)
+        if task is None:
+            raise RuntimeError(f"task {task_id} has a head but neither a snapshot nor a first event")
+        return TaskRecord.of(head, task, checkpoint)
+    raise VersionConflict(f"task {task_id} kept changing while it was read")
+
+
+def read_events(table: Table, scope: Scope, task_id: str, after_seq: int, limit: int) -> list[StoredEvent]:
+    if limit <= 0:
+        return []
+    pk = Keys(scope).task_pk(task_id)
+    out: list[StoredEvent] = []
+    # A log item holds at least one event: ``limit`` items are always enough.
+    for item in table.query(events_query(pk, after_seq), min(limit, 25)):
+        for seq, event in events_of(log_item_from(item)):
+            if seq > after_seq:
+                out.append(StoredEvent(seq=seq, event=event))
+                if len(out) == limit:
+                    return out
+    return out
+
+
+def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
+    """The tasks of a ListTasks page, in its order: snapshots (BatchGetItem), then the events
+    after each snapshot for the tasks it does not show finished."""
+    snapshots: dict[str, Item] = {}
+    for start in range(0, len(pks), _BATCH_GET_KEYS):
+        keys: list[Item] = [{"pk": {"S": pk}, "sk": {"S": SNAPSHOT_SK}} for pk in pks[start : start + _BATCH_GET_KEYS]]
+        for item in table.batch_get(keys):
+            snapshots[str(item["pk"]["S"])] = item
+    tasks: list[Task] = []
+    for pk in pks:
+        snapshot = snapshots.get(pk)
+        base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+        if base is None or not base.status.state.is_terminal:
+            base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
+            logs = [log_item_from(item) for item in table.query(events_query(pk, base_seq))]
+            events = (event for log in logs for seq, event in events_of(log) if seq > base_seq)
+            base = fold(base, events, max_history=max_history)
+        if base is not None:  # (a task whose first write is not visible yet to the index's reader)
+            tasks.append(base)
+    return tasks
+
+
+def events_of(log: LogItem) -> list[tuple[int, StreamResponse]]:
+    """A log item's events with their sequence numbers."""
+    return list(enumerate(_EVENTS.validate_json(log.events_json), start=log.first))
