@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar, cast
 
 from .errors import ContentUnavailableError, FieldViolation, InvalidParamsError
+from .json_types import Json
 from .models import (
     Artifact,
     Message,
@@ -331,7 +332,7 @@ class PartPresenter:
         data = blobs.get(key)
         if len(data) != ref.size or hashlib.sha256(data).hexdigest() != ref.digest:
             raise BlobError(f"stored part {key} does not hold what the task points at")
-        common: dict[str, Any] = {"filename": part.filename, "media_type": part.media_type, "metadata": part.metadata}
+        common: Json = {"filename": part.filename, "media_type": part.media_type, "metadata": part.metadata}
         if ref.kind == "text":
             return Part(text=data.decode("utf-8", "surrogatepass"), **common)
         if ref.kind == "raw":

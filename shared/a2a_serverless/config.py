@@ -11,11 +11,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .json_types import Json, JsonValue
 from .models import AgentCard
 
 __all__ = ["ConfigError", "Settings", "card_fields"]
@@ -23,7 +24,7 @@ __all__ = ["ConfigError", "Settings", "card_fields"]
 DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
 
 
-_CARD_DEFAULTS: dict[str, Any] = {
+_CARD_DEFAULTS: Json = {
     "name": "agent",
     "description": "agent",
     "version": "0",
@@ -190,12 +191,12 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
-        raw: dict[str, Any] = {}
+        raw: Json = {}
         for name, field in cls.model_fields.items():
             key = "A2A_" + name.upper()
             if key not in env:
                 continue
-            value: Any = env[key]
+            value: JsonValue = env[key]
             if name == "api_keys":
                 try:
                     value = json.loads(value or "{}")
@@ -235,7 +236,7 @@ class Settings(BaseModel):
             raise ConfigError("A2A_JWT_JWKS_URL must be an https URL")
         return settings
 
-    def load_card_file(self, path: str) -> dict[str, Any]:
+    def load_card_file(self, path: str) -> Json:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
@@ -243,7 +244,7 @@ class Settings(BaseModel):
         return card_fields(data, f"agent card file {path!r}")
 
 
-def card_fields(data: object, source: str) -> dict[str, Any]:
+def card_fields(data: object, source: str) -> Json:
     """``data`` (from ``source``, named in errors) as fields that overlay a card: a JSON object that makes a
     valid AgentCard with the rest filled in. Raises ``ConfigError`` otherwise."""
     if not isinstance(data, Mapping):

@@ -28,6 +28,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from ..json_types import Json, JsonValue
+
 __all__ = ["ProtoModel"]
 
 
@@ -62,7 +64,7 @@ class ProtoModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _null_means_default(cls, data: Any) -> Any:
+    def _null_means_default(cls, data: JsonValue) -> JsonValue:
         # ProtoJSON: JSON null on input means "unset", except for a Value field, where it is a value.
         if isinstance(data, dict) and None in data.values():
             keep = {*cls._value_fields, *(to_camel(name) for name in cls._value_fields)}
@@ -98,7 +100,7 @@ class ProtoModel(BaseModel):
                 del data[key]
         return data
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Json:
         """The ProtoJSON object (camelCase, defaults omitted)."""
         return self.model_dump(mode="json", by_alias=True)
 
@@ -107,12 +109,12 @@ class ProtoModel(BaseModel):
         return self.model_dump_json(by_alias=True)
 
     @classmethod
-    def from_wire(cls, data: Any) -> Self:
+    def from_wire(cls, data: JsonValue) -> Self:
         """Parse a ProtoJSON object (raises ``pydantic.ValidationError``)."""
         return cls.model_validate(data)
 
 
-def _is_proto_default(value: Any, default: Any) -> bool:
+def _is_proto_default(value: object, default: object) -> bool:
     if isinstance(value, (list, dict)):
         return len(value) == 0
     return bool(value == default)

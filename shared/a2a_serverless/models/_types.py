@@ -6,9 +6,11 @@ import base64
 import binascii
 import enum
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, Field, PlainSerializer
+
+from ..json_types import JsonValue
 
 __all__ = ["Bytes", "Int32", "NonEmptyStr", "ProtoEnum", "Timestamp", "format_timestamp", "utc_now"]
 
@@ -46,7 +48,7 @@ def utc_now() -> datetime:
     return now.replace(microsecond=(now.microsecond // 1000) * 1000)
 
 
-def _parse_timestamp(value: Any) -> Any:
+def _parse_timestamp(value: JsonValue) -> JsonValue:
     if isinstance(value, str):
         text = value.strip()
         if text.endswith(("Z", "z")):
@@ -73,7 +75,7 @@ Timestamp = Annotated[
 ]
 
 
-def _parse_bytes(value: Any) -> bytes:
+def _parse_bytes(value: JsonValue) -> bytes:
     if isinstance(value, bytes):
         return value
     if not isinstance(value, str):

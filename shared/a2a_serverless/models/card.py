@@ -6,8 +6,9 @@ input (digest C13); the card we publish is built from validated configuration.
 
 from __future__ import annotations
 
-from typing import Any, List  # noqa: UP035 - StringList has a field called "list"
+from typing import List  # noqa: UP035 - StringList has a field called "list"
 
+from ..json_types import Json
 from ._base import ProtoModel
 from ._types import NonEmptyStr
 
@@ -52,7 +53,7 @@ class AgentExtension(ProtoModel):
     uri: str = ""
     description: str = ""
     required: bool = False
-    params: dict[str, Any] | None = None
+    params: Json | None = None
 
 
 class AgentCapabilities(ProtoModel):
@@ -84,7 +85,7 @@ class AgentSkill(ProtoModel):
 class AgentCardSignature(ProtoModel):
     protected: NonEmptyStr
     signature: NonEmptyStr
-    header: dict[str, Any] | None = None
+    header: Json | None = None
 
 
 class APIKeySecurityScheme(ProtoModel):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Self
 
 from pydantic import Field, model_validator
 
+from ..json_types import Json, JsonValue
 from ._base import ProtoModel
 from ._types import Bytes, NonEmptyStr, ProtoEnum, Timestamp
 
@@ -75,8 +76,8 @@ class Part(ProtoModel):
     text: str | None = None
     raw: Bytes | None = None
     url: str | None = None
-    data: Any = None
-    metadata: dict[str, Any] | None = None
+    data: JsonValue = None
+    metadata: Json | None = None
     filename: str = ""
     media_type: str = ""
 
@@ -87,7 +88,7 @@ class Message(ProtoModel):
     task_id: str = ""
     role: Role
     parts: list[Part] = Field(min_length=1)
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
     extensions: list[str] = []
     reference_task_ids: list[str] = []
 
@@ -103,7 +104,7 @@ class Artifact(ProtoModel):
     name: str = ""
     description: str = ""
     parts: list[Part] = Field(min_length=1)
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
     extensions: list[str] = []
 
 
@@ -125,14 +126,14 @@ class Task(ProtoModel):
     status: TaskStatus
     artifacts: list[Artifact] = []
     history: list[Message] = []
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
 
 
 class TaskStatusUpdateEvent(ProtoModel):
     task_id: NonEmptyStr
     context_id: NonEmptyStr
     status: TaskStatus
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
 
 
 class TaskArtifactUpdateEvent(ProtoModel):
@@ -141,7 +142,7 @@ class TaskArtifactUpdateEvent(ProtoModel):
     artifact: Artifact
     append: bool = False
     last_chunk: bool = False
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
 
 
 class AuthenticationInfo(ProtoModel):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
+from ..json_types import Json
 from ._base import ProtoModel
 from ._types import Int32, NonEmptyStr, Timestamp
 from .core import Message, Task, TaskPushNotificationConfig, TaskState
@@ -39,7 +40,7 @@ class SendMessageRequest(ProtoModel):
     tenant: str = ""
     message: Message
     configuration: SendMessageConfiguration | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
 
 
 class GetTaskRequest(ProtoModel):
@@ -71,7 +72,7 @@ class ListTasksResponse(ProtoModel):
 class CancelTaskRequest(ProtoModel):
     tenant: str = ""
     id: NonEmptyStr
-    metadata: dict[str, Any] | None = None
+    metadata: Json | None = None
 
 
 class GetTaskPushNotificationConfigRequest(ProtoModel):

@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from ..json_types import Json
 
 __all__ = ["ATTEMPT_LOG_VARIABLE", "Attempt", "AttemptLog", "read_attempts"]
 
@@ -48,7 +50,7 @@ class Attempt:
     time: str = ""
 
     def to_line(self) -> bytes:
-        data: dict[str, Any] = {
+        data: Json = {
             "time": self.time or datetime.now(UTC).isoformat(timespec="milliseconds"),
             "tenant": self.tenant,
             "owner": self.owner,
@@ -83,7 +85,7 @@ class AttemptLog:
             _log.warning("cannot append to the push attempt log (%s)", type(exc).__name__)
 
 
-def read_attempts(path: str | Path) -> Iterator[dict[str, Any]]:
+def read_attempts(path: str | Path) -> Iterator[Json]:
     """The lines of the log, oldest first (a missing file has none; a torn line is skipped)."""
     try:
         with open(path, "rb") as lines:

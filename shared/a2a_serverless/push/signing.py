@@ -36,14 +36,16 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+from ..json_types import Json
 from . import JWKS_PATH, SIGNATURE_HEADER, SIGNING_ALGORITHM
 
 if TYPE_CHECKING:
+    from botocore.exceptions import ClientError
     from mypy_boto3_ssm import SSMClient
 
 __all__ = [
@@ -184,28 +186,27 @@ class SsmKeySource:
         )
 
 
-def _error_code(exc: Any) -> str:
-    code: str = exc.response.get("Error", {}).get("Code", "")
-    return code
+def _error_code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
 
 
 # ---------------------------------------------------------------------------------------- key sets
 
 
-def _new_key_entry() -> dict[str, Any]:
+def _new_key_entry() -> Json:
     key = ECKey.generate_key(_CURVE, parameters={"alg": SIGNING_ALGORITHM, "use": "sig"}, private=True, auto_kid=False)
-    entry: dict[str, Any] = dict(key.as_dict(private=True))
+    entry: Json = dict(key.as_dict(private=True))
     # RFC 7638 thumbprint: derived from the public key alone, so any holder of the JWKS can recompute it.
     entry["kid"] = key.thumbprint()
     entry["created"] = int(time.time())
     return entry
 
 
-def _dump(entries: list[dict[str, Any]]) -> str:
+def _dump(entries: list[Json]) -> str:
     return json.dumps({"keys": entries}, separators=(",", ":"))
 
 
-def _entries(text: str) -> list[dict[str, Any]]:
+def _entries(text: str) -> list[Json]:
     """The stored key entries, validated; the error never quotes the text (it holds private keys)."""
     try:
         data = json.loads(text)
@@ -304,7 +305,7 @@ class NotificationSigner:
         key = self._current_keys()[0]
         issued_at = int(self._clock())
         header = {"alg": SIGNING_ALGORITHM, "typ": "JWT", "kid": key.kid}
-        claims: dict[str, Any] = {
+        claims: Json = {
             "iss": self._issuer,
             "aud": audience,
             "iat": issued_at,
@@ -316,7 +317,7 @@ class NotificationSigner:
         }
         return jwt.encode(header, claims, key, algorithms=[SIGNING_ALGORITHM])
 
-    def jwks(self) -> dict[str, Any]:
+    def jwks(self) -> Json:
         """The public JWKS to serve at :data:`JWKS_PATH`: every stored key, newest first, no private parts."""
         published = []
         for key in self._current_keys():
