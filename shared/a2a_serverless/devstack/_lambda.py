@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..json_types import Json, JsonValue
+
 __all__ = ["ACCOUNT_ID", "InvalidBatchResponse", "LambdaContext", "failed_message_ids", "sqs_event"]
 
 ACCOUNT_ID = "123456789012"
@@ -50,14 +52,14 @@ class LambdaContext:
         return max(0, int((self.deadline_monotonic - time.monotonic()) * 1000))
 
 
-def sqs_event(messages: Sequence[Mapping[str, Any]], *, queue_arn: str, region: str) -> dict[str, Any]:
+def sqs_event(messages: Sequence[Mapping[str, JsonValue]], *, queue_arn: str, region: str) -> Json:
     """The Lambda event for a batch of ``ReceiveMessage`` messages (received with all system and
     message attributes)."""
     return {"Records": [_record(m, queue_arn=queue_arn, region=region) for m in messages]}
 
 
-def _record(message: Mapping[str, Any], *, queue_arn: str, region: str) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def _record(message: Mapping[str, JsonValue], *, queue_arn: str, region: str) -> Json:
+    record: Json = {
         "messageId": message["MessageId"],
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
@@ -75,9 +77,9 @@ def _record(message: Mapping[str, Any], *, queue_arn: str, region: str) -> dict[
     return record
 
 
-def _message_attribute(value: Mapping[str, Any]) -> dict[str, Any]:
+def _message_attribute(value: Mapping[str, JsonValue]) -> Json:
     # Lambda spells these in camelCase, always lists both list fields, and base64-encodes binaries.
-    out: dict[str, Any] = {
+    out: Json = {
         "stringListValues": list(value.get("StringListValues", [])),
         "binaryListValues": [_b64(v) for v in value.get("BinaryListValues", [])],
         "dataType": value["DataType"],
@@ -98,7 +100,7 @@ class InvalidBatchResponse(ValueError):
     """The response breaks the partial-batch-failure contract: Lambda fails the whole batch."""
 
 
-def failed_message_ids(response: Any, batch: Sequence[str]) -> set[str]:
+def failed_message_ids(response: JsonValue, batch: Sequence[str]) -> set[str]:
     """The message ids a ``ReportBatchItemFailures`` response reports as failed.
 
     As Lambda does: no response, an empty response or an empty/null ``batchItemFailures`` is complete

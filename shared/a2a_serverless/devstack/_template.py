@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ..json_types import Json, JsonValue
 from .resources import LocalResources
 
 __all__ = [
@@ -42,14 +42,14 @@ class SqsEventSource:
     memory_mb: int
 
 
-def sqs_event_sources(template: Mapping[str, Any]) -> list[SqsEventSource]:
+def sqs_event_sources(template: Mapping[str, JsonValue]) -> list[SqsEventSource]:
     """Every SQS event source mapping of the template's serverless functions."""
-    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
+    defaults: Mapping[str, JsonValue] = template.get("Globals", {}).get("Function", {})
     sources: list[SqsEventSource] = []
     for function_id, res in template["Resources"].items():
         if res.get("Type") != "AWS::Serverless::Function":
             continue
-        props: Mapping[str, Any] = {**defaults, **res.get("Properties", {})}
+        props: Mapping[str, JsonValue] = {**defaults, **res.get("Properties", {})}
         for event in props.get("Events", {}).values():
             if event.get("Type") != "SQS":
                 continue
@@ -78,7 +78,7 @@ class StreamEventSource:
     table_id: str
     starting_position: str
     batch_size: int
-    filters: tuple[dict[str, Any], ...]
+    filters: tuple[Json, ...]
     report_batch_item_failures: bool
     maximum_retry_attempts: int
     maximum_record_age_seconds: int
@@ -87,14 +87,14 @@ class StreamEventSource:
     memory_mb: int
 
 
-def dynamodb_event_sources(template: Mapping[str, Any]) -> list[StreamEventSource]:
+def dynamodb_event_sources(template: Mapping[str, JsonValue]) -> list[StreamEventSource]:
     """Every DynamoDB Streams event source mapping of the template's serverless functions."""
-    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
+    defaults: Mapping[str, JsonValue] = template.get("Globals", {}).get("Function", {})
     sources: list[StreamEventSource] = []
     for function_id, res in template["Resources"].items():
         if res.get("Type") != "AWS::Serverless::Function":
             continue
-        props: Mapping[str, Any] = {**defaults, **res.get("Properties", {})}
+        props: Mapping[str, JsonValue] = {**defaults, **res.get("Properties", {})}
         for event in props.get("Events", {}).values():
             if event.get("Type") != "DynamoDB":
                 continue
@@ -138,15 +138,15 @@ _RATE = re.compile(r"^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 
 
-def schedule_event_sources(template: Mapping[str, Any]) -> list[ScheduleEventSource]:
+def schedule_event_sources(template: Mapping[str, JsonValue]) -> list[ScheduleEventSource]:
     """Every scheduled event of the template's serverless functions. Only ``rate(...)`` schedules
     are understood (a ``cron(...)`` one raises: the local stack would not run it as AWS does)."""
-    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
+    defaults: Mapping[str, JsonValue] = template.get("Globals", {}).get("Function", {})
     sources: list[ScheduleEventSource] = []
     for function_id, res in template["Resources"].items():
         if res.get("Type") != "AWS::Serverless::Function":
             continue
-        props: Mapping[str, Any] = {**defaults, **res.get("Properties", {})}
+        props: Mapping[str, JsonValue] = {**defaults, **res.get("Properties", {})}
         for event_id, event in props.get("Events", {}).items():
             if event.get("Type") not in ("Schedule", "ScheduleV2"):
                 continue
@@ -178,14 +178,14 @@ class FunctionEnvironment:
     """The keys whose value names a local table, queue or bucket."""
 
 
-def function_environment(template: Mapping[str, Any], resources: LocalResources) -> FunctionEnvironment:
+def function_environment(template: Mapping[str, JsonValue], resources: LocalResources) -> FunctionEnvironment:
     """``Globals.Function.Environment.Variables`` resolved as CloudFormation would: literals as they
     are, ``!Ref`` to a parameter as its default, ``!Ref`` to a table or a bucket as its name and to a
     queue as its URL (here: the local ones). Values that cannot be resolved locally are left out."""
-    variables: Mapping[str, Any] = (
+    variables: Mapping[str, JsonValue] = (
         template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
     )
-    parameters: Mapping[str, Any] = template.get("Parameters", {})
+    parameters: Mapping[str, JsonValue] = template.get("Parameters", {})
     defaults = {name: str(p["Default"]) for name, p in parameters.items() if "Default" in p}
     located = {**resources.tables, **resources.queue_urls, **resources.buckets}
     values: dict[str, str] = {}
@@ -228,9 +228,9 @@ def _handler_path(code_uri: str, handler: str) -> str:
     return f"{module}:{attr}"
 
 
-def code_dirs(template: Mapping[str, Any]) -> list[str]:
+def code_dirs(template: Mapping[str, JsonValue]) -> list[str]:
     """The ``CodeUri`` directories of the template's functions (relative to the template)."""
-    resources: Mapping[str, Any] = template.get("Resources", {})
+    resources: Mapping[str, JsonValue] = template.get("Resources", {})
     dirs = {
         str(resource.get("Properties", {}).get("CodeUri", "")).strip("/")
         for resource in resources.values()
@@ -239,7 +239,7 @@ def code_dirs(template: Mapping[str, Any]) -> list[str]:
     return sorted(d for d in dirs if d)
 
 
-def _get_att_arn(value: Any) -> str:
+def _get_att_arn(value: JsonValue) -> str:
     if isinstance(value, dict) and "Fn::GetAtt" in value:
         logical_id, attribute = value["Fn::GetAtt"]
         if attribute == "Arn":

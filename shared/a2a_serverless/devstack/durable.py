@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..json_types import Json, JsonValue
+
 if TYPE_CHECKING:
     from aws_durable_execution_sdk_python.context import DurableContext
 
@@ -77,17 +79,17 @@ class DurableLimits:
     """``DurableConfig.ExecutionTimeout``: how long an execution may last, its waits included."""
 
 
-def durable_limits(template: Mapping[str, Any]) -> DurableLimits:
+def durable_limits(template: Mapping[str, JsonValue]) -> DurableLimits:
     """The durable worker's limits as the template sets them (a parameter's default for a ``!Ref``);
     the defaults above when the template has no durable worker."""
     resource = template.get("Resources", {}).get(DURABLE_WORKER)
     if not isinstance(resource, Mapping):
         return DurableLimits()
-    defaults: Mapping[str, Any] = template.get("Globals", {}).get("Function", {})
-    props: Mapping[str, Any] = {**defaults, **resource.get("Properties", {})}
-    parameters: Mapping[str, Any] = template.get("Parameters", {})
+    defaults: Mapping[str, JsonValue] = template.get("Globals", {}).get("Function", {})
+    props: Mapping[str, JsonValue] = {**defaults, **resource.get("Properties", {})}
+    parameters: Mapping[str, JsonValue] = template.get("Parameters", {})
 
-    def value(raw: Any, fallback: int) -> int:
+    def value(raw: JsonValue, fallback: int) -> int:
         if isinstance(raw, Mapping) and "Ref" in raw:
             raw = parameters.get(str(raw["Ref"]), {}).get("Default")
         try:
@@ -137,7 +139,7 @@ class LocalDurableWorker:
         # The worker's own runtime, as a function of its own would build it (same settings, same table).
         self.runtime: Runtime = build_runtime(settings, store=store, durable=self.runs)
 
-    def _run(self, event: Any, context: DurableContext) -> dict[str, Any]:
+    def _run(self, event: Any, context: DurableContext) -> Json:
         from ..execution.durable import run_task
 
         return run_task(event, context, self.runtime)
@@ -163,7 +165,7 @@ class LocalDurableWorker:
         with self._lock:
             return self._running
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Json:
         with self._lock:
             running, invocations = self._running, self._invocations
         return {

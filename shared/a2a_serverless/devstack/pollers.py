@@ -13,14 +13,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..json_types import Json, JsonValue
 from ._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
 from ._template import SqsEventSource
 
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import DeleteMessageBatchRequestEntryTypeDef
+
 __all__ = ["Handler", "Poller", "SqsPoller", "running"]
 
-Handler = Callable[[dict[str, Any], Any], Any]
+Handler = Callable[[Json, Any], Any]
 """A Lambda handler: ``handler(event, context)``."""
 
 
@@ -38,7 +43,7 @@ _JOIN_GRACE_SECONDS = 10.0
 
 @dataclass
 class SqsPoller:
-    sqs: Any
+    sqs: SQSClient
     """A boto3 SQS client (one per poller: clients are shared-nothing here)."""
     source: SqsEventSource
     queue_url: str
@@ -72,7 +77,7 @@ class SqsPoller:
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],
         )
-        messages: list[dict[str, Any]] = received.get("Messages", [])
+        messages = received.get("Messages", [])
         if not messages:
             return 0
         failed = self._invoke(messages)
@@ -81,7 +86,7 @@ class SqsPoller:
             self._delete(done)
         return len(messages)
 
-    def _invoke(self, messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    def _invoke(self, messages: Sequence[Mapping[str, JsonValue]]) -> set[str]:
         """Run the handler; return the ids of the messages to leave on the queue."""
         ids = [str(m["MessageId"]) for m in messages]
         # A JSON round trip, as over the Lambda runtime API: the handler sees plain JSON values.
@@ -120,8 +125,10 @@ class SqsPoller:
             _log.info("%s reported failures %s; they will be redelivered", self.function_name, sorted(failed))
         return failed
 
-    def _delete(self, messages: Sequence[Mapping[str, Any]]) -> None:
-        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
+    def _delete(self, messages: Sequence[Mapping[str, JsonValue]]) -> None:
+        entries: list[DeleteMessageBatchRequestEntryTypeDef] = [
+            {"Id": str(i), "ReceiptHandle": str(m["ReceiptHandle"])} for i, m in enumerate(messages)
+        ]
         result = self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
         for failure in result.get("Failed", []):
             _log.warning("could not delete a processed message from %s: %s", self.source.queue_id, failure)

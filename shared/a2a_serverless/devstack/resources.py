@@ -12,9 +12,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import yaml
+
+from ..json_types import Json, JsonValue
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
 
 __all__ = ["LocalResources", "create_resources", "load_template", "repo_template_path"]
 
@@ -31,10 +39,10 @@ class _CfnLoader(yaml.SafeLoader):
     """YAML loader that understands CloudFormation short-form tags (``!Ref``, ``!GetAtt``...)."""
 
 
-def _cfn_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
+def _cfn_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> JsonValue:
     name = "Ref" if tag_suffix == "Ref" else f"Fn::{tag_suffix}"
     if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
+        value: JsonValue = loader.construct_scalar(node)
         if tag_suffix == "GetAtt" and isinstance(value, str):
             value = value.split(".", 1)
     elif isinstance(node, yaml.SequenceNode):
@@ -47,7 +55,7 @@ def _cfn_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
 _CfnLoader.add_multi_constructor("!", _cfn_tag)
 
 
-def load_template(path: Path | None = None) -> dict[str, Any]:
+def load_template(path: Path | None = None) -> Json:
     text = (path or repo_template_path()).read_text(encoding="utf-8")
     data = yaml.load(text, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
     if not isinstance(data, dict) or "Resources" not in data:
@@ -67,26 +75,28 @@ class LocalResources:
 
 
 def create_resources(
-    dynamodb: Any,
-    sqs: Any,
+    dynamodb: DynamoDBClient,
+    sqs: SQSClient,
     *,
-    s3: Any | None = None,
+    s3: S3Client | None = None,
     prefix: str = "a2a-local",
-    template: dict[str, Any] | None = None,
+    template: Json | None = None,
 ) -> LocalResources:
     """Create every ``AWS::DynamoDB::Table`` and ``AWS::SQS::Queue`` of the template with the given
     boto3 clients, and with an ``s3`` client every ``AWS::S3::Bucket`` (without one, none: the
     functions then get no bucket name). Queues are created dead-letter queues first so redrive
     targets resolve."""
     template = template or load_template()
-    resources: dict[str, Any] = template["Resources"]
+    resources: Json = template["Resources"]
     out = LocalResources()
     for logical_id, res in resources.items():
         if res.get("Type") == "AWS::S3::Bucket" and s3 is not None:
             name = _bucket_name(prefix, logical_id)
             region = s3.meta.region_name
-            location = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
-            s3.create_bucket(Bucket=name, **location)
+            if region == "us-east-1":  # the one region that takes no location constraint
+                s3.create_bucket(Bucket=name)
+            else:
+                s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": region})  # type: ignore[typeddict-item]
             out.buckets[logical_id] = name
     for logical_id, res in resources.items():
         if res.get("Type") == "AWS::DynamoDB::Table":
@@ -107,7 +117,9 @@ def create_resources(
                 continue
             fifo = bool(props.get("FifoQueue"))
             name = f"{prefix}-{logical_id}" + (".fifo" if fifo else "")
-            url = sqs.create_queue(QueueName=name, Attributes=_queue_attributes(props, out))["QueueUrl"]
+            # The attribute names come from the template, which CloudFormation checks against the API.
+            attributes = cast("dict[QueueAttributeNameType, str]", _queue_attributes(props, out))
+            url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
             arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
             out.queue_urls[logical_id] = url
             out.queue_arns[logical_id] = arn
@@ -118,8 +130,8 @@ def create_resources(
     return out
 
 
-def _table_args(name: str, props: dict[str, Any]) -> dict[str, Any]:
-    args: dict[str, Any] = {
+def _table_args(name: str, props: Json) -> Json:
+    args: Json = {
         "TableName": name,
         "AttributeDefinitions": props["AttributeDefinitions"],
         "KeySchema": props["KeySchema"],
@@ -144,7 +156,7 @@ def _bucket_name(prefix: str, logical_id: str) -> str:
     return name
 
 
-def _redrive_target(props: dict[str, Any]) -> str | None:
+def _redrive_target(props: Json) -> str | None:
     policy = props.get("RedrivePolicy")
     if not policy:
         return None
@@ -154,7 +166,7 @@ def _redrive_target(props: dict[str, Any]) -> str | None:
     raise ValueError("RedrivePolicy.deadLetterTargetArn must be !GetAtt <Queue>.Arn")
 
 
-def _queue_attributes(props: dict[str, Any], created: LocalResources) -> dict[str, str]:
+def _queue_attributes(props: Json, created: LocalResources) -> dict[str, str]:
     attrs: dict[str, str] = {}
     if props.get("FifoQueue"):
         attrs["FifoQueue"] = "true"

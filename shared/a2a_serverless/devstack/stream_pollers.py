@@ -18,24 +18,30 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
+from ..json_types import Json, JsonValue
 from ._lambda import LambdaContext
 from ._template import StreamEventSource
 from .pollers import Handler
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_dynamodbstreams.literals import ShardIteratorTypeType
+    from mypy_boto3_sqs import SQSClient
 
 __all__ = ["StreamPoller", "matches_filters"]
 
 _log = logging.getLogger(__name__)
 
 
-def matches_filters(record: Mapping[str, Any], patterns: Sequence[Mapping[str, Any]]) -> bool:
+def matches_filters(record: Mapping[str, JsonValue], patterns: Sequence[Mapping[str, JsonValue]]) -> bool:
     """Lambda event filtering, for the subset of the pattern language templates here use: exact
     values in lists, ``{"prefix": ...}``, and nested objects. No pattern means every record."""
     return not patterns or any(_match(record, pattern) for pattern in patterns)
 
 
-def _match(value: Any, pattern: Any) -> bool:
+def _match(value: JsonValue, pattern: JsonValue) -> bool:
     if isinstance(pattern, Mapping):
         return isinstance(value, Mapping) and all(k in value and _match(value[k], p) for k, p in pattern.items())
     if isinstance(pattern, list):
@@ -43,7 +49,7 @@ def _match(value: Any, pattern: Any) -> bool:
     return bool(value == pattern)
 
 
-def _match_leaf(value: Any, rule: Any) -> bool:
+def _match_leaf(value: JsonValue, rule: JsonValue) -> bool:
     if isinstance(rule, Mapping) and "prefix" in rule:
         return isinstance(value, str) and value.startswith(str(rule["prefix"]))
     return bool(value == rule)
@@ -51,9 +57,9 @@ def _match_leaf(value: Any, rule: Any) -> bool:
 
 @dataclass
 class StreamPoller:
-    streams: Any
+    streams: DynamoDBStreamsClient
     """A boto3 ``dynamodbstreams`` client."""
-    sqs: Any
+    sqs: SQSClient
     source: StreamEventSource
     stream_arn: str
     handler: Handler
@@ -110,7 +116,9 @@ class StreamPoller:
         for shard_id in self._shards:
             if shard_id not in self._iterators:
                 self._iterators[shard_id] = self.streams.get_shard_iterator(
-                    StreamArn=self.stream_arn, ShardId=shard_id, ShardIteratorType=self.source.starting_position
+                    StreamArn=self.stream_arn,
+                    ShardId=shard_id,
+                    ShardIteratorType=cast("ShardIteratorTypeType", self.source.starting_position),
                 )["ShardIterator"]
             result = self.streams.get_records(ShardIterator=self._iterators[shard_id], Limit=self.source.batch_size)
             self._iterators[shard_id] = result.get("NextShardIterator") or self._iterators[shard_id]
@@ -121,12 +129,12 @@ class StreamPoller:
                 handled += len(records)
         return handled
 
-    def _lambda_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
+    def _lambda_record(self, record: Mapping[str, JsonValue]) -> Json:
         dynamodb = dict(record["dynamodb"])
         created = dynamodb.get("ApproximateCreationDateTime")
         if isinstance(created, datetime):
             dynamodb["ApproximateCreationDateTime"] = int(created.timestamp())
-        event: dict[str, Any] = json.loads(
+        event: Json = json.loads(
             json.dumps(
                 {
                     "eventID": record.get("eventID") or uuid.uuid4().hex,
@@ -142,7 +150,7 @@ class StreamPoller:
         )
         return event
 
-    def _deliver(self, shard_id: str, records: list[dict[str, Any]]) -> None:
+    def _deliver(self, shard_id: str, records: list[Json]) -> None:
         pending = records
         for attempt in range(self.source.maximum_retry_attempts + 1):
             failed_from = self._invoke(pending)
@@ -154,7 +162,7 @@ class StreamPoller:
             time.sleep(min(0.05 * 2**attempt, 1.0))
         self._send_to_on_failure_destination(shard_id, pending)
 
-    def _invoke(self, records: list[dict[str, Any]]) -> int | None:
+    def _invoke(self, records: list[Json]) -> int | None:
         """None if the batch succeeded, else the index of the first record to retry from."""
         context = LambdaContext.start(
             self.function_name,
@@ -180,12 +188,12 @@ class StreamPoller:
             return 0
         return min(positions)
 
-    def _too_old(self, record: Mapping[str, Any]) -> bool:
+    def _too_old(self, record: Mapping[str, JsonValue]) -> bool:
         created = record["dynamodb"].get("ApproximateCreationDateTime")
         limit = self.source.maximum_record_age_seconds
         return bool(limit and isinstance(created, (int, float)) and time.time() - created > limit)
 
-    def _send_to_on_failure_destination(self, shard_id: str, records: list[dict[str, Any]]) -> None:
+    def _send_to_on_failure_destination(self, shard_id: str, records: list[Json]) -> None:
         _log.error("%s gave up on %d stream records of %s", self.function_name, len(records), shard_id)
         if not self.on_failure_queue_url:
             return

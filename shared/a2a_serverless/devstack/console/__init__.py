@@ -10,7 +10,7 @@ build step) sent with a strict Content-Security-Policy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
@@ -20,21 +20,28 @@ from ...runtime import Runtime
 from ._api import api_routes
 from ._static import CONSOLE_PATH, static_routes
 
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
 __all__ = ["CONSOLE_PATH", "console_app", "console_routes", "with_console"]
 
 
-def console_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], Any] | None = None) -> list[BaseRoute]:
+def console_routes(
+    get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClient] | None = None
+) -> list[BaseRoute]:
     """The console's routes (page, static files, dev API), all under :data:`CONSOLE_PATH`.
     ``sqs`` builds the SQS client the dead-letter endpoints use (default: boto3's, from the
     environment the local stack sets)."""
     return [*static_routes(), *(api_routes(get_runtime) if sqs is None else api_routes(get_runtime, sqs=sqs))]
 
 
-def console_app(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], Any] | None = None) -> Starlette:
+def console_app(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClient] | None = None) -> Starlette:
     return Starlette(routes=console_routes(get_runtime, sqs=sqs))
 
 
-def with_console(app: ASGIApp, get_runtime: Callable[[], Runtime], *, sqs: Callable[[], Any] | None = None) -> ASGIApp:
+def with_console(
+    app: ASGIApp, get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClient] | None = None
+) -> ASGIApp:
     """``app``, with every path under :data:`CONSOLE_PATH` answered by the console instead: works
     for any ASGI app (the gateway app, or the durable one wrapped with its status route)."""
     console = console_app(get_runtime, sqs=sqs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
@@ -25,9 +25,13 @@ from starlette.routing import BaseRoute, Route
 
 from ...auth import authenticate
 from ...errors import A2AError
+from ...json_types import Json, JsonValue
 from ...ports.store import Scope
 from ...runtime import Runtime
 from ._static import CONSOLE_PATH, SECURITY_HEADERS
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 __all__ = ["API_PATH", "CONSOLE_HEADER", "api_routes"]
 
@@ -43,7 +47,7 @@ _PROXY_TIMEOUT = httpx.Timeout(30.0, read=None)
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
-def _json(body: Any, status_code: int = 200) -> JSONResponse:
+def _json(body: JsonValue, status_code: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status_code, headers=SECURITY_HEADERS)
 
 
@@ -59,7 +63,7 @@ def _guarded(endpoint: Endpoint) -> Endpoint:
     return guarded
 
 
-def _kind(wire: dict[str, Any]) -> tuple[str, str]:
+def _kind(wire: Json) -> tuple[str, str]:
     """The event's kind and, when it carries one, its time."""
     for kind in ("task", "statusUpdate", "artifactUpdate", "message"):
         if kind in wire:
@@ -78,7 +82,7 @@ def _caller_scope(runtime: Runtime, request: Request) -> Scope | None:
     return Scope(tenant=request.query_params.get("tenant", ""), owner=principal.name)
 
 
-def _task_endpoint(get_runtime: Callable[[], Runtime], read: Callable[[Runtime, Scope, str], Any]) -> Endpoint:
+def _task_endpoint(get_runtime: Callable[[], Runtime], read: Callable[[Runtime, Scope, str], JsonValue]) -> Endpoint:
     """A dev endpoint about one task of the caller's (401 for an unauthenticated caller): ``read``
     answers it, in a thread (store and queue calls block; the API's event loop serves streams)."""
 
@@ -92,8 +96,8 @@ def _task_endpoint(get_runtime: Callable[[], Runtime], read: Callable[[Runtime, 
     return endpoint
 
 
-def _events(runtime: Runtime, scope: Scope, task_id: str) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = []
+def _events(runtime: Runtime, scope: Scope, task_id: str) -> Json:
+    rows: list[Json] = []
     after = 0
     while True:
         page = runtime.store.read_events(scope, task_id, after_seq=after, limit=EVENT_PAGE)
@@ -119,17 +123,17 @@ def _events(runtime: Runtime, scope: Scope, task_id: str) -> dict[str, Any]:
 
 
 @cache
-def _sqs() -> Any:
+def _sqs() -> SQSClient:
     import boto3
 
     return boto3.client("sqs")
 
 
-def _peek_dead_letters(sqs: Any, url: str, scope: Scope | None = None, task_id: str = "") -> list[dict[str, Any]]:
+def _peek_dead_letters(sqs: SQSClient, url: str, scope: Scope | None = None, task_id: str = "") -> list[Json]:
     """What the dead-letter queue holds (``task_id`` given: that task's in ``scope`` only)."""
     from ...push.delivery import DeliveryItem
 
-    seen: dict[str, dict[str, Any] | None] = {}
+    seen: dict[str, Json | None] = {}
     for _ in range(DEAD_LETTER_PEEKS):
         # Visibility 0: a look that leaves every message where it is, visible to a redrive.
         answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
@@ -160,7 +164,7 @@ def _peek_dead_letters(sqs: Any, url: str, scope: Scope | None = None, task_id: 
     return [row for row in seen.values() if row is not None]
 
 
-def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
+def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], SQSClient]) -> Endpoint:
     async def dead_letters(request: Request) -> Response:
         url = get_runtime().settings.push_dead_letter_queue_url
         if not url:
@@ -170,10 +174,10 @@ def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) ->
     return dead_letters
 
 
-def _push_attempts(sqs: Callable[[], Any]) -> Callable[[Runtime, Scope, str], dict[str, Any]]:
-    def push_attempts(runtime: Runtime, scope: Scope, task_id: str) -> dict[str, Any]:
+def _push_attempts(sqs: Callable[[], SQSClient]) -> Callable[[Runtime, Scope, str], Json]:
+    def push_attempts(runtime: Runtime, scope: Scope, task_id: str) -> Json:
         settings = runtime.settings
-        attempts: list[dict[str, Any]] = []
+        attempts: list[Json] = []
         if settings.push_attempt_log:
             from ...push.attempts import read_attempts
 
@@ -184,7 +188,7 @@ def _push_attempts(sqs: Callable[[], Any]) -> Callable[[Runtime, Scope, str], di
                 and row.get("tenant") == scope.tenant
                 and row.get("owner") == scope.owner
             ]
-        dead: list[dict[str, Any]] = []
+        dead: list[Json] = []
         if settings.push_dead_letter_queue_url:
             dead = _peek_dead_letters(sqs(), settings.push_dead_letter_queue_url, scope, task_id)
         return {
@@ -198,7 +202,7 @@ def _push_attempts(sqs: Callable[[], Any]) -> Callable[[Runtime, Scope, str], di
     return push_attempts
 
 
-def _redrive(get_runtime: Callable[[], Runtime], sqs: Callable[[], Any]) -> Endpoint:
+def _redrive(get_runtime: Callable[[], Runtime], sqs: Callable[[], SQSClient]) -> Endpoint:
     async def redrive(request: Request) -> Response:
         settings = get_runtime().settings
         if not settings.push_dead_letter_queue_url or not settings.push_queue_url:
@@ -244,7 +248,7 @@ async def _proxy(request: Request) -> Response:
     return StreamingResponse(body(), status_code=upstream.status_code, headers=answer_headers)
 
 
-def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], Any] = _sqs) -> list[BaseRoute]:
+def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClient] = _sqs) -> list[BaseRoute]:
     """``sqs`` builds the SQS client of the dead-letter endpoints (tests inject moto's)."""
     return [
         Route(API_PATH + "/tasks/{task_id}/events", _guarded(_task_endpoint(get_runtime, _events)), methods=["GET"]),
