@@ -20,9 +20,9 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .errors import UnauthenticatedError
+from .json_types import JsonValue
 
 __all__ = ["ANONYMOUS", "Principal", "authenticate", "token_principal"]
 
@@ -36,7 +36,7 @@ class Principal:
 
 
 def authenticate(
-    mode: str, api_keys: Mapping[str, str], headers: Mapping[str, str], aws_event: Mapping[str, Any] | None
+    mode: str, api_keys: Mapping[str, str], headers: Mapping[str, str], aws_event: Mapping[str, JsonValue] | None
 ) -> Principal:
     """The caller's principal. Raises ``UnauthenticatedError`` when the mode demands credentials
     that are missing or wrong. ``headers`` must be case-insensitive (Starlette's are)."""
@@ -65,7 +65,7 @@ def token_principal(issuer: str, subject: str) -> str:
     return f"{issuer}|{subject}"
 
 
-def _apigateway_principal(event: Mapping[str, Any]) -> str:
+def _apigateway_principal(event: Mapping[str, JsonValue]) -> str:
     """Who API Gateway says is calling: the claims of a Cognito (REST) or JWT (HTTP API) authorizer as
     ``<iss>|<sub>``; else a Lambda authorizer's ``principalId`` (ours already names token callers so);
     else the IAM caller's ARN (SigV4). Empty when nobody is named. Raises ``UnauthenticatedError`` for

@@ -16,17 +16,14 @@ checks (a card file's own are replaced: a card must not promise what the deploym
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from .config import Settings, card_fields
 from .execution._path import executor_target
+from .json_types import Json
 from .models import AgentCapabilities, AgentCard, AgentInterface
 from .versions import ProtocolVersion
 
 __all__ = ["card_etag", "executor_card", "extended_card", "public_card"]
-
-
-Json = dict[str, Any]
 
 
 def _interfaces(base_url: str) -> list[AgentInterface]:

@@ -13,9 +13,10 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..json_types import Json
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
 from ..ports.store import AcceptedMessage, Checkpoint, PushTarget, Scope, TaskHead, TaskRecord
 from ..versions import ProtocolVersion, stored_version
@@ -337,7 +338,7 @@ def push_upsert(
     ttl: int | None,
     start_after_seq: int,
     protocol_version: ProtocolVersion,
-) -> dict[str, Any]:
+) -> Json:
     """UpdateItem arguments (minus ``TableName``) that create or replace a config, keeping the
     delivery cursor of a config that exists and starting a new one at ``start_after_seq``."""
     # Every name goes through ExpressionAttributeNames: "owner" and "ttl" are reserved words.

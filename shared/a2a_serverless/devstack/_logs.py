@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
+
+from ..json_types import Json
 
 __all__ = ["LogFormat", "format_line"]
 
@@ -49,7 +51,7 @@ def format_line(source: str, line: str, mode: LogFormat) -> str | None:
     return _console_record(source, record)
 
 
-def _json(text: str) -> dict[str, Any] | None:
+def _json(text: str) -> Json | None:
     if not text.startswith("{"):
         return None
     try:
@@ -66,7 +68,7 @@ def _plain(text: str) -> tuple[str, str]:
     return "INFO", text
 
 
-def _console_record(source: str, record: dict[str, Any]) -> str:
+def _console_record(source: str, record: Json) -> str:
     stamp = str(record.get("timestamp", ""))
     clock = stamp[11:19] if len(stamp) >= 19 else datetime.now().strftime("%H:%M:%S")
     function = str(record.get("function_name") or source)

@@ -16,8 +16,8 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
+from ..json_types import Json
 from .resources import load_template
 
 __all__ = ["check_build", "main"]
@@ -75,8 +75,8 @@ def _layer_problems(layer: Path, requirements: Path) -> list[str]:
 def check_build(build_dir: Path, requirements: Path) -> tuple[list[str], dict[str, dict[str, int]]]:
     """Problems found, and per function its code, layer and total unzipped sizes in bytes."""
     built = load_template(build_dir / "template.yaml")
-    resources: dict[str, Any] = built["Resources"]
-    globals_: dict[str, Any] = built.get("Globals", {}).get("Function", {})
+    resources: Json = built["Resources"]
+    globals_: Json = built.get("Globals", {}).get("Function", {})
     problems: list[str] = []
     layers = {
         k: build_dir / str(v["Properties"]["ContentUri"])

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..json_types import JsonValue
 from ._imports import ImportPathError, import_object
 
 __all__ = ["main"]
@@ -242,7 +243,7 @@ def _stack_outputs(session: Any, stack: str) -> dict[str, str]:
 
 
 def _check_executor(
-    flag: str | None, environ: Mapping[str, str], template: Mapping[str, Any], template_dir: Path
+    flag: str | None, environ: Mapping[str, str], template: Mapping[str, JsonValue], template_dir: Path
 ) -> None:
     """Import the executor the worker will load, so a typo fails now rather than on the first task
     (with the functions' code on the path, as the stack will have it)."""

@@ -12,8 +12,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
+from ..json_types import Json, JsonValue
 from ._lambda import ACCOUNT_ID, LambdaContext
 from ._template import ScheduleEventSource
 from .pollers import Handler
@@ -23,7 +23,7 @@ __all__ = ["SchedulePoller", "scheduled_event"]
 _log = logging.getLogger(__name__)
 
 
-def scheduled_event(rule_name: str, *, region: str, now: datetime | None = None) -> dict[str, Any]:
+def scheduled_event(rule_name: str, *, region: str, now: datetime | None = None) -> Json:
     """The event an EventBridge rule's schedule sends its target."""
     at = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
@@ -55,7 +55,7 @@ class SchedulePoller:
             self.invoke_once()
             next_tick = max(next_tick + interval, time.monotonic())
 
-    def invoke_once(self) -> Any:
+    def invoke_once(self) -> JsonValue:
         """One scheduled invocation; returns what the handler returned (None if it raised)."""
         context = LambdaContext.start(
             self.function_name,

@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..json_types import JsonValue
 from ..ports import Scope, TaskStore
 from .delivery import DeliveryItem
 from .queue import DeliveryQueue
@@ -68,7 +68,7 @@ class _TaskChanges:
     """Config id -> its delivery cursor when it was written."""
 
 
-def dispatch_images(images: Sequence[Mapping[str, Any]], store: TaskStore, queue: DeliveryQueue) -> list[int]:
+def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore, queue: DeliveryQueue) -> list[int]:
     """Queue the deliveries a batch of inserted items (stream NewImages, deserialized, in stream
     order) calls for. Returns the positions of the records that could not be handled (every record
     of a task whose items could not be read or queued), in order; an empty list means all done."""

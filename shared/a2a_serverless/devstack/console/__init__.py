@@ -10,7 +10,7 @@ build step) sent with a strict Content-Security-Policy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
@@ -47,7 +47,7 @@ def with_console(
     console = console_app(get_runtime, sqs=sqs)
 
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
-        path: Any = scope.get("path", "")
+        path: str = scope.get("path", "")
         if scope["type"] == "http" and (path == CONSOLE_PATH or str(path).startswith(CONSOLE_PATH + "/")):
             await console(scope, receive, send)
             return
