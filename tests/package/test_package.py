@@ -41,6 +41,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _build(unpacked, out, "wheel")
 
 
+def test_the_wheel_holds_every_module_of_the_source_tree(wheel: Path) -> None:
+    # A package missing from pyproject.toml's list would install without it (and the Lambda layer,
+    # built from the same package, with it missing at the first import on AWS).
+    source = REPO / "shared" / "a2a_serverless"
+    expected = {f"a2a_serverless/{p.relative_to(source).as_posix()}" for p in source.rglob("*.py")}
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {name for name in archive.namelist() if name.endswith(".py")}
+    assert expected - shipped == set()
+
+
 def test_everything_installs_under_the_a2a_serverless_namespace(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
