@@ -12,6 +12,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 PYTEST_ARGS ?=
+# The suite runs in this many processes (pytest-xdist), a test file's tests in one of them (its
+# module-scoped stacks start once). PYTEST_WORKERS=0 runs it in this process (for pdb, -s).
+PYTEST_WORKERS ?= 2
 
 # The template checks use the AWS SAM CLI, in a virtualenv of its own (its pins clash with moto's).
 SAM_CLI_VERSION ?= 1.170.0
@@ -113,7 +116,7 @@ $(BROWSER_STAMP): | $(STAMP)
 
 pytest: bootstrap $(A2A03_STAMP) $(A2A_JS_STAMP) $(BROWSER_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."
 	@echo "==> pytest"
-	@$(BIN)/pytest -q $(PYTEST_ARGS)
+	@$(BIN)/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 $(SAM_STAMP):
 	@test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)

@@ -213,3 +213,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         message = f"runs still alive at the end of the session (the process may wait for them): {', '.join(alive)}"
         if reporter is not None:
             reporter.write_line(f"WARNING: {message}", yellow=True, bold=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Captured output made UTF-8-safe: the hostile tests log lone surrogates on purpose, and
+    pytest-xdist cannot send a report section holding one from its worker (``DumpError: strings
+    must be utf-8 encodable``). Such a character is shown as its ``\\udXXX`` escape instead."""
+    report: pytest.TestReport = yield
+    report.sections = [
+        (title, text.encode("utf-8", "backslashreplace").decode("utf-8")) for title, text in report.sections
+    ]
+    return report
