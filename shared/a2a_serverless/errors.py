@@ -9,9 +9,10 @@ show to callers: never build one from an unexpected exception's text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 __all__ = [
     "ERROR_DOMAIN",
@@ -173,7 +174,7 @@ def _camel(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def _field_path(prefix: str, loc: tuple[Any, ...]) -> str:
+def _field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     out = prefix
     for item in loc:
         if isinstance(item, int):
@@ -183,6 +184,6 @@ def _field_path(prefix: str, loc: tuple[Any, ...]) -> str:
     return out or "(body)"
 
 
-def _describe(err: Any) -> str:
-    msg = str(err.get("msg", "invalid value"))
+def _describe(err: ErrorDetails) -> str:
+    msg = err.get("msg") or "invalid value"
     return msg.removeprefix("Value error, ")

@@ -13,9 +13,12 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .delivery import DeliveryItem
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 __all__ = ["RedriveReport", "redrive"]
 
@@ -32,7 +35,7 @@ class RedriveReport:
 
 
 def redrive(
-    sqs: Any,
+    sqs: SQSClient,
     dead_letter_url: str,
     queue_url: str,
     *,
