@@ -206,13 +206,31 @@ def needed_iam_actions() -> Callable[[set[str]], set[str]]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Name any run still alive at the end: its (non-daemon) worker thread would keep the process
-    from exiting. A run left behind is a test that did not shut its queue down or release its agent."""
+    from exiting. A run left behind is a test that did not shut its queue down or release its agent.
+    In a pytest-xdist worker, which has no terminal, the names go to the controller with the
+    worker's output (see :func:`pytest_testnodedown`)."""
     alive = sorted(t.name for t in threading.enumerate() if t.name.startswith(("a2a-inline-worker", "a2a-run-monitor")))
-    if alive:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    workeroutput: dict[str, object] | None = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["runs_alive"] = alive
+    else:
+        _warn_runs_alive(session.config, alive)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist: a worker finished; warn of the runs it left alive."""
+    output: dict[str, object] = getattr(node, "workeroutput", {})
+    alive = output.get("runs_alive")
+    if isinstance(alive, list):
+        _warn_runs_alive(node.config, alive)
+
+
+def _warn_runs_alive(config: pytest.Config, alive: list[str]) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if alive and reporter is not None:
         message = f"runs still alive at the end of the session (the process may wait for them): {', '.join(alive)}"
-        if reporter is not None:
-            reporter.write_line(f"WARNING: {message}", yellow=True, bold=True)
+        reporter.write_line(f"WARNING: {message}", yellow=True, bold=True)
 
 
 @pytest.hookimpl(wrapper=True)
