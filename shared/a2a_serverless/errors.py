@@ -9,10 +9,12 @@ show to callers: never build one from an unexpected exception's text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 __all__ = [
     "ERROR_DOMAIN",
@@ -100,7 +102,7 @@ class InvalidParamsError(A2AError):
     def from_validation(cls, exc: ValidationError, *, prefix: str = "") -> InvalidParamsError:
         """Translate pydantic's errors into BadRequest field violations (camelCase paths)."""
         violations = [
-            FieldViolation(field=_field_path(prefix, err.get("loc", ())), description=_describe(err))
+            FieldViolation(field=_field_path(prefix, err["loc"]), description=_describe(err))
             for err in exc.errors(include_url=False, include_input=False)
         ]
         return cls(violations=violations)
@@ -185,5 +187,4 @@ def _field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
 
 
 def _describe(err: ErrorDetails) -> str:
-    msg = err.get("msg") or "invalid value"
-    return msg.removeprefix("Value error, ")
+    return err["msg"].removeprefix("Value error, ")
