@@ -234,12 +234,22 @@ def _warn_runs_alive(config: pytest.Config, alive: list[str]) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
-    """Captured output made UTF-8-safe: the hostile tests log lone surrogates on purpose, and
-    pytest-xdist cannot send a report section holding one from its worker (``DumpError: strings
-    must be utf-8 encodable``). Such a character is shown as its ``\\udXXX`` escape instead."""
-    report: pytest.TestReport = yield
-    report.sections = [
-        (title, text.encode("utf-8", "backslashreplace").decode("utf-8")) for title, text in report.sections
-    ]
-    return report
+def pytest_report_to_serializable(
+    config: pytest.Config, report: pytest.CollectReport | pytest.TestReport
+) -> Iterator[object]:
+    """Reports made UTF-8-safe where pytest-xdist sends them from a worker: the hostile tests put
+    lone surrogates in captured logs and in failure messages on purpose, and execnet refuses such a
+    string (``DumpError: strings must be utf-8 encodable``, the whole run an INTERNALERROR). The
+    character is sent as its ``\\udXXX`` escape; a run in one process shows the report as it is."""
+    data: object = yield
+    return _utf8_safe(data)
+
+
+def _utf8_safe(value: object) -> object:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_utf8_safe(key): _utf8_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_utf8_safe(item) for item in value)
+    return value
