@@ -11,9 +11,11 @@ only once it is stored. A message or artifact whose small parts still add up to 
 
 **On the way out** (:class:`PartPresenter`) a reference becomes the part as it was produced (text,
 raw or data) while the response's inline budget lasts, and otherwise a ``url`` part: a presigned
-GET URL, short-lived, with the part's ``mediaType`` and ``filename``. Budgets (settings): a
-buffered response, an SSE event, a push notification; the executor is always given everything
-inline. ``docs/large-content.md`` says which a client gets when, and why.
+GET URL, short-lived, with the part's ``mediaType`` and ``filename`` (the URL itself always serves
+an attachment, and active types as opaque bytes: the store decides, see
+:mod:`a2a_serverless.adapters.s3_blobs`). Budgets (settings): a buffered response, an SSE event, a
+push notification; the executor is always given everything inline. ``docs/large-content.md`` says
+which a client gets when, and why.
 
 A reference's object is found from the scope and task it is read in, never from the reference
 alone: a client cannot point a task at another task's (or tenant's) objects, and SendMessage refuses

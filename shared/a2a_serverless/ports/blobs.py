@@ -29,6 +29,7 @@ class BlobStore(Protocol):
 
     def url(self, key: str, *, filename: str, media_type: str, expires_seconds: int) -> str | None:
         """A URL anyone holding it may GET the object from until it expires (a presigned S3 URL),
-        served with ``media_type`` and as an attachment named ``filename``; None when this store
-        cannot give one (then parts are always sent inline)."""
+        always served as an attachment named ``filename`` (or a name the store makes when it is
+        empty), and with ``media_type`` only when that type cannot run script in a browser (else
+        as opaque bytes); None when this store cannot give one (then parts are always sent inline)."""
         ...
