@@ -4,6 +4,7 @@ task's timeline, read the card. A screenshot of each step is kept in the test's 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import socket
@@ -40,7 +41,14 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 @pytest.fixture
 def console_url() -> Iterator[str]:
     """The gateway app with the console, on 127.0.0.1 (a free port), over a memory runtime."""
-    runtime: Runtime = build_runtime(Settings(store="memory"))
+    with serve_console(Settings(store="memory")) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_console(settings: Settings) -> Iterator[str]:
+    """The console's URL, served over a memory runtime of ``settings`` until the block ends."""
+    runtime: Runtime = build_runtime(settings)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(

@@ -16,17 +16,18 @@ CONSOLE_PATH = "/_console"
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
-        # Inline images: data and blob URLs the page makes from a file part's bytes, and a file part's
-        # own URL (an image cannot run script).
-        "img-src 'self' data: blob: http: https:",
+        # Inline images: the blob URLs the page makes from a file part's bytes and data URLs (no
+        # request leaves the page). Never another host's: an image an agent names by URL would be
+        # a beacon on whoever views it (render.js offers a link to open it instead).
+        "img-src 'self' data: blob:",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'self'",
         "frame-ancestors 'none'",
     ]
 )
-"""No inline script or style, nothing from another origin but images: the page talks to other
-agents through the dev API's proxy, never directly."""
+"""No inline script or style, nothing from another origin: the page talks to other agents through
+the dev API's proxy, never directly, and shows their images only when it holds the bytes."""
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

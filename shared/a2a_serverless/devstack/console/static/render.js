@@ -1,6 +1,6 @@
 // Rendering of parts and artifacts by type, with DOM nodes only (textContent, never innerHTML):
 // text, markdown (shown as text with minimal formatting), JSON data, files (a download link) and
-// images (inline).
+// images (inline when the page holds their bytes; a link to open when they live at a URL).
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -59,10 +59,78 @@ function inline(node, text) {
   }
 }
 
-function fileUrl(part) {
-  if (part.url !== undefined) return /^(https?:|data:)/i.test(part.url) ? part.url : null;
+// Media types that cannot run script when a browser opens them (the S3 adapter's allowlist,
+// adapters/s3_blobs.py): anything else (HTML, SVG, XML, JavaScript, unknown) is never linked for
+// viewing, since it would run on the origin of its URL (moto's on the local stack, the console's
+// own for a blob), and its bytes are kept as opaque.
+const PASSIVE = new Set([
+  "text/plain", "text/csv", "text/markdown", "application/json", "application/pdf", "application/zip",
+  "application/gzip", "application/octet-stream", "image/png", "image/jpeg", "image/gif", "image/webp",
+  "image/avif", "image/bmp", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/flac",
+  "audio/aac", "video/mp4", "video/webm", "video/ogg",
+]);
+
+function essence(mediaType) {
+  return (mediaType || "").split(";")[0].trim().toLowerCase();
+}
+
+function isPassive(mediaType) {
+  return PASSIVE.has(essence(mediaType));
+}
+
+function isImage(mediaType) {
+  return isPassive(mediaType) && essence(mediaType).startsWith("image/");
+}
+
+function blobUrl(part) {
   const bytes = Uint8Array.from(atob(part.raw), (c) => c.charCodeAt(0));
-  return URL.createObjectURL(new Blob([bytes], { type: part.mediaType || "application/octet-stream" }));
+  const type = isPassive(part.mediaType) ? essence(part.mediaType) : "application/octet-stream";
+  return URL.createObjectURL(new Blob([bytes], { type }));
+}
+
+function download(href, name) {
+  return el("a", { href, download: name, class: "download", text: `Download ${name}` });
+}
+
+// A file whose bytes the part carries: a blob of this page's origin, typed only when passive (an
+// opened HTML blob would run as the console), shown inline when an image, and a download link.
+function rawFile(part, name, box) {
+  const url = blobUrl(part);
+  if (isImage(part.mediaType)) box.append(el("img", { src: url, alt: name, class: "inline-image" }));
+  box.append(download(url, name));
+}
+
+// A file at a URL. An image is never fetched by itself (the CSP allows images from this origin and
+// data:/blob: only: an agent's URL would be a beacon on whoever views it): a click opens it. A
+// data: URL holds its bytes and is shown like a blob. An active or unknown type is not linked.
+function urlFile(part, name, box) {
+  const url = part.url;
+  const scheme = (/^(https?|data):/i.exec(url) || [])[1]?.toLowerCase();
+  const host = scheme && scheme !== "data" ? hostOf(url) : null;
+  if (!isPassive(part.mediaType) || !(scheme === "data" || host)) {
+    const what = `${part.mediaType || "no media type"}, at a URL the console does not open`;
+    box.append(el("span", { class: "unlinked", text: `${name} (${what}): ${clip(url)}` }));
+    return;
+  }
+  if (scheme === "data") {
+    if (isImage(part.mediaType)) box.append(el("img", { src: url, alt: name, class: "inline-image" }));
+    box.append(download(url, name));
+    return;
+  }
+  const text = isImage(part.mediaType) ? `Open image ${name} from ${host} (not loaded until you click)` : `Open ${name} from ${host}`;
+  box.append(el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "external", text }));
+}
+
+function hostOf(url) {
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+}
+
+function clip(text) {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
 export function renderPart(part) {
@@ -73,12 +141,11 @@ export function renderPart(part) {
     return el("pre", { class: "part data", text: JSON.stringify(part.data, null, 2) });
   }
   if (part.raw !== undefined || part.url !== undefined) {
-    const url = fileUrl(part);
-    const name = part.filename || (part.url ? part.url.split("/").pop().split("?")[0] : "file");
+    const fromUrl = /^https?:/i.test(part.url || "") ? part.url.split("?")[0].split("/").pop() : "";
+    const name = part.filename || fromUrl || "file";
     const box = el("div", { class: "part file" });
-    if (url && (part.mediaType || "").startsWith("image/")) box.append(el("img", { src: url, alt: name, class: "inline-image" }));
-    if (url) box.append(el("a", { href: url, download: name, class: "download", text: `Download ${name}` }));
-    else box.append(el("span", { text: `${name} (an URL the console does not open: ${part.url})` }));
+    if (part.raw !== undefined) rawFile(part, name, box);
+    else urlFile(part, name, box);
     if (part.mediaType) box.append(el("span", { class: "muted", text: ` ${part.mediaType}` }));
     return box;
   }
