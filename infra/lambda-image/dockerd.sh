@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Makes a Docker engine answer: nothing to do when `docker info` already does (Docker Desktop, a
+# system service, an earlier run); otherwise starts dockerd in the background, installing Debian's
+# docker.io with apt-get first when dockerd is missing (as root, or with sudo), and waits for it.
+#
+#   infra/lambda-image/dockerd.sh          start (when needed) and wait
+#   infra/lambda-image/dockerd.sh stop     stop the dockerd this script started (its PID file)
+#
+# Environment: DOCKERD_LOG (its log, default /var/log/a2a-serverless-dockerd.log), DOCKERD_PIDFILE
+# (default /var/run/a2a-serverless-dockerd.pid), DOCKERD_ARGS (more options, e.g.
+# --storage-driver=vfs where overlay2 cannot mount), DOCKERD_WAIT (seconds, default 60).
+set -euo pipefail
+
+DOCKERD_LOG=${DOCKERD_LOG:-/var/log/a2a-serverless-dockerd.log}
+DOCKERD_PIDFILE=${DOCKERD_PIDFILE:-/var/run/a2a-serverless-dockerd.pid}
+DOCKERD_WAIT=${DOCKERD_WAIT:-60}
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+
+say() { echo "==> dockerd: $*"; }
+
+if [ "${1:-}" = stop ]; then
+    if [ -f "$DOCKERD_PIDFILE" ] && pid=$(cat "$DOCKERD_PIDFILE") && [ -n "$pid" ]; then
+        $SUDO kill "$pid" 2> /dev/null && say "stopped $pid" || say "$pid was not running"
+        for _ in $(seq 1 20); do $SUDO kill -0 "$pid" 2> /dev/null || break; sleep 0.5; done
+    else
+        say "no $DOCKERD_PIDFILE: not started by this script"
+    fi
+    exit 0
+fi
+
+if docker info > /dev/null 2>&1; then
+    say "an engine answers ($(docker info --format '{{.ServerVersion}}, {{.Driver}}'))"
+    exit 0
+fi
+
+if ! command -v dockerd > /dev/null || ! command -v docker > /dev/null; then
+    say "apt-get install docker.io"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io > /dev/null
+fi
+
+say "starting dockerd (log: $DOCKERD_LOG, PID file: $DOCKERD_PIDFILE)"
+# shellcheck disable=SC2086 # DOCKERD_ARGS is a list of options
+$SUDO sh -c "nohup dockerd --pidfile '$DOCKERD_PIDFILE' ${DOCKERD_ARGS:-} >> '$DOCKERD_LOG' 2>&1 < /dev/null &"
+for _ in $(seq 1 "$DOCKERD_WAIT"); do
+    if docker info > /dev/null 2>&1; then
+        say "ready ($(docker info --format '{{.ServerVersion}}, storage driver {{.Driver}}'))"
+        exit 0
+    fi
+    sleep 1
+done
+echo "dockerd.sh: no answer from dockerd after ${DOCKERD_WAIT} s; the end of $DOCKERD_LOG:" >&2
+$SUDO tail -20 "$DOCKERD_LOG" >&2
+if [ "$(id -u)" != 0 ] && $SUDO docker info > /dev/null 2>&1; then
+    echo "dockerd.sh: it answers root: add yourself to the docker group (sudo usermod -aG docker \$USER)" >&2
+fi
+exit 1
