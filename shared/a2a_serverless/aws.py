@@ -4,10 +4,16 @@ Each factory returns the service's boto3 client typed by boto3-stubs (``mypy_bot
 type-checking dependency only: the Lambda layer ships no stubs), with the standard retry mode
 (throttling and transient errors retried with backoff). Adapters build theirs on first use and
 keep it for warm invocations; tests pass their own.
+
+Each goes to ``A2A_AWS_ENDPOINT_URL`` when it is set and not empty: the template declares it empty,
+because ``sam local`` passes a function only the variables the template declares, and a
+``--env-vars`` file sets it to a local endpoint (a moto server). Otherwise boto3 finds the endpoint
+as usual (its own ``AWS_ENDPOINT_URL`` included, which the local stack sets).
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["dynamodb_client", "lambda_client", "s3_client", "sqs_client", "ssm_client"]
 
 
+def _endpoint_url() -> str | None:
+    return os.environ.get("A2A_AWS_ENDPOINT_URL") or None
+
+
 def _config(max_attempts: int) -> Config:
     from botocore.config import Config
 
@@ -30,13 +40,13 @@ def _config(max_attempts: int) -> Config:
 def dynamodb_client() -> DynamoDBClient:
     import boto3
 
-    return boto3.client("dynamodb", config=_config(8))
+    return boto3.client("dynamodb", config=_config(8), endpoint_url=_endpoint_url())
 
 
 def sqs_client() -> SQSClient:
     import boto3
 
-    return boto3.client("sqs", config=_config(8))
+    return boto3.client("sqs", config=_config(8), endpoint_url=_endpoint_url())
 
 
 def s3_client() -> S3Client:
@@ -46,16 +56,16 @@ def s3_client() -> S3Client:
     from botocore.config import Config
 
     path_style = Config(signature_version="s3v4", s3={"addressing_style": "path"})
-    return boto3.client("s3", config=_config(8).merge(path_style))
+    return boto3.client("s3", config=_config(8).merge(path_style), endpoint_url=_endpoint_url())
 
 
 def lambda_client() -> LambdaClient:
     import boto3
 
-    return boto3.client("lambda", config=_config(5))
+    return boto3.client("lambda", config=_config(5), endpoint_url=_endpoint_url())
 
 
 def ssm_client() -> SSMClient:
     import boto3
 
-    return boto3.client("ssm")
+    return boto3.client("ssm", endpoint_url=_endpoint_url())
