@@ -5,6 +5,7 @@ table in moto (the whole stack in processes: tests/e2e/test_durable_e2e.py)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from aws_durable_execution_sdk_python.execution import InvocationStatus
 
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack import cli, stack
@@ -29,6 +31,7 @@ from a2a_serverless.devstack.resources import LocalResources
 
 ARN = durable_function_arn("a2a-local", "us-east-1")
 V1 = {"A2A-Version": "1.0"}
+STEPS_DEMO = "a2a_serverless.execution.steps_demo:StepsDemoExecutor"
 
 
 def _environment(execution_mode: str | None = None) -> LocalEnvironment:
@@ -90,12 +93,21 @@ def test_the_durable_workers_limits_come_from_the_template(template: dict[str, A
 def durable_env(
     resources: LocalResources, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[httpx.AsyncClient, LocalDurableWorker]]:
+    yield from _durable_env(resources, monkeypatch)
+
+
+def _durable_env(
+    resources: LocalResources, monkeypatch: pytest.MonkeyPatch, **environ: str
+) -> Iterator[tuple[httpx.AsyncClient, LocalDurableWorker]]:
+    """The API's app in durable mode over the stack's table in moto, with its durable worker;
+    ``environ``: more of the stack's environment (``A2A_EXECUTOR``)."""
     for key, value in {
         "A2A_STORE": "dynamodb",
         "A2A_TABLE_NAME": resources.tables["TasksTable"],
         "A2A_EXECUTION_MODE": "durable",
         "A2A_DURABLE_FUNCTION": ARN,
         "A2A_AUTH_MODE": "none",
+        **environ,
     }.items():
         monkeypatch.setenv(key, value)
     app, worker = durable_gateway_app(Settings.from_env(), limits=DurableLimits(60, 600))
@@ -160,3 +172,33 @@ async def test_the_apis_tasks_run_as_durable_executions_against_the_stacks_table
     # Everything else is the gateway app's
     assert (await client.get("/.well-known/agent-card.json")).status_code == 200
     assert (await client.post(STATUS_PATH)).status_code != 200
+
+
+@pytest.mark.asyncio
+async def test_a_cancel_during_a_nap_ends_the_run_without_a_traceback(
+    resources: LocalResources, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The steps demo's nap is a callback wait (no invocation runs); CancelTask fails the callback
+    caplog.set_level(logging.INFO)
+    for client, worker in _durable_env(resources, monkeypatch, A2A_EXECUTOR=STEPS_DEMO):
+        task_id = (await client.post("/message:send", json=_send("plan 3 nap 3600"))).json()["task"]["id"]
+        deadline = time.monotonic() + 20  # a hang guard
+        while True:  # napping: the first step done, no invocation running
+            task = (await client.get(f"/tasks/{task_id}")).json()
+            if task.get("artifacts") and worker.running == 0:
+                break
+            assert time.monotonic() < deadline, task
+            await asyncio.sleep(0.02)
+
+        await client.post(f"/tasks/{task_id}:cancel")
+
+        canceled = await _until(client, task_id, "TASK_STATE_CANCELED")
+        arn = worker.runs.execution_arn(task_id)
+        assert arn is not None
+        result = await asyncio.to_thread(worker.runs.runner.wait_for_result, arn, timeout=20)
+        assert result.status is InvocationStatus.SUCCEEDED
+    # The run ended at the nap: the next step never started, and nothing was logged as a failure
+    assert [p["text"] for a in canceled["artifacts"] for p in a["parts"]] == ["step 1 of 3 done\n"]
+    assert [op.name for op in result.get_context("turn-1").child_operations] == ["claim", "step-1", "nap", "nap-hold"]
+    lines = [r for r in caplog.records if r.name.startswith(("a2a_serverless", "aws_durable_execution_sdk_python"))]
+    assert [r.getMessage() for r in lines if r.exc_info or r.levelno >= logging.WARNING] == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -386,3 +387,76 @@ def test_the_durable_workers_own_runtime_builds_without_a_function_to_start() ->
     assert runtime.durable is not None
     with pytest.raises(ConfigError, match="A2A_DURABLE_FUNCTION"):
         runtime.durable.start("t1", "{}")
+
+
+# --------------------------------------------------------------------------- what a cancel logs
+
+DURABLE_LOGGERS = ("a2a_serverless", "aws_durable_execution_sdk_python")
+"""Our lines and the durable SDK's (a Lambda's log); the local runner's own are not the function's."""
+
+
+class SlowStep(ThreeSteps):
+    """A step that works for a minute (unless the run is stopped), then a quick one."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        await context.steps.run("slow", partial(self._slow, context.task_id))
+        await context.steps.run("after", partial(self._work, context.task_id, 2, updater))
+        await updater.complete()
+
+    async def _slow(self, task_id: str) -> str:
+        STEP_CALLS.append(f"{task_id}:slow")
+        await asyncio.sleep(60)
+        STEP_CALLS.append(f"{task_id}:slow-done")
+        return "slow"
+
+
+class BrokenStep(ThreeSteps):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).start_work()
+        await context.steps.run("broken", self._broken)
+
+    def _broken(self) -> str:
+        raise RuntimeError("the step broke")
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name.startswith(DURABLE_LOGGERS)]
+
+
+def test_a_cancel_during_a_step_stops_it_in_one_line_without_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    for durable in _durable(executor=_path(SlowStep)):
+        task_id = durable.send("go", "m-1")
+        deadline = time.monotonic() + 20  # a hang guard
+        while f"{task_id}:slow" not in STEP_CALLS:
+            assert time.monotonic() < deadline, "the slow step never started"
+            time.sleep(0.02)
+
+        canceled = cancel_task(CancelTaskRequest(id=task_id), CTX, durable.runtime)
+
+        assert durable.until(task_id, lambda h: h.state.is_terminal).state is S.TASK_STATE_CANCELED
+        assert canceled.status.state in (S.TASK_STATE_WORKING, S.TASK_STATE_CANCELED)
+        assert durable.result(task_id).status is InvocationStatus.SUCCEEDED
+    assert [c for c in STEP_CALLS if c.startswith(task_id)] == [f"{task_id}:slow"]  # stopped, the next never ran
+    lines = _lines(caplog)
+    assert [r.getMessage() for r in lines if r.exc_info or r.levelno >= logging.WARNING] == []
+    assert [r.getMessage() for r in lines if "stopped" in r.getMessage()] == [
+        "step 'slow' stopped: its run ended (canceled, out of time or taken over)"
+    ]
+
+
+def test_a_step_that_fails_still_logs_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    for durable in _durable(executor=_path(BrokenStep)):
+        durable.send("go", "m-1")
+        deadline = time.monotonic() + 20  # a hang guard
+        while not [r for r in _lines(caplog) if r.exc_info]:
+            assert time.monotonic() < deadline, "no failure was logged"
+            time.sleep(0.02)
+    failed = next(r for r in _lines(caplog) if r.exc_info)
+    assert failed.levelno == logging.ERROR
+    assert failed.exc_info is not None
+    assert isinstance(failed.exc_info[1], RuntimeError)
+    assert "broken" in failed.getMessage()

@@ -20,10 +20,11 @@ running and fail the task with a clear message, as the queue mode does for a red
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -187,7 +188,8 @@ class DurableSteps(Steps):
     drops what it re-emits, loses nothing); a step's own events are stored before its checkpoint.
     After a step that leaves less than ``durable_step_seconds`` of the invocation, the run goes on
     in a new invocation (a one-second wait), so no step meets the function's timeout. That choice
-    is recorded with the step's result, so a replay makes the same one."""
+    is recorded with the step's result, so a replay makes the same one. A step the run's end (a
+    cancel) cuts off is recorded as stopped, in one log line: not a failure to retry."""
 
     def __init__(self, context: DurableContext, log: RunLog, runtime: Runtime, item: WorkItem, started: float) -> None:
         self._context = context
@@ -202,6 +204,8 @@ class DurableSteps(Steps):
 
         await self._log.flush()
         loop = asyncio.get_running_loop()
+        calls: list[concurrent.futures.Future[Json]] = []
+        stopping = threading.Event()
 
         async def call() -> Json:
             result = await Steps.run(self, name, fn)  # the plain call, here inside the step
@@ -209,9 +213,33 @@ class DurableSteps(Steps):
             return {"result": result, "goOn": self._left() < self._settings.durable_step_seconds}
 
         def body(_step: StepContext) -> Json:
-            return asyncio.run_coroutine_threadsafe(call(), loop).result()
+            running = asyncio.run_coroutine_threadsafe(call(), loop)
+            calls.append(running)
+            if stopping.is_set():
+                running.cancel()
+            try:
+                return running.result()
+            except concurrent.futures.CancelledError:
+                # The run was stopped while the step worked (CancelTask, the invocation's deadline,
+                # the task taken over): the step ends without a result. Not a failure: raised, the
+                # SDK would log a traceback and schedule a retry of a run that is over.
+                logger.info(
+                    "step %r stopped: its run ended (canceled, out of time or taken over)",
+                    name,
+                    extra={"task_id": self._item.task_id},
+                )
+                return {"stopped": True}
 
-        done = await asyncio.to_thread(self._context.step, body, name)
+        try:
+            done = await asyncio.to_thread(self._context.step, body, name)
+        except asyncio.CancelledError:
+            stopping.set()  # the step's work stops with the run, not when the process ends
+            for running in calls:
+                running.cancel()
+            raise
+        if done.get("stopped"):
+            # Replayed: the run this step belonged to ended with it; so does this one.
+            raise asyncio.CancelledError
         if done["goOn"]:
             await asyncio.to_thread(self._context.wait, Duration.from_seconds(1), f"{name}-go-on")
         return done["result"]
@@ -221,7 +249,7 @@ class DurableSteps(Steps):
         CancelTask can end it early (it fails the callback the head names; the run's monitor then
         sees the cancel mark)."""
         from aws_durable_execution_sdk_python.config import CallbackConfig, Duration
-        from aws_durable_execution_sdk_python.exceptions import CallbackError
+        from aws_durable_execution_sdk_python.exceptions import CallbackError, CallbackExternalError
 
         await self._log.flush()
         whole = max(1, math.ceil(seconds))
@@ -230,8 +258,15 @@ class DurableSteps(Steps):
         # No function renews the run's lease while it sleeps: hold it over the sleep, and name the
         # callback on the head for CancelTask (a step, so a replay does not write it again).
         await asyncio.to_thread(self._context.step, partial(self._hold, whole, callback.callback_id), f"{name}-hold")
-        with contextlib.suppress(CallbackError):  # the sleep's end (its timeout), or a cancel that woke it
+        try:
             await asyncio.to_thread(callback.result)
+        except CallbackExternalError:
+            # CancelTask woke it (it fails the callback): the run's monitor sees the cancel mark and
+            # stops the executor, which must not start its next step meanwhile. A monitor that cannot
+            # read the task stops the run itself within the lease.
+            await asyncio.sleep(self._settings.run_lease_seconds)
+        except CallbackError:
+            pass  # the sleep's end: its timeout
 
     def _hold(self, seconds: int, callback_id: str, _step: StepContext) -> bool:
         item = self._item
