@@ -1,14 +1,18 @@
 """``a2a-serverless init DIR``: an agent project outside this repository, whose test passes, whose
-``a2a-serverless dev`` serves its own agent with its own card, and whose template deploys the kit's
-handlers (from the core layer) with the project's code. (``make template`` also runs ``sam validate
+``a2a-serverless dev`` serves its own agent with its own card, whose template deploys the kit's
+handlers (from the core layer) with the project's code, and which carries the kit as a wheel, so it
+works moved or cloned (``init --upgrade-kit`` replaces it). (``make template`` also runs ``sam validate
 --lint`` and ``sam build`` on a generated project.)"""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tomllib
+import venv
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +21,7 @@ import httpx
 import pytest
 
 from a2a_serverless.devstack import cli
-from a2a_serverless.devstack.project import create_project, kit_requirement
+from a2a_serverless.devstack.project import create_project
 from a2a_serverless.devstack.resources import load_template
 from testkit.devstack import DevStack
 
@@ -31,11 +35,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_the_project_holds_the_users_code_and_settings(project: Path) -> None:
+def test_the_project_holds_the_users_code_and_settings_and_the_kit_as_a_wheel(project: Path) -> None:
     files = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
+    (wheel,) = (project / "kit").glob("*.whl")
     assert files == [
         ".gitignore",
         "README.md",
+        f"kit/{wheel.name}",
         "kit/requirements.txt",
         "pyproject.toml",
         "samconfig.toml",
@@ -46,13 +52,127 @@ def test_the_project_holds_the_users_code_and_settings(project: Path) -> None:
         "template.yaml",
         "tests/test_agent.py",
     ]
-    # The kit, from this checkout (the installed kit is an editable install of it), never copied
-    assert kit_requirement() == f"a2a-serverless @ file://{REPO}"
-    assert (project / "kit" / "requirements.txt").read_text().splitlines()[-1] == kit_requirement()
-    assert not list(project.rglob("a2a_serverless"))
+    # The kit: its wheel, pinned by its version (the kit's, labelled with its content), from the
+    # directory of the requirements file; the same pin (with the local stack) for the project's venv
+    version = re.fullmatch(r"a2a_serverless-(0\.1\.0\+kit\.[0-9a-f]{12})-py3-none-any\.whl", wheel.name)
+    assert version is not None, wheel.name
+    requirements = [
+        line for line in (project / "kit" / "requirements.txt").read_text().splitlines() if not line.startswith("#")
+    ]
+    assert requirements == ["--find-links .", f"a2a-serverless=={version[1]}"]
+    dependencies = tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert dependencies == [f"a2a-serverless[dev]=={version[1]}", "pytest>=8"]
+    # No path of this machine in the project: it works moved, or cloned
+    for path in project.rglob("*"):
+        if path.is_file() and path.suffix != ".whl":
+            assert str(REPO) not in path.read_text(), path
     readme = (project / "README.md").read_text()
     commands = re.findall(r"^(\S.*?)\s+#", readme.split("```bash\n", 1)[1].split("```", 1)[0], flags=re.M)
     assert commands == ["a2a-serverless dev", "python -m pytest"]
+    # Its links lead somewhere (no placeholder)
+    assert re.findall(r"\]\(([^)]*)\)", readme) == []
+    assert "https://" not in readme
+
+
+def test_the_kits_wheel_resolves_from_the_requirements_file_wherever_the_project_is(
+    project: Path, tmp_path: Path
+) -> None:
+    # Given: the project moved (a clone elsewhere), and pip run from another directory, as sam build runs
+    # it (the build's working directory, the requirements file by its path)
+    moved = tmp_path / "elsewhere" / "clone"
+    shutil.copytree(project, moved)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+
+    # When: the layer's requirements are installed (no index: the kit must come from the project)
+    target, requirements = tmp_path / "layer", moved / "kit" / "requirements.txt"
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--target", str(target)]
+    result = subprocess.run(
+        [*pip, "--requirement", str(requirements)],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    # Then: pip took the wheel beside the file, and it holds the whole package, as a built wheel would
+    assert result.returncode == 0, result.stderr
+    source = REPO / "shared" / "a2a_serverless"
+    expected = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}
+    installed = {p.relative_to(target / "a2a_serverless").as_posix() for p in (target / "a2a_serverless").rglob("*.py")}
+    assert installed == expected
+    kit = target / "a2a_serverless" / "devstack" / "kit"
+    assert (kit / "template.yaml").read_bytes() == (REPO / "template.yaml").read_bytes()
+    assert (kit / "run.sh").read_bytes() == (REPO / "functions" / "run.sh").read_bytes()
+    (dist_info,) = target.glob("a2a_serverless-*.dist-info")
+    assert "a2a-serverless = a2a_serverless.devstack.cli:main" in (dist_info / "entry_points.txt").read_text()
+
+
+def test_the_kit_packed_from_an_install_of_its_wheel_is_the_same_wheel(project: Path, tmp_path: Path) -> None:
+    # Given: a venv with the project's kit installed from its wheel (as a team member's project venv has it)
+    (wheel,) = (project / "kit").glob("*.whl")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    install = [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", str(wheel)]
+    assert subprocess.run(install, capture_output=True, timeout=120, check=False).returncode == 0
+
+    # When: that install packs the kit for a new project
+    out = tmp_path / "out"
+    code = (
+        "from pathlib import Path; from a2a_serverless.devstack._kit_wheel import pack_kit_wheel; "
+        f"print(pack_kit_wheel(Path({str(out)!r})).path)"
+    )
+    result = subprocess.run([str(python), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    # Then: the same kit, byte for byte (a new project of that team gets the kit the first one has)
+    assert result.returncode == 0, result.stderr
+    assert Path(result.stdout.strip()).read_bytes() == wheel.read_bytes()
+
+
+def test_upgrade_kit_gives_a_project_this_kit_and_keeps_the_users_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given: a project made with an index's kit, whose requirements the user extended, and an old wheel
+    created = create_project(tmp_path / "agent", kit="a2a-serverless==0.0.9")
+    requirements, pyproject = created.root / "kit" / "requirements.txt", created.root / "pyproject.toml"
+    assert not list((created.root / "kit").glob("*.whl"))
+    requirements.write_text(
+        requirements.read_text().replace("a2a-serverless==0.0.9", "a2a-serverless[a2a-sdk]==0.0.9") + "requests\n"
+    )
+    stale = created.root / "kit" / "a2a_serverless-0.0.9+kit.000000000000-py3-none-any.whl"
+    stale.write_bytes(b"old")
+
+    # When
+    assert cli.main(["init", "--upgrade-kit", str(created.root)]) == 0
+
+    # Then: this kit's wheel replaces the old one, and both pins name it; the rest is as it was
+    (wheel,) = (created.root / "kit").glob("*.whl")
+    version = wheel.name.split("-")[1]
+    assert capsys.readouterr().out == f"{wheel}: the kit {version}, pinned in kit/requirements.txt and pyproject.toml\n"
+    lines = [line for line in requirements.read_text().splitlines() if not line.startswith("#")]
+    assert lines == ["--find-links .", f"a2a-serverless[a2a-sdk]=={version}", "requests"]
+    project = tomllib.loads(pyproject.read_text())["project"]
+    assert project["dependencies"] == [f"a2a-serverless[dev]=={version}", "pytest>=8"]
+    assert project["name"] == "agent"
+
+    # And again: an unchanged kit changes nothing
+    before = {p: p.read_bytes() for p in created.root.rglob("*") if p.is_file()}
+    assert cli.main(["init", "--upgrade-kit", str(created.root)]) == 0
+    assert {p: p.read_bytes() for p in created.root.rglob("*") if p.is_file()} == before
+
+
+def test_upgrade_kit_refuses_a_directory_that_is_not_a_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["init", "--upgrade-kit", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"a2a-serverless init: error: {tmp_path} is not an agent project (it has no kit/requirements.txt or "
+        "pyproject.toml)"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_template_deploys_the_kits_handlers_with_the_projects_code(project: Path) -> None:
@@ -84,7 +204,7 @@ def test_the_projects_own_test_passes(project: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
 
 
 def test_dev_in_the_project_serves_its_agent_with_its_card(project: Path) -> None:

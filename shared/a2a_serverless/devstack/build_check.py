@@ -57,7 +57,7 @@ def _requirement_names(requirements: Path) -> list[str]:
     names = []
     for line in requirements.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
-        if line:
+        if line and not line.startswith("-"):  # an option (--find-links .), not a requirement
             names.append(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0])
     return names
 

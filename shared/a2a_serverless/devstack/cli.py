@@ -107,9 +107,15 @@ def _build(sam_args: Sequence[str]) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .project import ProjectError, create_project
+    from .project import ProjectError, create_project, upgrade_kit
 
     try:
+        if args.upgrade_kit:
+            wheel = upgrade_kit(Path(args.directory))
+            sys.stdout.write(
+                f"{wheel.path}: the kit {wheel.version}, pinned in kit/requirements.txt and pyproject.toml\n"
+            )
+            return 0
         created = create_project(Path(args.directory), name=args.name, kit=args.kit)
     except ProjectError as exc:
         return _fail(str(exc), code=2, command="init")
@@ -186,8 +192,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     init.add_argument(
         "--kit",
         metavar="REQUIREMENT",
-        help="how the deployed functions get this kit, as a pip requirement (default: this installed "
-        "version; from a source checkout, that checkout)",
+        help="how the deployed functions get the kit, as a pip requirement (default: this installed kit, "
+        "packed as a wheel into the project's kit/)",
+    )
+    init.add_argument(
+        "--upgrade-kit",
+        action="store_true",
+        help="in the existing project DIR: replace the kit's wheel in kit/ with this installed kit, and its "
+        "version in kit/requirements.txt and pyproject.toml",
     )
     build = commands.add_parser(
         "build",

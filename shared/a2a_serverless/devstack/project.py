@@ -1,16 +1,24 @@
 """``a2a-serverless init DIR``: an agent project of the user's own, outside this repository.
 
-The project holds only the user's code and settings; the kit comes from the installed package:
+The project holds the user's code and settings, and the kit it was made with:
 
 * ``src/<package>/agent.py``: the executor to edit, and ``src/agent.json``, its card (name,
   description, version, skills). ``src/`` is the functions' code (``CodeUri``), so on Lambda the card
   is ``/var/task/agent.json``; the local stack maps that path to ``src/``.
+* ``kit/``: the installed kit packed as a wheel (:mod:`._kit_wheel`; the kit is not on PyPI yet)
+  and ``requirements.txt``, which the core layer is built from: ``--find-links .`` (pip reads it
+  relative to the requirements file, so ``sam build`` finds the wheel from any directory, and in a
+  clone anywhere) and the kit pinned to the wheel's version. ``--kit REQUIREMENT`` names another
+  kit instead (an index's), and then no wheel is written. ``upgrade_kit`` (``init --upgrade-kit``)
+  replaces the wheel and the pins with the installed kit.
 * ``template.yaml``: the kit's own template (shipped in the package), with the functions' code
-  ``src/``, the core layer built from ``kit/requirements.txt`` (one line: the kit, as a pip
-  requirement), and the parameters' defaults naming the project's executor, agent and card. The
-  handlers are the kit's (``a2a_serverless.functions.<name>.handler``, from the layer), never copies.
-* ``samconfig.toml``, ``tests/test_agent.py`` (the agent on the in-memory runtime), ``pyproject.toml``,
-  ``.gitignore`` and a README whose first two commands run the agent locally and test it.
+  ``src/``, the core layer built from ``kit/``, and the parameters' defaults naming the project's
+  executor, agent and card. The handlers are the kit's (``a2a_serverless.functions.<name>.handler``,
+  from the layer), never copies.
+* ``samconfig.toml``, ``tests/test_agent.py`` (the agent on the in-memory runtime, through
+  :mod:`.testing`), ``pyproject.toml`` (the kit with ``[dev]`` for the project's own venv, pinned as
+  in ``kit/requirements.txt``), ``.gitignore`` and a README whose first two commands run the agent
+  locally and test it.
 
 The template is derived by replacing a few exact lines of the kit's; each must be found, so a
 change of the kit's template that would make a wrong project fails here (and in its test) instead.
@@ -26,14 +34,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
-__all__ = ["Created", "ProjectError", "create_project", "kit_requirement", "python_for_sam"]
+from . import _project_files as files
+from ._kit_wheel import DIST, KitWheel, pack_kit_wheel
+
+__all__ = ["Created", "ProjectError", "create_project", "project_template", "python_for_sam", "upgrade_kit"]
 
 SAM_PYTHON = "python3.13"
 """The functions' runtime (``python3.13`` in the template): ``sam build`` runs this interpreter."""
 
-_DIST = "a2a-serverless"
+_KIT_LINE = re.compile(r"^(a2a[-_.]serverless(?:\[[^\]\n]*\])?)[ \t]*(?:[=<>!~@].*)?$", re.MULTILINE | re.IGNORECASE)
+"""The kit's line in ``kit/requirements.txt``: its name and extras (group 1), then any version or URL."""
+_KIT_DEPENDENCY = re.compile(r'(?<!name = )"(a2a[-_.]serverless(?:\[[^\]"]*\])?)(?=[\s=<>!~@;"])[^"]*"', re.IGNORECASE)
+"""The kit in ``pyproject.toml``'s dependencies, as above."""
 
 
 class ProjectError(ValueError):
@@ -51,7 +64,8 @@ class Created:
 
 
 def create_project(root: Path, *, name: str | None = None, kit: str | None = None) -> Created:
-    """Write a new agent project into ``root`` (absent or empty). Raises :class:`ProjectError`."""
+    """Write a new agent project into ``root`` (absent or empty), with the installed kit as a wheel in
+    ``kit/``, or, given ``kit`` (a pip requirement), naming that. Raises :class:`ProjectError`."""
     root = root.expanduser().resolve()
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise ProjectError(f"{root} exists and is not an empty directory")
@@ -63,26 +77,60 @@ def create_project(root: Path, *, name: str | None = None, kit: str | None = Non
     stack = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:100] or "agent"
     if not stack[0].isalpha():
         stack = f"a2a-{stack}"
-    requirement = kit or kit_requirement()
-    files = {
-        "template.yaml": project_template(_kit_text("template.yaml"), name=name, executor=executor),
-        "samconfig.toml": _SAMCONFIG.format(stack=stack, executor=executor),
-        "kit/requirements.txt": _KIT_REQUIREMENTS.format(requirement=requirement),
+    template = project_template(_kit_text("template.yaml"), name=name, executor=executor)
+    if kit is None:
+        wheel = _pack(root / "kit")
+        requirement, source, about_kit = f"{DIST}=={wheel.version}", files.WHEEL_SOURCE, files.KIT_WHEEL
+    else:
+        requirement, source, about_kit = kit, "", files.KIT_REQUIREMENT.format(requirement=kit)
+    texts = {
+        "template.yaml": template,
+        "samconfig.toml": files.SAMCONFIG.format(stack=stack, executor=executor),
+        "kit/requirements.txt": files.KIT_REQUIREMENTS.format(source=source, requirement=requirement),
         "src/run.sh": _kit_text("run.sh"),
         f"src/{package}/__init__.py": "",
-        f"src/{package}/agent.py": _AGENT.format(name=name, name_literal=repr(name)),
+        f"src/{package}/agent.py": files.AGENT.format(name=name, name_literal=repr(name)),
         "src/agent.json": json.dumps(_card(name), indent=2) + "\n",
-        "tests/test_agent.py": _TEST.format(executor=executor, name=name),
-        "pyproject.toml": _PYPROJECT.format(project=stack, requirement=_dev_requirement(requirement)),
-        ".gitignore": _GITIGNORE,
-        "README.md": _README.format(name=name, package=package, stack=stack),
+        "tests/test_agent.py": files.TEST.format(executor=executor, name=name),
+        "pyproject.toml": files.PYPROJECT.format(project=stack, requirement=_dev_requirement(requirement)),
+        ".gitignore": files.GITIGNORE,
+        "README.md": files.README.format(name=name, package=package, stack=stack, kit=about_kit),
     }
-    for relative, text in files.items():
+    for relative, text in texts.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     (root / "src" / "run.sh").chmod(0o755)
     return Created(root=root, name=name, package=package, executor=executor)
+
+
+def upgrade_kit(root: Path) -> KitWheel:
+    """Give the agent project in ``root`` the installed kit: its wheel in ``kit/`` (the old one
+    removed), and its version in ``kit/requirements.txt`` and ``pyproject.toml``, whose other lines
+    (extras included) stay as the user left them. Checks both before changing anything. Raises
+    :class:`ProjectError`."""
+    root = root.expanduser().resolve()
+    requirements, pyproject = root / "kit" / "requirements.txt", root / "pyproject.toml"
+    if not requirements.is_file() or not pyproject.is_file():
+        raise ProjectError(f"{root} is not an agent project (it has no kit/requirements.txt or pyproject.toml)")
+    texts = {path: path.read_text(encoding="utf-8") for path in (requirements, pyproject)}
+    kit_line = _KIT_LINE.search(texts[requirements])
+    if kit_line is None or _KIT_DEPENDENCY.search(texts[pyproject]) is None:
+        where = "kit/requirements.txt" if kit_line is None else "pyproject.toml"
+        raise ProjectError(f"{where} names no {DIST} requirement to upgrade")
+    stale = set((root / "kit").glob("a2a_serverless-*.whl"))
+    wheel = _pack(root / "kit")
+    for path in stale - {wheel.path}:
+        path.unlink()
+    text = texts[requirements]
+    if not re.search(r"^--find-links[ =]\.$", text, flags=re.MULTILINE):  # a project made with --kit
+        text = text[: kit_line.start()] + files.WHEEL_SOURCE + text[kit_line.start() :]
+    text = _KIT_LINE.sub(lambda m: f"{m.group(1)}=={wheel.version}", text)
+    requirements.write_text(text, encoding="utf-8")
+    pyproject.write_text(
+        _KIT_DEPENDENCY.sub(lambda m: f'"{m.group(1)}=={wheel.version}"', texts[pyproject]), encoding="utf-8"
+    )
+    return wheel
 
 
 def project_template(kit_template: str, *, name: str, executor: str) -> str:
@@ -113,22 +161,6 @@ def project_template(kit_template: str, *, name: str, executor: str) -> str:
     if not found:
         raise ProjectError("the kit's template has changed: no Description")
     return text
-
-
-def kit_requirement() -> str:
-    """How the deployed layer installs this kit: this checkout when the installed kit is one
-    (``pip install -e``, or from a local directory), else this version from the package index."""
-    try:
-        distribution = metadata.distribution(_DIST)
-    except metadata.PackageNotFoundError as exc:
-        raise ProjectError(f"{_DIST} is not installed; give the kit's requirement with --kit") from exc
-    direct = distribution.read_text("direct_url.json")
-    if direct:
-        info = json.loads(direct)
-        url = str(info.get("url", ""))
-        if url.startswith("file://") and "dir_info" in info:  # a directory (a checkout), not an archive
-            return f"{_DIST} @ file://{Path(unquote(urlsplit(url).path)).resolve()}"
-    return f"{_DIST}=={distribution.version}"
 
 
 def python_for_sam(environ: Mapping[str, str]) -> Path | None:
@@ -162,6 +194,13 @@ def _is_313(python: str) -> bool:
     except OSError:
         return False
     return out.stdout.strip() == "True"
+
+
+def _pack(directory: Path) -> KitWheel:
+    try:
+        return pack_kit_wheel(directory)
+    except metadata.PackageNotFoundError as exc:
+        raise ProjectError(f"{DIST} is not installed; give the kit's requirement with --kit") from exc
 
 
 def _kit_text(name: str) -> str:
@@ -205,146 +244,3 @@ def _card(name: str) -> dict[str, object]:
             }
         ],
     }
-
-
-_KIT_REQUIREMENTS = """\
-# The a2a-serverless kit, installed into the core layer by `sam build` with its dependencies.
-{requirement}
-"""
-
-_AGENT = '''\
-"""{name}: your agent. Edit ``Agent.execute``; ``a2a-serverless dev`` serves it locally."""
-
-from __future__ import annotations
-
-from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
-from a2a_serverless.models import Part
-
-NAME = {name_literal}
-
-
-class Agent(AgentExecutor):
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
-        text = context.get_user_input().strip()
-        await updater.add_artifact([Part(text=f"{{NAME}} heard: {{text}}")], name="reply")
-        await updater.complete()
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
-'''
-
-_TEST = '''\
-"""The agent on the in-memory runtime: the whole protocol path (HTTP+JSON binding, the operations,
-the worker running your executor), no AWS, no local stack."""
-
-from __future__ import annotations
-
-import asyncio
-from pathlib import Path
-from typing import Any
-
-import httpx
-
-from a2a_serverless.config import Settings
-from a2a_serverless.wiring import build_runtime
-from a2a_serverless.transport.app import create_app
-
-CARD = Path(__file__).parents[1] / "src" / "agent.json"
-V1 = {{"A2A-Version": "1.0"}}
-
-
-def call(method: str, path: str, body: Any = None) -> httpx.Response:
-    settings = Settings(store="memory", executor="{executor}", card_file=str(CARD))
-    app = create_app(build_runtime(settings))
-
-    async def send() -> httpx.Response:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent") as http:
-            return await http.request(method, path, json=body, headers=V1)
-
-    return asyncio.run(send())
-
-
-def test_the_card_is_the_agents() -> None:
-    card = call("GET", "/.well-known/agent-card.json").json()
-    assert card["name"] == {name!r}
-    assert [skill["id"] for skill in card["skills"]] == ["reply"]
-
-
-def test_the_agent_answers() -> None:
-    message = {{"messageId": "m1", "role": "ROLE_USER", "parts": [{{"text": "hello"}}]}}
-    response = call("POST", "/message:send", {{"message": message}})
-    assert response.status_code == 200, response.text
-    task = response.json()["task"]
-    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert task["artifacts"][0]["parts"][0]["text"] == {name!r} + " heard: hello"
-'''
-
-_SAMCONFIG = """\
-# Defaults for `sam build` and `sam deploy` (run `sam deploy --guided` once to adjust them).
-version = 0.1
-
-[default.global.parameters]
-stack_name = "{stack}"
-
-[default.build.parameters]
-cached = true
-parallel = true
-
-[default.validate.parameters]
-lint = true
-
-[default.deploy.parameters]
-capabilities = "CAPABILITY_IAM"
-confirm_changeset = true
-resolve_s3 = true
-s3_prefix = "{stack}"
-# Who may call: AWS_IAM (SigV4-signed requests only; the template's default), Jwt (with JwtIssuer and
-# JwtAudience), or Open, which makes the API PUBLIC: anyone on the internet can call the agent (the
-# stack's PublicApiWarning output says so). Choose Open only on purpose.
-parameter_overrides = "ExecutorPath=\\"{executor}\\" AuthMode=\\"AWS_IAM\\" LogLevel=\\"INFO\\""
-"""
-
-_PYPROJECT = """\
-[project]
-name = "{project}"
-version = "0.1.0"
-requires-python = ">=3.11"
-# The kit with its local stack ([dev]); the deployed functions get the kit from kit/requirements.txt.
-dependencies = ["{requirement}", "pytest>=8"]
-
-[tool.pytest.ini_options]
-pythonpath = ["src"]
-testpaths = ["tests"]
-"""
-
-_GITIGNORE = """\
-.venv/
-__pycache__/
-*.pyc
-.pytest_cache/
-.aws-sam/
-"""
-
-_README = """\
-# {name}
-
-An A2A agent deployed with [a2a-serverless](https://github.com/) on AWS serverless.
-
-```bash
-a2a-serverless dev          # run it locally: the whole stack on moto, your agent, your card
-python -m pytest            # test it (the agent on the in-memory runtime)
-```
-
-(In a fresh virtual environment, `pip install -e .` first: it installs the kit with its local stack.)
-
-* `src/{package}/agent.py`: your agent (`Agent.execute`). Its card: `src/agent.json` (name,
-  description, version, skills).
-* `template.yaml`: the deployment (the kit's template with your code as the functions' code);
-  `kit/requirements.txt` says which kit the core layer installs.
-* Deploy: `a2a-serverless build && sam deploy --guided` (stack `{stack}`). `build` is `sam build`
-  with a real Python 3.13. Who may call it is `AuthMode`: `AWS_IAM` by default (SigV4-signed
-  requests only), `Jwt` (your issuer and audience), or `Open`, which makes the agent public to
-  anyone on the internet.
-"""
