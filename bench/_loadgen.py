@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Request", "jsonrpc", "percentile", "run_load", "stream_latencies", "user_message"]
+__all__ = ["HEADERS", "Request", "jsonrpc", "percentile", "run_load", "stream_latencies", "user_message"]
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 

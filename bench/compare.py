@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _loadgen import Request, jsonrpc, run_load, stream_latencies, user_message
+from _loadgen import HEADERS, Request, jsonrpc, run_load, stream_latencies, user_message
 from import_times import import_us
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,7 +140,7 @@ def operations(binding: str, task_id: str) -> dict[str, tuple[Callable[[], Reque
 def seed_task(base: str) -> str:
     """One completed echo task, for GetTask."""
     request = jsonrpc("SendMessage", {"message": user_message("hello")})
-    response = httpx.post(base + "/", content=request.body, headers={"A2A-Version": "1.0"}, timeout=60)
+    response = httpx.post(base + "/", content=request.body, headers=HEADERS, timeout=60)
     task: dict[str, Any] = response.json()["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     return str(task["id"])

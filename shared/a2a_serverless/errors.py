@@ -35,6 +35,7 @@ __all__ = [
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "UnauthenticatedError",
+    "UnsupportedMediaTypeError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
 ]
@@ -149,6 +150,14 @@ class UnsupportedOperationError(A2AError):
 class ContentTypeNotSupportedError(A2AError):
     jsonrpc_code, http_status, grpc_status = -32005, 400, "INVALID_ARGUMENT"
     reason, default_message = "CONTENT_TYPE_NOT_SUPPORTED", "Incompatible content types"
+
+
+class UnsupportedMediaTypeError(ContentTypeNotSupportedError):
+    """The request body is not declared JSON (its ``Content-Type``): ContentTypeNotSupportedError
+    (-32005, CONTENT_TYPE_NOT_SUPPORTED) with HTTP's own status for it, 415 (RFC 9110 section
+    15.5.16), where the spec's 400 is for a part's media type the agent does not take."""
+
+    http_status = 415
 
 
 class InvalidAgentResponseError(A2AError):

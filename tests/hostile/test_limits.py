@@ -387,10 +387,13 @@ class LambdaRig:
     table: str
     queue_url: str
 
-    def invoke(self, body: bytes | None, *, base64_body: bool = False, **headers: str) -> dict[str, Any]:
-        """The recorded API Gateway REST proxy event, carrying ``body``, into SendMessage's function."""
+    def invoke(
+        self, body: bytes | None, *, base64_body: bool = False, without: str = "", **headers: str
+    ) -> dict[str, Any]:
+        """The recorded API Gateway REST proxy event, carrying ``body`` (and ``headers``, but not
+        the header named ``without``), into SendMessage's function."""
         event = json.loads(RECORDED_EVENT.read_text())
-        event["headers"] = {**event["headers"], **headers}
+        event["headers"] = {k: v for k, v in {**event["headers"], **headers}.items() if k != without}
         event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
         if body is None:
             event["body"] = None
@@ -522,6 +525,28 @@ def test_lambda_refuses_a_message_whose_work_does_not_fit_the_queue(fn: LambdaRi
     assert fn.written() == before
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        pytest.param("text/plain", id="text-plain"),
+        pytest.param("application/x-www-form-urlencoded", id="form-urlencoded"),
+        pytest.param("multipart/form-data; boundary=x", id="multipart"),
+        pytest.param(None, id="missing"),
+    ],
+)
+def test_lambda_refuses_a_body_not_declared_json(fn: LambdaRig, content_type: str | None) -> None:
+    """On AWS as locally: a body that is not declared JSON is 415, and nothing is written."""
+    body = json.dumps(send_body()).encode()
+    before = fn.written()
+    if content_type is None:
+        response = fn.invoke(body, without="Content-Type")
+    else:
+        response = fn.invoke(body, **{"Content-Type": content_type})
+    lambda_error(response, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+    assert fn.written() == before
+    assert fn.invoke(body, **{"Content-Type": "application/json; charset=utf-8"})["statusCode"] == 200
+
+
 def test_lambda_huge_extensions_header(fn: LambdaRig) -> None:
     """API Gateway caps headers at 10 KB; past it, the same work-item check keeps a 1 MB
     ``A2A-Extensions`` header from becoming a 500."""
@@ -579,17 +604,114 @@ def test_empty_body(r: Rig, path: str, headers: dict[str, str], make: Make, door
     assert r.state() == before
 
 
+UNSUPPORTED_MEDIA_TYPE = -32005  # ContentTypeNotSupportedError (spec 5.4); HTTP 415 over REST
+NOT_JSON_TYPES = [
+    # What a page on any other origin may POST without a CORS preflight (cross-site request forgery).
+    pytest.param("text/plain", id="text-plain"),
+    pytest.param("text/plain;charset=UTF-8", id="text-plain-charset"),
+    pytest.param("application/x-www-form-urlencoded", id="form-urlencoded"),
+    pytest.param("multipart/form-data; boundary=x", id="multipart"),
+    pytest.param(None, id="missing"),
+    pytest.param("", id="empty"),
+    # Not JSON, or JSON of another format.
+    pytest.param("application/xml", id="xml"),
+    pytest.param("text/json", id="text-json"),
+    pytest.param("application/merge-patch+json", id="merge-patch"),
+    pytest.param("application/jsonx", id="json-prefix"),
+]
+
+
+@pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
+@pytest.mark.parametrize("content_type", NOT_JSON_TYPES)
+def test_a_body_not_declared_json_is_refused(
+    r: Rig, path: str, headers: dict[str, str], make: Make, door: str, content_type: str | None
+) -> None:
+    """A body whose Content-Type is not JSON, or that has none, is ContentTypeNotSupportedError
+    (JSON-RPC -32005, REST 415 with the binding's error shape), and nothing is stored: a browser
+    sends these types cross-origin without asking (official TCK, JSONRPC-SSE-002)."""
+    body = json.dumps(make("forged", f"m-ct-{door}-{content_type}")).encode()
+    sent = {**headers, **({} if content_type is None else {"Content-Type": content_type})}
+    before = r.state()
+    response = r.request("POST", path, content=body, headers=sent)
+    assert_refused(response, door, UNSUPPORTED_MEDIA_TYPE, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+    assert response.headers["accept"] == "application/json, application/a2a+json"
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "body", "door"),
+    [
+        pytest.param("/", V1, {**_rpc_v1("s", "m-s1"), "method": "SendStreamingMessage"}, "rpc-1.0", id="jsonrpc-1.0"),
+        pytest.param("/", {}, {**_rpc_v03("s", "m-s2"), "method": "message/stream"}, "rpc-0.3", id="jsonrpc-0.3"),
+        pytest.param("/message:stream", V1, _rest_v1("s", "m-s3"), "rest-1.0", id="rest-1.0"),
+        pytest.param("/v1/message:stream", {}, _rest_v03("s", "m-s4"), "rest-0.3", id="rest-0.3"),
+    ],
+)
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_stream_not_declared_json_is_refused_before_it_starts(
+    r: Rig, path: str, headers: dict[str, str], body: dict[str, Any], door: str, content_type: str | None
+) -> None:
+    """The streaming sends too: a plain JSON error, not an event stream, and nothing stored."""
+    sent = {
+        **headers,
+        "Accept": "text/event-stream",
+        **({} if content_type is None else {"Content-Type": content_type}),
+    }
+    before = r.state()
+    response = r.request("POST", path, content=json.dumps(body).encode(), headers=sent)
+    assert_refused(response, door, UNSUPPORTED_MEDIA_TYPE, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(
+    ("verb", "path"),
+    [
+        pytest.param("POST", "/tasks/{waiting}:cancel", id="cancel"),
+        pytest.param("POST", "/acme/tasks/{waiting}:cancel", id="tenant-cancel"),
+        pytest.param("POST", "/v1/tasks/{waiting}:cancel", id="v03-cancel"),
+        pytest.param("POST", "/tasks/{done}/pushNotificationConfigs", id="push-create"),
+        pytest.param("POST", "/tasks/{done}:subscribe", id="subscribe"),
+    ],
+)
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+def test_an_empty_body_declared_otherwise_is_refused(r: Rig, verb: str, path: str, content_type: str) -> None:
+    """A form with no fields still says what it is: an HTML form on another site may POST it."""
+    v03 = path.startswith("/v1/")
+    before = r.state()
+    response = r.request(verb, r.fill(path), content=b"", headers={**({} if v03 else V1), "Content-Type": content_type})
+    if v03:
+        assert_v03_rest_error(response, UNSUPPORTED_MEDIA_TYPE, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+    else:
+        assert_rest_error(response, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+    assert r.state() == before
+
+
+def test_requests_without_a_body_need_no_content_type(r: Rig) -> None:
+    """GET and DELETE carry no body, and POST ``:cancel`` may have none: no Content-Type needed."""
+    task = r.send("ask me", "m-no-body")
+    got = r.request("GET", f"/tasks/{task['id']}", headers=V1)
+    assert got.status_code == 200, got.text
+    canceled = r.request("POST", f"/tasks/{task['id']}:cancel", content=b"", headers=V1)
+    assert canceled.status_code == 200, canceled.text
+    assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
+
+
 @pytest.mark.parametrize(("path", "headers", "make", "door"), DOORS)
 @pytest.mark.parametrize(
     "content_type",
-    ["text/plain", "application/xml", "multipart/form-data; boundary=x", "", "application/json; charset=utf-16"],
+    [
+        "application/json",
+        "application/a2a+json",
+        "application/json; charset=utf-8",
+        "Application/JSON;Charset=UTF-8",
+        "APPLICATION/A2A+JSON; charset=utf-8",
+        " application/a2a+json ; version=1.0",
+    ],
 )
-def test_the_content_type_does_not_decide(
+def test_the_json_types_are_accepted_with_parameters(
     r: Rig, path: str, headers: dict[str, str], make: Make, door: str, content_type: str
 ) -> None:
-    """The body is read as JSON (UTF-8) whatever Content-Type says: the spec asks clients for
-    application/json (JSON-RPC) and application/a2a+json (REST) without asking servers to refuse
-    others (digest 1.1). Stored as sent."""
+    """Both JSON types on every door, any case, parameters ignored (RFC 8259: JSON is UTF-8)."""
     mid = f"m-ct-{door}-{content_type}"
     body = json.dumps(make("typed", mid)).encode()
     response = r.request("POST", path, content=body, headers={**headers, "Content-Type": content_type})
@@ -627,7 +749,10 @@ def test_odd_version_headers_are_version_errors(r: Rig, value: bytes) -> None:
     before = r.state()
     for path, body in (("/", rpc_body("GetTask", {"id": r.tasks["done"]["id"]}, "v")), ("/message:send", None)):
         response = r.request(
-            "POST", path, content=body or json.dumps({"message": message()}).encode(), headers=[(b"A2A-Version", value)]
+            "POST",
+            path,
+            content=body or json.dumps({"message": message()}).encode(),
+            headers=[(b"A2A-Version", value), (b"Content-Type", b"application/json")],
         )
         if path == "/":
             assert_rpc_error(response, rpc_id="v", codes=-32009, legacy=None)
@@ -650,7 +775,12 @@ def test_megabyte_headers_are_ignored_or_refused(r: Rig) -> None:
         "POST",
         "/message:send",
         content=json.dumps({"message": message("hi", "m-ext")}).encode(),
-        headers=[(b"A2A-Version", b"1.0"), (b"A2A-Extensions", uris), (b"X-Junk", b"\xff" * 1024 * 1024)],
+        headers=[
+            (b"A2A-Version", b"1.0"),
+            (b"Content-Type", b"application/json"),
+            (b"A2A-Extensions", uris),
+            (b"X-Junk", b"\xff" * 1024 * 1024),
+        ],
     )
     assert_rest_error(sent, 400, "INVALID_PARAMS")
     assert r.state() == before
@@ -664,7 +794,7 @@ def test_megabyte_credentials_are_unauthenticated() -> None:
                 "POST",
                 "/message:send",
                 content=json.dumps({"message": message()}).encode(),
-                headers=[(b"A2A-Version", b"1.0"), (b"Authorization", token)],
+                headers=[(b"A2A-Version", b"1.0"), (b"Content-Type", b"application/json"), (b"Authorization", token)],
             )
             assert_no_leak(response)
             assert response.status_code == 401, response.text[:500]

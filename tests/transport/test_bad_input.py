@@ -883,11 +883,12 @@ async def test_surrogate_pairs_are_accepted(h: Harness) -> None:
     """Only lone surrogates are refused: an escaped pair is one character (U+1F600) on both bindings."""
     text = b'"\\ud83d\\ude00 caf\\u00e9"'
     msg = b'{"messageId": "m-pair-%s", "role": "ROLE_USER", "parts": [{"text": ' + text + b"}]}"
-    rest = await h.http.post("/message:send", content=b'{"message": ' + msg % b"rest" + b"}", headers=V1)
+    json_v1 = {**V1, "Content-Type": "application/json"}
+    rest = await h.http.post("/message:send", content=b'{"message": ' + msg % b"rest" + b"}", headers=json_v1)
     assert rest.status_code == 200, rest.text
     assert rest.json()["task"]["history"][0]["parts"][0]["text"] == "\U0001f600 caf\u00e9"
     rpc_body = b'{"jsonrpc": "2.0", "id": "p", "method": "SendMessage", "params": {"message": ' + msg % b"rpc" + b"}}"
-    rpc = await h.http.post("/", content=rpc_body, headers=V1)
+    rpc = await h.http.post("/", content=rpc_body, headers=json_v1)
     assert rpc.status_code == 200, rpc.text
     assert rpc.json()["result"]["task"]["history"][0]["parts"][0]["text"] == "\U0001f600 caf\u00e9"
 

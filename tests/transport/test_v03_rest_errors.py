@@ -225,8 +225,9 @@ async def test_invalid_params_is_422(http: httpx.AsyncClient) -> None:
 
 @pytest.mark.asyncio
 async def test_unreadable_bodies(http: httpx.AsyncClient) -> None:
-    v03_error(await http.post("/v1/message:send", content=b"{"), -32700, "INVALID_REQUEST")
-    v03_error(await http.post("/v1/message:send", content=b"[]"), -32600, "INVALID_REQUEST")
+    as_json = {"Content-Type": "application/json"}
+    v03_error(await http.post("/v1/message:send", content=b"{", headers=as_json), -32700, "INVALID_REQUEST")
+    v03_error(await http.post("/v1/message:send", content=b"[]", headers=as_json), -32600, "INVALID_REQUEST")
 
 
 @pytest.mark.asyncio

@@ -82,7 +82,9 @@ async def test_a_client_that_says_0_3_gets_the_plain_error(
 
 @pytest.mark.asyncio
 async def test_errors_before_the_method_is_known_stay_plain(http: httpx.AsyncClient) -> None:
-    response = await http.post("/", content=b"{not json", headers={"Accept": "text/event-stream"})
+    response = await http.post(
+        "/", content=b"{not json", headers={"Accept": "text/event-stream", "Content-Type": "application/json"}
+    )
 
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == -32700

@@ -12,13 +12,20 @@ from urllib.parse import unquote_to_bytes
 from starlette.requests import Request
 
 from ..auth import Principal, authenticate
-from ..errors import InvalidParamsError, JSONParseError, PayloadTooLargeError, VersionNotSupportedError
+from ..errors import (
+    InvalidParamsError,
+    JSONParseError,
+    PayloadTooLargeError,
+    UnsupportedMediaTypeError,
+    VersionNotSupportedError,
+)
 from ..json_types import Json, JsonValue
 from ..operations import CallContext
 from ..runtime import Runtime
 from ..versions import SUPPORTED, ProtocolVersion
 
 __all__ = [
+    "JSON_MEDIA_TYPES",
     "MAX_JSON_DEPTH",
     "asks_for_v1",
     "authenticate_request",
@@ -30,6 +37,7 @@ __all__ = [
     "parse_json",
     "read_body",
     "read_json",
+    "read_json_body",
     "request_id",
 ]
 
@@ -56,6 +64,42 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise PayloadTooLargeError(f"Request body exceeds {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+JSON_MEDIA_TYPES = ("application/json", "application/a2a+json")
+"""The request bodies every route takes: JSON-RPC's (spec 9.1) and HTTP+JSON's (spec 11.1), on
+both bindings and both protocol versions, parameters (``charset``) ignored as RFC 8259 says.
+Other ``+json`` types are refused: each names a format of its own (``merge-patch+json``,
+``problem+json``) that these bodies are not."""
+
+
+async def read_json_body(request: Request, limit: int) -> bytes:
+    """The body of a call, which must be declared JSON (:data:`JSON_MEDIA_TYPES`), or
+    ``UnsupportedMediaTypeError``: a declared type that is not JSON is refused before the body is
+    read (even when empty), a body sent with no type once it is read. An empty body with no type
+    passes (POST ``tasks/{id}:cancel`` has nothing to send).
+
+    Why: ``text/plain``, ``application/x-www-form-urlencoded`` and ``multipart/form-data`` are what
+    a page on any other origin may POST without a CORS preflight (Fetch, "CORS-safelisted request
+    header"); a JSON type needs one, which this server never grants. So a browser cannot be made to
+    call the agent from another site (cross-site request forgery)."""
+    declared = request.headers.getlist("content-type")
+    if declared:
+        kinds = {value.split(";", 1)[0].strip().lower() for value in declared}
+        if len(kinds) != 1 or not kinds <= set(JSON_MEDIA_TYPES):
+            shown = ", ".join(sorted(kind[:64] or "(empty)" for kind in kinds))
+            raise _not_json(f"Content-Type {shown} is not accepted")
+    body = await read_body(request, limit)
+    if body and not declared:
+        raise _not_json("The request body has no Content-Type")
+    return body
+
+
+def _not_json(problem: str) -> UnsupportedMediaTypeError:
+    accepted = " or ".join(JSON_MEDIA_TYPES)
+    return UnsupportedMediaTypeError(
+        f"{problem}: send the body as {accepted}", headers={"Accept": ", ".join(JSON_MEDIA_TYPES)}
+    )
 
 
 # A ``\uD800``..``\uDFFF`` escape in the JSON text: the only way a lone surrogate gets into a
@@ -115,7 +159,8 @@ def parse_json(body: bytes) -> JsonValue:
 
 
 async def read_json(request: Request, limit: int) -> JsonValue:
-    return parse_json(await read_body(request, limit))
+    """The body, declared JSON (:func:`read_json_body`) and parsed (:func:`parse_json`)."""
+    return parse_json(await read_json_body(request, limit))
 
 
 def check_url_text(request: Request) -> None:

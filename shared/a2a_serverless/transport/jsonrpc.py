@@ -1,5 +1,6 @@
 """The JSON-RPC 2.0 binding: ``POST /`` (spec 9, digest 1.2), for v1.0 and v0.3 method names
-(digest 7.3: the names are disjoint, so the name picks the version; :mod:`.v03` maps them).
+(digest 7.3: the names are disjoint, so the name picks the version; :mod:`.v03` maps them). The
+body must be declared JSON (``_http.read_json_body``), whatever the version.
 
 Errors are JSON-RPC error objects with HTTP 200, except authentication failures, which are
 refused at the HTTP layer with 401. Unexpected failures are logged with the request id and answered

@@ -1,6 +1,7 @@
 """The HTTP+JSON binding (spec 11, digest 1.1): routes derived from the method table.
 
-POST bodies are the request message (path fields win over body fields); GET and DELETE take the
+POST bodies are the request message, declared JSON (``_http.read_json_body``; an empty one is an
+empty message), path fields winning over body fields; GET and DELETE take the
 remaining fields as camelCase query parameters. Every route also exists under ``/{tenant}``.
 Errors use the ``{"error": {code, status, message, details}}`` shape, rendered in one place; on the
 v0.3 routes (``/v1/...``) they use the v0.3 shape ``{code, message, data}`` with the reference 0.3
@@ -19,7 +20,7 @@ from ..errors import A2AError, InvalidRequestError, UnsupportedOperationError
 from ..json_types import Json
 from ..runtime import Runtime
 from ..versions import ProtocolVersion
-from ._http import asks_for_v1, check_url_text, parse_json, read_body, request_id
+from ._http import asks_for_v1, check_url_text, parse_json, read_json_body, request_id
 from ._render import internal_error, rest_error, v03_rest_error, v03_rest_status
 from .invoke import Framing, invoke
 from .rows import REST_MEDIA_TYPE, V1_REST_ROWS, Endpoint
@@ -136,7 +137,7 @@ def _safe_error_response(request: Request, error: A2AError, method: str, *, lega
 async def _request_data(request: Request, runtime: Runtime) -> Json:
     if request.method in ("GET", "DELETE"):
         return {key: value for key, value in request.query_params.items() if key != "A2A-Version"}
-    raw = await read_body(request, runtime.settings.max_body_bytes)
+    raw = await read_json_body(request, runtime.settings.max_body_bytes)
     body = parse_json(raw) if raw.strip() else {}
     if not isinstance(body, dict):
         raise InvalidRequestError("The request body must be a JSON object")
