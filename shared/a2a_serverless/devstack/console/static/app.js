@@ -30,7 +30,7 @@ async function connect(base) {
     const card = await probe.card();
     const version = cardVersion(card);
     agent = new Agent(base, version, jsonRpcUrl(card, version) || undefined);
-    chat.reset();
+    chat.reset(card);
     status.textContent = `${card.name || "agent"} (A2A ${version}${base ? ", through the dev proxy" : ""})`;
     await showCard(agent, card);
   } catch (error) {

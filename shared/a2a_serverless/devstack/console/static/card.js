@@ -44,26 +44,28 @@ function interfacesOf(card) {
   return [main, ...(card.additionalInterfaces || []).map((i) => ({ url: i.url, binding: i.transport, version: card.protocolVersion }))];
 }
 
-// Does the interface answer A2A? A GetTask of a task that cannot exist must come back as an A2A error.
+// Does the interface answer A2A? Each probe is a read that succeeds on any agent (a failing one, such
+// as a GetTask of an unknown task over REST, would put a 404 in the browser's console as an error).
+// JSON-RPC: GetTask of a task that cannot exist, whose A2A error comes in an HTTP 200. REST 1.0:
+// ListTasks of one task without history (spec section 3.1.4). REST 0.3 has no such read.
 async function probe(agent, face) {
   const v03 = String(face.version || "").startsWith("0.3");
   const headers = { Accept: "application/json" };
   if (!v03) headers["A2A-Version"] = "1.0";
-  let response;
   if (face.binding === "JSONRPC") {
     headers["Content-Type"] = "application/json";
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: v03 ? "tasks/get" : "GetTask", params: { id: newId() } });
-    response = await agent.fetch(face.url, { method: "POST", headers, body });
-    const answer = await response.json();
+    const answer = await (await agent.fetch(face.url, { method: "POST", headers, body })).json();
     if (!answer.error && !answer.result) throw new Error("not a JSON-RPC answer");
     return "answers";
   }
+  if (face.binding === "HTTP+JSON" && v03) return "not probed (A2A 0.3 REST has no read that needs no task)";
   if (face.binding === "HTTP+JSON") {
-    const base = face.url.replace(/\/+$/, "");
-    response = await agent.fetch(`${base}${v03 ? "/v1" : ""}/tasks/${newId()}`, { headers });
-    if (response.status !== 404) throw new Error(`GetTask of an unknown task answered HTTP ${response.status}, not 404`);
-    await response.json();
-    return "answers";
+    const response = await agent.fetch(`${face.url.replace(/\/+$/, "")}/tasks?pageSize=1&historyLength=0`, { headers });
+    const answer = await response.json().catch(() => null);
+    if (response.ok && answer && Array.isArray(answer.tasks)) return "answers";
+    if (answer && answer.error) return `answers, with an error to ListTasks: HTTP ${response.status} ${answer.error.message || ""}`;
+    throw new Error(`ListTasks answered HTTP ${response.status}, not a ListTasksResponse`);
   }
   return "not probed (binding unknown to the console)";
 }

@@ -2,9 +2,34 @@
 // for input, cancel a running task, and resume a dropped stream (SubscribeToTask with Last-Event-ID).
 
 import { INTERRUPTED, TERMINAL, newId, stateOf } from "./a2a.js";
-import { el, renderParts } from "./render.js";
+import { el, renderPart, renderParts } from "./render.js";
 
 const RESUME_ATTEMPTS = 5;
+const DEMO_PLACEHOLDER = "Say something (the demo agent knows: hello, ask me, sleep 20)";
+
+// What the input suggests: the demo agent's commands when it is the demo (execution/demo.py: its
+// skills "echo" and "ask"), else the examples the agent's card gives, if any.
+function placeholderFor(card) {
+  const skills = (card && card.skills) || [];
+  const ids = new Set(skills.map((skill) => skill.id));
+  if (ids.has("echo") && ids.has("ask")) return DEMO_PLACEHOLDER;
+  const examples = skills.flatMap((skill) => skill.examples || []).slice(0, 3);
+  return examples.length ? `Say something (examples from its card: ${examples.join(", ")})` : "Say something";
+}
+
+// An answer streamed in chunks of one artifact (the A2A specification's TaskArtifactUpdateEvent:
+// append: true and the same artifactId, lastChunk on the last) reads as one growing text, as in any
+// chat: an artifact's adjacent text parts of one media type are shown joined, live or in a task.
+function joinTexts(parts) {
+  const joined = [];
+  for (const part of parts || []) {
+    const last = joined[joined.length - 1];
+    const sameKind = last && last.text !== undefined && (last.mediaType || "") === (part.mediaType || "");
+    if (part.text !== undefined && sameKind) joined[joined.length - 1] = { ...last, text: last.text + part.text };
+    else joined.push(part);
+  }
+  return joined;
+}
 
 export function setUpChat(agent) {
   const log = document.getElementById("chat-log");
@@ -13,6 +38,7 @@ export function setUpChat(agent) {
   const taskLabel = document.getElementById("chat-task-id");
   const stateLabel = document.getElementById("chat-state");
   const chat = { taskId: null, contextId: null, state: null, lastSeq: null, turn: null };
+  const shown = new WeakMap(); // artifact box -> its parts as shown (joined)
 
   function showState() {
     taskLabel.textContent = chat.taskId || "none yet";
@@ -39,27 +65,40 @@ export function setUpChat(agent) {
     return box;
   }
 
+  // An artifact's parts in its box: all of them, or (append) the next chunk's after those shown.
+  // Only what changed is rendered again: the last part shown, when a chunk's text joins it.
+  function showParts(box, parts, append) {
+    let list = box.querySelector(":scope > .parts");
+    if (!append || !list) {
+      if (list) list.remove();
+      list = el("div", { class: "parts" });
+      box.append(list);
+      shown.set(box, []);
+    }
+    const before = shown.get(box);
+    const joined = joinTexts([...before, ...parts]);
+    let from = before.length;
+    if (from && joined[from - 1] !== before[from - 1]) from -= 1;
+    while (list.children.length > from) list.lastElementChild.remove();
+    for (const part of joined.slice(from)) list.append(renderPart(part));
+    shown.set(box, joined);
+  }
+
   function handle(event, seq) {
     if (seq !== null && seq !== undefined) chat.lastSeq = seq;
     const turn = chat.turn;
     if (event.task) {
       chat.taskId = event.task.id;
       chat.contextId = event.task.contextId || chat.contextId;
-      for (const artifact of event.task.artifacts || []) {
-        const box = artifactBox(turn, artifact);
-        box.querySelectorAll(".parts").forEach((n) => n.remove());
-        box.append(renderParts(artifact.parts));
-      }
+      for (const artifact of event.task.artifacts || []) showParts(artifactBox(turn, artifact), artifact.parts, false);
     } else if (event.statusUpdate) {
       chat.taskId = event.statusUpdate.taskId || chat.taskId;
       chat.contextId = event.statusUpdate.contextId || chat.contextId;
       const message = event.statusUpdate.status && event.statusUpdate.status.message;
       if (message) turn.append(el("div", { class: "status-message" }, renderParts(message.parts)));
     } else if (event.artifactUpdate) {
-      const { artifact } = event.artifactUpdate;
-      const box = artifactBox(turn, artifact);
-      if (!event.artifactUpdate.append) box.querySelectorAll(".parts").forEach((n) => n.remove());
-      box.append(renderParts(artifact.parts));
+      const { artifact, append } = event.artifactUpdate;
+      showParts(artifactBox(turn, artifact), artifact.parts, Boolean(append));
     } else if (event.message) {
       chat.contextId = event.message.contextId || chat.contextId;
       turn.append(el("div", { class: "status-message" }, renderParts(event.message.parts)));
@@ -149,5 +188,11 @@ export function setUpChat(agent) {
   });
 
   showState();
-  return { reset: () => document.getElementById("new-conversation").click(), current: () => chat.taskId };
+  // reset(card): a new conversation with the agent of that card.
+  function reset(card) {
+    input.placeholder = placeholderFor(card);
+    document.getElementById("new-conversation").click();
+  }
+
+  return { reset, current: () => chat.taskId };
 }
