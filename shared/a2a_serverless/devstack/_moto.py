@@ -13,10 +13,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from moto.server import ThreadedMotoServer
 
-from .moto_fixes import check_shapes, drain_receives, install_all, resume_receives
+from .moto_fixes import check_shapes, drain_receives, end_waiting_receives, install_all, resume_receives
 
 __all__ = ["MotoServer", "drain_receives", "install_patches", "moto_server", "running_moto"]
 
@@ -36,6 +37,8 @@ class MotoServer:
 
     endpoint: str
     drain: Callable[[], None]
+    end_waits: Callable[[], None]
+    """End the long polls waiting now, not later ones (a function process that asked died)."""
 
 
 @contextmanager
@@ -60,7 +63,7 @@ def running_moto(host: str = "127.0.0.1", *, process: bool = False) -> Iterator[
     threaded.start()
     try:
         bound_host, port = threaded.get_host_and_port()
-        yield MotoServer(f"http://{bound_host}:{port}", drain_receives)
+        yield MotoServer(f"http://{bound_host}:{port}", drain_receives, end_waiting_receives)
     finally:
         drain_receives()
         threaded.stop()
@@ -78,11 +81,11 @@ def _moto_process(host: str) -> Iterator[MotoServer]:
     try:
         endpoint = _read_endpoint(child)
 
-        def drain() -> None:
+        def signal_child(signum: int) -> None:
             if child.poll() is None:
-                child.send_signal(signal.SIGUSR1)
+                child.send_signal(signum)
 
-        yield MotoServer(endpoint, drain)
+        yield MotoServer(endpoint, partial(signal_child, signal.SIGUSR1), partial(signal_child, signal.SIGUSR2))
     finally:
         if child.poll() is None:
             child.terminate()

@@ -9,7 +9,8 @@ in process (:func:`._moto.install_patches`, checked first: :mod:`.moto_fixes`) a
 Protocol with the parent (:func:`._moto.moto_server` with ``process=True``): the process prints one
 line ``moto <endpoint URL>`` when it listens, or, if moto is not shaped as the fixes expect, one
 line ``moto-fixes <JSON string: the error>`` and exits 1; SIGUSR1 ends every waiting long poll at once (the stack
-stopping its pollers), SIGTERM stops it, and so does its standard input closing (the parent gone).
+stopping its pollers), SIGUSR2 the ones waiting now (a function process died), SIGTERM stops it,
+and so does its standard input closing (the parent gone).
 It ignores SIGINT: a Ctrl-C in the terminal reaches the whole process group, and the stack must
 still be able to write while it stops; the parent stops it last.
 """
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     from moto.server import ThreadedMotoServer
 
     from ._moto import install_patches
-    from .moto_fixes import MotoShapeError, drain_receives
+    from .moto_fixes import MotoShapeError, drain_receives, end_waiting_receives
 
     try:
         install_patches()
@@ -49,9 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     def on_drain(signum: int, frame: FrameType | None) -> None:
         threading.Thread(target=drain_receives, daemon=True).start()
 
+    def on_end_waits(signum: int, frame: FrameType | None) -> None:
+        threading.Thread(target=end_waiting_receives, daemon=True).start()
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGUSR1, on_drain)
+    signal.signal(signal.SIGUSR2, on_end_waits)
 
     def watch_parent() -> None:
         sys.stdin.read()  # returns at EOF: the parent closed the pipe, or died

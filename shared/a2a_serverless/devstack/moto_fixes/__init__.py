@@ -25,7 +25,7 @@ from . import _item_size, _module_list, _query, _sqs, _transactions
 from ._item_size import item_size_fix
 from ._query import partition_queries
 from ._shape import TESTED_MOTO_VERSIONS, Fix, MotoShapeError, Target
-from ._sqs import drain_receives, resume_receives
+from ._sqs import drain_receives, end_waiting_receives, resume_receives
 from ._transactions import WRITE_LOCK, fast_transactions
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "Target",
     "check_shapes",
     "drain_receives",
+    "end_waiting_receives",
     "fast_transactions",
     "install_all",
     "item_size_fix",

@@ -65,7 +65,10 @@ step, as in SQS), and does the long poll itself: it waits on the queue's conditi
 send, visibility change and delete of that queue notifies, so a waiting receive answers the moment
 a message arrives or a FIFO group is freed, and costs nothing while none does (it re-checks once a
 second for messages whose visibility timeout or delay ran out, which nothing notifies). Receives
-of different queues still run in parallel.
+of different queues still run in parallel. :func:`end_waiting_receives` ends the waits in progress
+(they answer empty) when the stack's function process that asked for them died: moto cannot see
+its client gone, and a wait left running would take the next message for nobody, hiding it for the
+queue's visibility timeout.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ from typing import Any
 
 from ._shape import Fix, Target
 
-__all__ = ["FIX", "drain_receives", "resume_receives"]
+__all__ = ["FIX", "drain_receives", "end_waiting_receives", "resume_receives"]
 
 _RECHECK_SECONDS = 1.0
 """How often a waiting receive looks again without being told (visibility timeouts, delays): once
@@ -105,6 +108,20 @@ def drain_receives() -> None:
 
 def resume_receives() -> None:
     _draining.clear()
+
+
+_ended = [0]
+"""Bumped by :func:`end_waiting_receives`: a receive that waited across a change answers empty."""
+
+
+def end_waiting_receives() -> None:
+    """End the long polls waiting now (they answer empty); later ones wait as usual."""
+    with _guard:
+        _ended[0] += 1
+        conditions = list(_conditions.values())
+    for condition in conditions:
+        with condition:
+            condition.notify_all()
 
 
 def _condition(backend: Any, queue_name: str) -> threading.Condition:
@@ -143,6 +160,7 @@ def install() -> None:
     ) -> Any:
         condition = _condition(self, queue_name)
         deadline = time.monotonic() + (wait_seconds_timeout or 0)
+        ended = _ended[0]
         with condition:
             while True:
                 result = original(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
@@ -150,6 +168,8 @@ def install() -> None:
                 if result or remaining <= 0 or _draining.is_set():
                     return result
                 condition.wait(min(remaining, _RECHECK_SECONDS))
+                if _ended[0] != ended:
+                    return result  # (empty) its caller may be gone: take nothing for it
 
     receive_message._a2a_fifo_lock = True  # type: ignore[attr-defined]
     SQSBackend.receive_message = receive_message  # type: ignore[method-assign]
