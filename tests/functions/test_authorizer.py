@@ -413,6 +413,34 @@ def test_a_failed_refetch_keeps_the_cached_keys(
     assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
 
 
+def test_a_failed_refresh_of_stale_keys_is_tried_again_after_the_short_interval(
+    issuer: FakeIssuer, settings: Settings, keys: OidcKeys, clock: Clock
+) -> None:
+    # Given keys cached from an issuer that then retires its key for a new one, and goes down
+    old = key_named(issuer, "rsa-1")
+    retired = mint(old, claims_for(issuer))
+    authorize(bearer(retired), settings, keys)
+    new = rsa_key("rsa-2")
+    issuer.publish(new)
+    issuer.down = True
+    # When the cache is stale and its refresh fails
+    clock.now += 3601
+    requests = issuer.requests
+    assert authorize(bearer(retired), settings, keys)["principalId"] == alice(issuer)  # the cached keys serve
+    assert issuer.requests == requests + 1
+    # Then it is not tried again within the short interval
+    clock.now += 59
+    assert authorize(bearer(retired), settings, keys)["principalId"] == alice(issuer)
+    assert issuer.requests == requests + 1
+    # And once the issuer is back and the short interval has passed (not another hour), the retired
+    # key is refused and the new one is trusted
+    issuer.down = False
+    clock.now += 1
+    assert "unknown key" in denied(bearer(retired), settings, keys)
+    assert issuer.requests == requests + 2
+    assert authorize(bearer(mint(new, claims_for(issuer, sub="new"))), settings, keys)["principalId"].endswith("|new")
+
+
 @pytest.mark.parametrize(
     "authorization",
     [

@@ -9,7 +9,9 @@ key ids cannot make every request hit the key's publisher; the set is also refet
 ``max_cache_seconds``, so retired keys stop being trusted. If the first fetch fails, :meth:`key_set`
 raises :class:`KeyFetchError`, and keeps raising it without fetching for ``failure_backoff_seconds``
 (while the publisher is down, requests fail at once instead of each waiting up to ``timeout_seconds``
-for it); if a later fetch fails, the cached keys stay in use. Thread-safe.
+for it); if a later fetch fails, the cached keys stay in use, and the refresh is tried again
+``min_refresh_seconds`` later (not ``max_cache_seconds``: a key retired while the publisher was down
+stops being trusted soon after it is back). Thread-safe.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class CachedKeySet(abc.ABC):
         self._failure_backoff = failure_backoff_seconds
         self._keys: KeySet | None = None
         self._fetched_at = 0.0
+        """When the cached keys were fetched."""
+        self._tried_at = 0.0
+        """When the cached keys were last asked for again, successfully or not."""
         self._failure: tuple[float, str] | None = None
         """When the last fetch without cached keys failed, and why."""
 
@@ -71,14 +76,15 @@ class CachedKeySet(abc.ABC):
             now = self._clock()
             if self._keys is None:
                 self._keys = self._first_fetch(now)
-                self._fetched_at = now
-            elif now - self._fetched_at >= self._max_cache or (
-                lacks is not None and lacks(self._keys) and now - self._fetched_at >= self._min_refresh
+                self._fetched_at = self._tried_at = now
+            elif now - self._tried_at >= self._min_refresh and (
+                now - self._fetched_at >= self._max_cache or (lacks is not None and lacks(self._keys))
             ):
                 # A failed refetch keeps the cached keys in use; the next try waits min_refresh_seconds.
+                self._tried_at = now
                 with contextlib.suppress(KeyFetchError):
                     self._keys = self._fetch()
-                self._fetched_at = now
+                    self._fetched_at = now
             return self._keys
 
     def _first_fetch(self, now: float) -> KeySet:

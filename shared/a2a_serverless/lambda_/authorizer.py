@@ -186,10 +186,11 @@ class OidcKeys(CachedKeySet):
     An unknown ``kid`` (the issuer rotated) triggers a refetch at most once per ``min_refresh_seconds``,
     so forged tokens with made-up kids cannot make every request hit the issuer. The cached set is also
     refetched once older than ``max_cache_seconds``, so retired keys stop being trusted. A failed refetch
-    keeps the cached keys in use; with none cached, :meth:`key_for` raises :class:`KeysUnavailable`, and
-    keeps raising it without asking the issuer for ``failure_backoff_seconds`` (a down issuer costs one
-    request a ``timeout_seconds`` wait, not every request). Pass ``client`` to control TLS or proxies;
-    otherwise one is created with ``timeout_seconds``. Thread-safe.
+    keeps the cached keys in use and is tried again after ``min_refresh_seconds``; with none cached,
+    :meth:`key_for` raises :class:`KeysUnavailable`, and keeps raising it without asking the issuer for
+    ``failure_backoff_seconds`` (a down issuer costs one request a ``timeout_seconds`` wait, not every
+    request). Pass ``client`` to control TLS or proxies; otherwise one is created with
+    ``timeout_seconds``. Thread-safe.
     """
 
     def __init__(
