@@ -190,9 +190,9 @@ The kit is not on PyPI yet: `kit/` holds the kit this project was made with, as 
 installs into the core layer) and `pyproject.toml` (your `.venv`) pin its version. Commit `kit/`,
 the wheel with it: a clone builds, tests and deploys with the same kit, wherever it is checked out.
 To move to a newer kit, run `a2a-serverless init --upgrade-kit .` here with that kit's
-`a2a-serverless` (from its checkout: `/path/to/a2a-serverless/.venv/bin/a2a-serverless init
---upgrade-kit .`): it replaces the wheel and the two pins. Then run
-`.venv/bin/pip install --find-links kit -e .` again, and commit."""
+`a2a-serverless` (from its checkout:
+`/path/to/a2a-serverless/.venv/bin/a2a-serverless init --upgrade-kit .`): it replaces the wheel and
+the two pins. Then run `.venv/bin/pip install --find-links kit -e .` again, and commit."""
 
 KIT_REQUIREMENT = """\
 `kit/requirements.txt` names the kit the core layer installs (`{requirement}`); `pyproject.toml`
