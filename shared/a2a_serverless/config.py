@@ -81,7 +81,8 @@ class Settings(BaseModel):
     ``https://cognito-idp.<region>.amazonaws.com/<poolId>``). Its keys are found through
     ``<issuer>/.well-known/openid-configuration`` unless ``jwt_jwks_url`` is set."""
     jwt_audience: str = ""
-    """A token's ``aud`` must contain it or (Cognito access tokens carry no aud) its ``client_id`` equal it.
+    """A token's ``aud`` must contain it or, in a Cognito access token (``token_use`` ``access``, no ``aud``),
+    its ``client_id`` equal it (:func:`a2a_serverless.jwt.check_oidc_audience`; Cognito ID tokens count by ``aud``).
     Required with ``authorizer_mode=jwt``: without it, any token of the issuer, minted for another app, would do."""
     jwt_jwks_url: str = ""
     """The issuer's JWKS (an https URL), skipping discovery."""

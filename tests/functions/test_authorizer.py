@@ -298,6 +298,23 @@ def test_a_cognito_access_token_with_client_id_instead_of_aud_is_allowed(
     }
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        pytest.param({}, id="id-token"),
+        pytest.param({"token_use": None}, id="non-cognito-token"),
+        pytest.param({"token_use": "access", "client_id": "another-client"}, id="access-token-with-our-aud"),
+    ],
+)
+def test_a_token_whose_aud_names_the_audience_is_allowed(
+    issuer: FakeIssuer, settings: Settings, keys: OidcKeys, overrides: dict[str, Any]
+) -> None:
+    """``aud`` decides when present: a Cognito ID token (its aud is the app client id), another
+    issuer's token, or an access token bound to this API."""
+    token = mint(key_named(issuer, "rsa-1"), claims_for(issuer, **overrides))
+    assert authorize(bearer(token), settings, keys)["principalId"] == alice(issuer)
+
+
 def test_without_a_configured_audience_any_audience_is_accepted(
     issuer: FakeIssuer, settings: Settings, keys: OidcKeys
 ) -> None:
@@ -323,7 +340,22 @@ def test_clock_skew_within_the_leeway_is_tolerated(issuer: FakeIssuer, settings:
         pytest.param({"iss": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Other"}, "iss", id="wrong-issuer"),
         pytest.param({"aud": "another-client"}, "audience", id="wrong-audience"),
         pytest.param({"aud": None}, "audience", id="no-audience"),
-        pytest.param({"aud": None, "client_id": "another-client"}, "audience", id="wrong-client-id"),
+        pytest.param(
+            {"aud": None, "token_use": "access", "client_id": "another-client"}, "audience", id="wrong-client-id"
+        ),
+        # client_id counts only when there is no aud: a token for another API is not ours by its client.
+        pytest.param(
+            {"aud": "https://other-api.example", "token_use": "access", "client_id": CLIENT_ID},
+            "audience",
+            id="other-aud-with-our-client-id",
+        ),
+        pytest.param({"aud": ["other-api"], "client_id": CLIENT_ID}, "audience", id="id-token-other-aud-our-client-id"),
+        # Without aud, only a Cognito access token counts by its client_id.
+        pytest.param({"aud": None, "client_id": CLIENT_ID}, "audience", id="id-token-without-aud"),
+        pytest.param({"aud": None, "token_use": None, "client_id": CLIENT_ID}, "audience", id="no-token-use-no-aud"),
+        pytest.param({"aud": None, "token_use": "access"}, "audience", id="access-token-without-client-id"),
+        pytest.param({"token_use": "refresh"}, "token_use", id="not-an-access-or-id-token"),
+        pytest.param({"token_use": ["access"]}, "token_use", id="token-use-not-a-string"),
         pytest.param({"sub": None}, "subject", id="no-sub"),
         pytest.param({"sub": ""}, "subject", id="empty-sub"),
     ],

@@ -14,8 +14,9 @@ What :func:`verify_jwt` guarantees when it returns claims:
   are numeric when present (present too when in ``required``) and not in the future, within the leeway.
 
 What the caller must still check: every other claim (``sub``, scopes, ``jti`` replays, a maximum token
-age, bindings to the request). Every rejection is a :class:`JwtRejected` whose ``check`` says which rule
-failed and whose message is safe to log: it never quotes the token or its claims.
+age, bindings to the request); :func:`check_oidc_audience` is the audience rule of an OIDC bearer token
+(``aud``, or a Cognito access token's ``client_id``). Every rejection is a :class:`JwtRejected` whose
+``check`` says which rule failed and whose message is safe to log: it never quotes the token or its claims.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "JwtRejected",
     "KeyFinder",
     "VerifyingKey",
+    "check_oidc_audience",
     "has_audience",
     "numeric_claim",
     "read_header",
@@ -45,7 +47,19 @@ __all__ = [
 ]
 
 Check = Literal[
-    "malformed", "alg", "kid", "unknown_key", "signature", "iss", "aud", "missing", "not_numeric", "exp", "nbf", "iat"
+    "malformed",
+    "alg",
+    "kid",
+    "unknown_key",
+    "signature",
+    "iss",
+    "aud",
+    "token_use",
+    "missing",
+    "not_numeric",
+    "exp",
+    "nbf",
+    "iat",
 ]
 """Which rule a token failed; callers that word rejections their own way translate from this."""
 
@@ -153,6 +167,38 @@ def has_audience(claims: Mapping[str, JsonValue], audience: str) -> bool:
     """``aud`` is ``audience`` or a list containing it."""
     aud = claims.get("aud")
     return aud == audience or (isinstance(aud, list) and audience in aud)
+
+
+ACCESS_TOKEN = "access"  # noqa: S105 - Cognito's token_use of an access token, not a secret
+COGNITO_TOKEN_USES = frozenset({ACCESS_TOKEN, "id"})
+"""The ``token_use`` values of Amazon Cognito's JWTs (its refresh tokens are not JWTs)."""
+
+
+def check_oidc_audience(claims: Mapping[str, JsonValue], audience: str) -> None:
+    """Refuse (:class:`JwtRejected`) a bearer token that is not meant for ``audience``.
+
+    * With an ``aud`` claim, ``aud`` must be or contain ``audience``. Nothing else counts: a token
+      whose ``aud`` names another API is not ours because its ``client_id`` happens to match.
+    * Without one, only an Amazon Cognito access token counts, by its ``client_id`` (Cognito's
+      access tokens name the app client there and carry no ``aud``): ``token_use`` must be
+      ``access``. Any other token without ``aud`` is refused.
+    * ``token_use``, where present (Cognito's claim), must be ``access`` or ``id``. An ID token
+      (``id``) counts by its ``aud``, which Cognito sets to the app client id: it is the client's
+      proof of who signed in, and API Gateway's own Cognito authorizer takes it as a bearer token
+      too. So with ``audience`` set to an app client id, both tokens of that client are accepted,
+      and no token of another client.
+    """
+    token_use = claims.get("token_use")
+    if token_use is not None and (not isinstance(token_use, str) or token_use not in COGNITO_TOKEN_USES):
+        raise JwtRejected("token_use", "the token is not an access or ID token (token_use)")
+    if "aud" in claims:
+        if not has_audience(claims, audience):
+            raise JwtRejected("aud", "the token is meant for another audience (aud)")
+        return
+    if token_use != ACCESS_TOKEN:
+        raise JwtRejected("aud", "the token names no audience (aud) and is no Cognito access token (token_use)")
+    if claims.get("client_id") != audience:
+        raise JwtRejected("aud", "the token is meant for another audience (client_id)")
 
 
 def numeric_claim(claims: Mapping[str, JsonValue], name: str) -> float | None:

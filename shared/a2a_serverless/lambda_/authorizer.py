@@ -8,10 +8,12 @@ API Gateway (REST API) calls this function before every method it guards and cac
 * ``jwt``: ``Authorization: Bearer <JWT>`` is required, signed with RS256 or ES256 by a key of the OIDC
   issuer ``A2A_JWT_ISSUER`` (found through its discovery document, or ``A2A_JWT_JWKS_URL``), with ``iss``
   equal to the issuer, ``exp``/``nbf``/``iat`` current within :data:`LEEWAY_SECONDS`, and ``aud``
-  containing ``A2A_JWT_AUDIENCE`` or (Cognito access tokens carry no ``aud``) ``client_id`` equal to it
-  (the setting is required in this mode). The principal is ``<iss>|<sub>``
-  (:func:`~a2a_serverless.auth.token_principal`): a ``sub`` is unique only within its issuer, and a
-  token whose ``sub`` is ``anonymous`` must not act as the unauthenticated ``anonymous`` caller.
+  containing ``A2A_JWT_AUDIENCE`` or, in a Cognito access token (``token_use`` ``access``, which carries
+  no ``aud``), ``client_id`` equal to it; a Cognito ID token counts by its ``aud``
+  (:func:`~a2a_serverless.jwt.check_oidc_audience`; the setting is required in this mode). The
+  principal is ``<iss>|<sub>`` (:func:`~a2a_serverless.auth.token_principal`): a ``sub`` is unique only
+  within its issuer, and a token whose ``sub`` is ``anonymous`` must not act as the unauthenticated
+  ``anonymous`` caller.
 
 An allowed request gets an ``execute-api:Invoke`` Allow on the whole stage (so a cached policy, should
 caching be turned on, covers every route) and a ``context`` of ``iss``, ``sub`` and ``scope`` (strings). A
@@ -39,7 +41,7 @@ from joserfc.jwk import KeySet
 from ..auth import ANONYMOUS, token_principal
 from ..config import ConfigError, Settings
 from ..json_types import Json
-from ..jwt import CachedKeySet, JwtRejected, KeyFetchError, VerifyingKey, has_audience, select_key, verify_jwt
+from ..jwt import CachedKeySet, JwtRejected, KeyFetchError, VerifyingKey, check_oidc_audience, select_key, verify_jwt
 from ._observability import logger, metrics
 
 __all__ = [
@@ -107,15 +109,16 @@ def verify_token(token: str, keys: OidcKeys, *, issuer: str, audience: str = "",
     An empty ``audience`` skips the audience check. Claims ``sub`` is guaranteed a non-empty string.
 
     Signature, algorithm, ``iss`` and the time claims are :func:`~a2a_serverless.jwt.verify_jwt`'s; the
-    audience (with Cognito's ``client_id`` fallback) and the subject are checked here."""
+    audience (:func:`~a2a_serverless.jwt.check_oidc_audience`: Cognito's ``client_id`` counts only in an
+    access token without ``aud``) and the subject are checked here."""
     try:
         claims = verify_jwt(
             token, keys.key_for, algorithms=ALGORITHMS, issuer=issuer, leeway_seconds=LEEWAY_SECONDS, now=now
         )
+        if audience:
+            check_oidc_audience(claims, audience)
     except JwtRejected as rejected:
         raise Unauthorized(str(rejected)) from None
-    if audience and not _meant_for(claims, audience):
-        raise Unauthorized("the token is meant for another audience (aud/client_id)")
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject:
         raise Unauthorized("the token names no subject (sub)")
@@ -159,10 +162,6 @@ def _bearer_token(event: Json) -> str:
     if scheme.lower() != "bearer" or not token or " " in token:
         raise Unauthorized("the Authorization header is not 'Bearer <token>'")
     return token
-
-
-def _meant_for(claims: Json, audience: str) -> bool:
-    return has_audience(claims, audience) or claims.get("client_id") == audience
 
 
 def _scope(claims: Json) -> str:
