@@ -1,7 +1,7 @@
 """A function process of the local stack that dies is started again, fresh, as Lambda starts a new
 environment for the next invocation, and the stack keeps serving; the run it had in flight is
 failed by the sweeper once its lease lapses, locally as on AWS (docs/local-stack.md). The lease is
-made short (``A2A_RUN_LEASE_SECONDS=3``, the least it takes); the sweeper keeps the template's
+made short (``A2A_RUN_LEASE_SECONDS=6``: it renews every 2 s); the sweeper keeps the template's
 schedule (every minute), so the wait is bounded by a deadline, never measured."""
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from a2a_serverless.devstack._supervisor import restart_delay
 from a2a_serverless.transitions import LEASE_LOST_TEXT
 from testkit.devstack import DevStack
 
+from .test_devstack_timeouts import _send, _settled
+
 V1 = {"A2A-Version": "1.0"}
 WORKER = '_processes function {"function_id":"WorkerFunction"'
-TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"}
 
 
 def _worker_pids(stack: DevStack) -> list[int]:
@@ -33,17 +34,6 @@ def _worker_pids(stack: DevStack) -> list[int]:
         ["pgrep", "-a", "-P", str(stack.process.pid)], capture_output=True, text=True, check=False
     ).stdout.splitlines()
     return [int(child.split()[0]) for child in children if WORKER in child]
-
-
-def _send(stack: DevStack, text: str, message_id: str) -> str:
-    body = {
-        "message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]},
-        "configuration": {"returnImmediately": True},
-    }
-    response = httpx.post(f"{stack.base}/message:send", json=body, headers=V1, timeout=30)
-    assert response.status_code == 200, response.text
-    task_id: str = response.json()["task"]["id"]
-    return task_id
 
 
 def _task(stack: DevStack, task_id: str) -> dict[str, Any]:
@@ -63,10 +53,10 @@ def _until(what: str, check: Any, stack: DevStack, timeout: float) -> Any:
 
 
 def test_a_killed_worker_process_is_restarted_and_the_sweeper_fails_its_cut_off_run() -> None:
-    stack = DevStack.start(env={**os.environ, "A2A_RUN_LEASE_SECONDS": "3"})
+    stack = DevStack.start(env={**os.environ, "A2A_RUN_LEASE_SECONDS": "6"})
     try:
         # Given a run in flight on the worker process
-        sleeper = _send(stack, "sleep 30", "m-sleep")
+        sleeper = _send(stack.base, "sleep 30", "m-sleep")
         _until("the run working", lambda: _task(stack, sleeper)["status"]["state"] == "TASK_STATE_WORKING", stack, 60)
         (killed,) = _worker_pids(stack)
 
@@ -82,22 +72,14 @@ def test_a_killed_worker_process_is_restarted_and_the_sweeper_fails_its_cut_off_
         assert stack.process.poll() is None
 
         # And the stack still serves: a new message is run, by the fresh worker, to completion
-        hello = _send(stack, "hello", "m-hello")
-        done = _until(
-            "hello settled", lambda: (t := _task(stack, hello))["status"]["state"] in TERMINAL and t, stack, 60
-        )
+        done = _settled(stack.base, _send(stack.base, "hello", "m-hello"))
         assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
         assert done["artifacts"][0]["parts"] == [{"text": "Echo: hello"}]
         assert _worker_pids(stack) == [fresh]
 
         # And the cut-off run ends FAILED, by the sweeper, once its lease lapsed (the sweeper runs
         # every minute: the deadline bounds two of its ticks)
-        ended = _until(
-            "the cut-off run failed",
-            lambda: (t := _task(stack, sleeper))["status"]["state"] in TERMINAL and t,
-            stack,
-            180,
-        )
+        ended = _settled(stack.base, sleeper, timeout=180)
         assert ended["status"]["state"] == "TASK_STATE_FAILED", ended
         assert ended["status"]["message"]["parts"] == [{"text": LEASE_LOST_TEXT}]
         assert any("a run stopped renewing its lease; task failed" in line for line in stack.lines)
