@@ -12,6 +12,7 @@ setup, not a reason to run nothing.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
@@ -98,8 +99,9 @@ def _python313() -> Path | None:
 
 @pytest.fixture(scope="session")
 def sam_build(tmp_path_factory: pytest.TempPathFactory) -> SamBuild:
-    """`sam build` of the repository's template for this machine's architecture, once a session.
-    A2A_LAMBDA_BUILD_DIR names a build to use instead (one of this architecture)."""
+    """`sam build` of the repository's template for this machine's architecture, once a run (the
+    pytest-xdist workers of a run share it). A2A_LAMBDA_BUILD_DIR names a build to use instead
+    (one of this architecture)."""
     reuse = os.environ.get("A2A_LAMBDA_BUILD_DIR")
     if reuse:
         return SamBuild(Path(reuse).resolve())
@@ -108,14 +110,24 @@ def sam_build(tmp_path_factory: pytest.TempPathFactory) -> SamBuild:
     python313 = _python313()
     if python313 is None:
         unavailable("no Python 3.13 for sam build: install it (pyenv) or put python3.13 on PATH")
-    build_dir = tmp_path_factory.mktemp("sam-build")
+    run_dir = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent  # the run's, above each worker's own
+    build_dir = run_dir / "sam-build"
+    with (run_dir / "sam-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker builds, the others wait for it
+        if not (build_dir / "template.yaml").exists():
+            _build(build_dir, python313)
+    return SamBuild(build_dir)
+
+
+def _build(build_dir: Path, python313: Path) -> None:
     command = [str(SAM), "build", "--region", "us-east-1", "--build-dir", str(build_dir)]
-    command += ["--cache-dir", str(build_dir.with_name(build_dir.name + "-cache"))]
+    command += ["--cache-dir", str(build_dir.with_name("sam-build-cache"))]
     command += ["--parameter-overrides", f"Architecture={ARCHITECTURE}"]
     env = {**os.environ, "PATH": f"{python313.parent}{os.pathsep}{os.environ['PATH']}", "SAM_CLI_TELEMETRY": "0"}
     build = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert build.returncode == 0, f"sam build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
-    return SamBuild(build_dir)
 
 
 @dataclass(frozen=True)
