@@ -25,17 +25,17 @@ TEXT_MIME_TYPES = ["application/json", "application/a2a+json", "text/"]
 LambdaHandler = Callable[[Json, LambdaContext], Json]
 
 
-def http_handler(method: MethodInfo | None = None, *, card: bool = False) -> LambdaHandler:
+def http_handler(method: MethodInfo | None = None, *, card: bool = False, gateway: bool = False) -> LambdaHandler:
     """A Lambda handler serving ``method``'s REST routes (its row of the method table), or, with
-    ``card``, the agent card.
+    ``card``, the agent card, or, with ``gateway``, the whole app (JSON-RPC included).
 
     The app and mangum adapter are built at cold start (no I/O); the runtime (settings, AWS
     clients) is built at the first request and reused while the environment stays warm.
     """
-    served = () if method is None else (method.name,)
-    app = create_app(methods=served, jsonrpc=False, card=card)
+    served = None if gateway else () if method is None else (method.name,)
+    app = create_app(methods=served, jsonrpc=gateway, card=card or gateway)
     adapter = Mangum(app, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_MIME_TYPES)
-    label = method.name if method is not None else "AgentCard"
+    label = "Gateway" if gateway else method.name if method is not None else "AgentCard"
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     @metrics.log_metrics
