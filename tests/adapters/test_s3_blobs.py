@@ -78,7 +78,6 @@ def fetched(part: Part) -> httpx.Response:
         pytest.param("application/javascript", id="javascript"),
         pytest.param("text/javascript", id="text-javascript"),
         pytest.param("application/x-never-heard-of", id="unknown"),
-        pytest.param("text/plain\r\nContent-Type: text/html", id="header-injection"),
         pytest.param("text/plain;", id="malformed-parameters"),
     ],
 )
@@ -137,8 +136,7 @@ def test_a_text_part_without_a_type_is_served_as_utf8_text(s3: Any, bucket: str)
     [
         pytest.param("report.html", "report.html", "report.html", id="ascii"),
         pytest.param("résumé 📄.html", "r_sum_ _.html", "r%C3%A9sum%C3%A9%20%F0%9F%93%84.html", id="non-ascii"),
-        pytest.param('a"b\\c\r\nd.html', "a_b_c__d.html", "a%22b%5Cc%0D%0Ad.html", id="quotes-and-crlf"),
-        pytest.param("x\ud800y.html", "x_y.html", "x%3Fy.html", id="lone-surrogate"),
+        pytest.param('a"b\\c;d.html', "a_b_c;d.html", "a%22b%5Cc%3Bd.html", id="quotes-and-backslash"),
     ],
 )
 def test_a_named_part_is_an_attachment_under_its_name_encoded_per_rfc_6266(
@@ -151,6 +149,32 @@ def test_a_named_part_is_an_attachment_under_its_name_encoded_per_rfc_6266(
     assert response.headers["content-type"] == "application/octet-stream"
     assert response.headers["content-disposition"] == f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{exact}"
     assert part.filename == filename
+
+
+def test_what_a_part_cannot_hold_still_never_reaches_a_header(s3: Any, bucket: str) -> None:
+    # Given an object, and a name and type a part refuses (control characters, a lone surrogate)
+    # but the store is handed anyway
+    blobs = S3BlobStore(bucket, client=s3)
+    key = blob_key(ALICE, "t1", "e" * 64)
+    blobs.put(key, PAGE, "text/plain\r\nContent-Type: text/html")
+
+    # When it is signed and fetched
+    url = blobs.url(
+        key,
+        filename="a\r\nb\ud800.html",
+        media_type="text/plain\r\nContent-Type: text/html",
+        expires_seconds=900,
+    )
+    assert url is not None
+    response = httpx.get(url, timeout=10)
+
+    # Then the type is opaque and the name is escaped, every character of it
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/octet-stream"
+    assert (
+        response.headers["content-disposition"]
+        == "attachment; filename=\"a__b_.html\"; filename*=UTF-8''a%0D%0Ab%3F.html"
+    )
 
 
 def test_the_stored_object_carries_the_same_safe_metadata(s3: Any, bucket: str) -> None:

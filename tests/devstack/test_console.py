@@ -8,6 +8,7 @@ import copy
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -235,8 +236,8 @@ async def test_dead_letters_are_listed_and_redriven(queues: tuple[Any, str, str]
         # When the console lists the dead letters (twice: a look leaves them where they are)
         await client.get("/_console/api/dead-letters", headers=CONSOLE)
         listed = (await client.get("/_console/api/dead-letters", headers=CONSOLE)).json()
-        # Then it sees the item and why it failed
-        assert listed["configured"] is True
+        # Then it sees the item and why it failed, and knows it saw the whole queue
+        assert (listed["configured"], listed["complete"]) == (True, True)
         (letter,) = listed["deadLetters"]
         assert letter | {"messageId": ""} == {
             "messageId": "",
@@ -245,14 +246,87 @@ async def test_dead_letters_are_listed_and_redriven(queues: tuple[Any, str, str]
             "fromSeq": 2,
             "upToSeq": 4,
             "lastError": "http 500: boom",
+            "redrive": "",
         }
-        # And the redrive button moves it back onto the delivery queue
+        # And the redrive button moves it back onto the delivery queue, stamped with the redrive's id
         moved = (await client.post("/_console/api/dead-letters:redrive", headers=CONSOLE)).json()
-        assert moved["moved"] == 1
+        (row,) = moved["moved"]
+        assert (row["taskId"], row["fromSeq"], row["upToSeq"], row["redrive"]) == ("task-1", 2, 4, moved["redriveId"])
+        assert moved["reasons"] == {"http 500": 1}
         assert (await client.get("/_console/api/dead-letters", headers=CONSOLE)).json()["deadLetters"] == []
+        # And while it waits on the delivery queue, its outcome is pending
+        follow = {"redriveId": moved["redriveId"], "moved": moved["moved"]}
+        answer = (await client.post("/_console/api/dead-letters:redrive-outcomes", headers=CONSOLE, json=follow)).json()
+        assert [o["outcome"] for o in answer["outcomes"]] == ["pending"]
     runtime.queue.shutdown()  # type: ignore[attr-defined]
     (message,) = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
     assert DeliveryItem.from_json(message["Body"]).task_id == "task-1"
+
+
+@pytest.mark.asyncio
+async def test_a_redrive_s_outcomes_are_told_once_the_deliveries_are_done(queues: tuple[Any, str, str]) -> None:
+    # Given two dead letters of one task, redriven from the console
+    sqs, queue, dead = queues
+    runtime = build_runtime(Settings(store="memory", push_queue_url=queue, push_dead_letter_queue_url=dead))
+    parking = SqsDeliveryQueue(queue, dead, client=sqs)
+    for seq in (2, 3):
+        parking.dead_letter(DeliveryItem("", "anonymous", "task-1", "cfg-1", seq, from_seq=seq, last_error="refused"))
+    app = with_console(create_app(runtime), lambda: runtime, sqs=lambda: sqs)
+    async with _client(app) as client:
+        moved = (await client.post("/_console/api/dead-letters:redrive", headers=CONSOLE)).json()
+        # When the delivery function takes them: event 2 is delivered, event 3 refused again
+        for message in sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]:
+            item = DeliveryItem.from_json(message["Body"])
+            if item.from_seq == 3:
+                parking.dead_letter(replace(item, last_error="refused: HTTP 404"))
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+        follow = {"redriveId": moved["redriveId"], "moved": moved["moved"]}
+        answer = (await client.post("/_console/api/dead-letters:redrive-outcomes", headers=CONSOLE, json=follow)).json()
+        # Then the console tells which was delivered and which failed again, and why
+        assert [(o["fromSeq"], o["outcome"]) for o in answer["outcomes"]] == [(2, "delivered"), (3, "failed again")]
+        (back,) = answer["outcomes"][1]["returned"]
+        assert back["lastError"] == "refused: HTTP 404"
+        # And a body that is not a redrive's answer is refused
+        bad = await client.post("/_console/api/dead-letters:redrive-outcomes", headers=CONSOLE, json={"moved": 1})
+        assert bad.status_code == 400
+    runtime.queue.shutdown()  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_dead_letters_need_the_a2a_credential_and_are_the_caller_s_own(queues: tuple[Any, str, str]) -> None:
+    # Given an API-key stack, and dead letters of alice's and of bob's
+    sqs, queue, dead = queues
+    settings = Settings(
+        store="memory",
+        auth_mode="api-key",
+        api_keys={"alice-key": "alice", "bob-key": "bob"},
+        push_queue_url=queue,
+        push_dead_letter_queue_url=dead,
+    )
+    runtime = build_runtime(settings)
+    parking = SqsDeliveryQueue(queue, dead, client=sqs)
+    for owner, seq in (("alice", 1), ("bob", 1), ("alice", 2)):
+        parking.dead_letter(DeliveryItem("", owner, f"{owner}-task", "cfg-1", seq, from_seq=seq, last_error="x"))
+    app = with_console(create_app(runtime), lambda: runtime, sqs=lambda: sqs)
+    alice = {**CONSOLE, "Authorization": "Bearer alice-key"}
+    async with _client(app) as client:
+        # Without the key, or with a wrong one, nothing is listed, moved or told
+        for headers in (CONSOLE, {**CONSOLE, "Authorization": "Bearer nope"}):
+            assert (await client.get("/_console/api/dead-letters", headers=headers)).status_code == 401
+            assert (await client.post("/_console/api/dead-letters:redrive", headers=headers)).status_code == 401
+            outcomes = await client.post("/_console/api/dead-letters:redrive-outcomes", headers=headers, json={})
+            assert outcomes.status_code == 401
+        # Alice's listing shows hers only
+        listed = (await client.get("/_console/api/dead-letters", headers=alice)).json()
+        assert [d["taskId"] for d in listed["deadLetters"]] == ["alice-task", "alice-task"]
+        # And her redrive moves hers only: bob's stays where it was
+        moved = (await client.post("/_console/api/dead-letters:redrive", headers=alice)).json()
+        assert [m["taskId"] for m in moved["moved"]] == ["alice-task", "alice-task"]
+        bob = await client.get("/_console/api/dead-letters", headers={**CONSOLE, "Authorization": "Bearer bob-key"})
+        assert [d["taskId"] for d in bob.json()["deadLetters"]] == ["bob-task"]
+    runtime.queue.shutdown()  # type: ignore[attr-defined]
+    queued = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+    assert sorted(DeliveryItem.from_json(m["Body"]).owner for m in queued) == ["alice", "alice"]
 
 
 async def _send_with_webhook(client: httpx.AsyncClient, text: str, url: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_serverless.devstack import cli, stack
+from a2a_serverless.devstack._command import command_line
 
 
 @pytest.fixture
@@ -173,3 +174,22 @@ def test_dev_without_the_dev_extra_says_what_to_install() -> None:
     assert result.stderr.splitlines() == [
         "a2a-serverless dev: error: needs the [dev] extra (moto is not installed): pip install 'a2a-serverless[dev]'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("on_path", "head"),
+    [
+        pytest.param(True, ["a2a-serverless"], id="this-installation-on-path"),
+        pytest.param(False, [str(Path(sys.executable).with_name("a2a-serverless"))], id="not-on-path"),
+    ],
+)
+def test_a_printed_command_runs_from_the_shell_that_started_it(
+    on_path: bool, head: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a shell whose PATH has this installation's scripts, or not (`make dev` runs .venv/bin/...)
+    assert Path(sys.executable).with_name("a2a-serverless").exists()
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) if on_path else "/usr/bin:/bin")
+
+    # When a command line is printed for it, Then it names the command as that shell can run it
+    line = command_line("push-redrive", "--queue-url", "http://127.0.0.1:1/q one")
+    assert line.split(" ", 1) == [" ".join(head), "push-redrive --queue-url 'http://127.0.0.1:1/q one'"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -154,38 +154,18 @@ async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
 
     # Given a task whose notifications were all refused until the attempts ran out
     task_id = await send_with_webhook(base_url, "JSONRPC", "nobody home", f"{webhook_receiver.url}/down")
-    endpoint, queue_url, dead_letter_url = _redrive_urls(stack)
+    endpoint, _, dead_letter_url = _redrive_urls(stack)
     dead = _wait_for_dead_letters(endpoint, dead_letter_url)
     attempts = [r for r in webhook_receiver.requests if r.path == "/down"]
     assert attempts
     assert all(r.status == 503 for r in attempts)
 
-    # When the receiver is back and the documented command redrives the dead letters
+    # When the receiver is back and the command the stack printed redrives the dead letters
     webhook_receiver.set_up()
-    result = await asyncio.to_thread(
-        subprocess.run,
-        [
-            sys.executable,
-            "-m",
-            "a2a_serverless.devstack",
-            "push-redrive",
-            "--endpoint-url",
-            endpoint,
-            "--queue-url",
-            queue_url,
-            "--dead-letter-url",
-            dead_letter_url,
-            "--region",
-            "us-east-1",
-        ],
-        env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = await asyncio.to_thread(run_printed_redrive, stack)
     assert result.returncode == 0, result.stderr
     assert f"moved {dead} dead-lettered deliveries" in result.stdout
+    assert f"delivered {dead}, failed again 0" in result.stdout
 
     # Then every event of the task arrives (redriven ones after what was still queued: a redrive
     # cannot go back in time), each exactly once, with its stable event id
@@ -196,6 +176,32 @@ async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
     assert sorted(int(i.rsplit(":", 1)[1]) for i in ids) == list(range(1, len(ids) + 1))
     assert {r.json().get("task", {}).get("id") for r in received} >= {task_id}
     assert _dead_letter_count(endpoint, dead_letter_url) == 0
+
+
+@pytest.mark.asyncio
+async def test_a_redrive_to_a_receiver_that_still_refuses_sends_each_dead_letter_once(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
+) -> None:
+    base_url, stack = push_stack
+    webhook_receiver.set_down(404)
+
+    # Given a task whose every notification was refused (404: final, each event dead-lettered alone)
+    task_id = await send_with_webhook(base_url, "JSONRPC", "refused", f"{webhook_receiver.url}/refused")
+    endpoint, _, dead_letter_url = _redrive_urls(stack)
+    _wait_for_dead_letters(endpoint, dead_letter_url)
+    refused = len([r for r in webhook_receiver.requests if r.path == "/refused"])
+    assert refused >= 4  # the task, its updates, its artifact: one POST each
+
+    # When the printed command redrives them while the receiver still refuses
+    result = await asyncio.to_thread(run_printed_redrive, stack)
+
+    # Then it ends, each dead letter was POSTed once more and came back once, and it says so
+    assert result.returncode == 0, result.stderr
+    assert len([r for r in webhook_receiver.requests if r.path == "/refused"]) == 2 * refused
+    mine = [line for line in result.stdout.splitlines() if f"task {task_id}" in line]
+    assert len(mine) == refused, result.stdout
+    assert all(line.split()[:2] == ["failed", "again"] and "refused: HTTP 404" in line for line in mine), mine
+    assert _dead_letter_count(endpoint, dead_letter_url) >= refused
 
 
 @pytest.mark.asyncio
@@ -238,6 +244,20 @@ def _redrive_urls(stack: StackProcess) -> tuple[str, str, str]:
         if match:
             return match.group(1), match.group(2), match.group(3)
     raise AssertionError(f"the stack did not print the redrive command\n{stack.output()}")
+
+
+def run_printed_redrive(stack: StackProcess) -> subprocess.CompletedProcess[str]:
+    """The redrive command line the stack printed, run as printed from the environment that started
+    the stack, without any AWS credentials, region or configuration."""
+    for line in stack.stderr + stack.stdout:
+        if REDRIVE_HINT.search(line):
+            command = shlex.split(line.split("redrive dead-lettered push deliveries with: ", 1)[1])
+            break
+    else:
+        raise AssertionError(f"the stack did not print the redrive command\n{stack.output()}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull  # none of the user's AWS setup
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
 def _sqs(endpoint: str) -> Any:

@@ -21,14 +21,16 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..json_types import JsonValue
+from . import _push_redrive as push_redrive
+from ._command import PROG as _PROG
+from ._command import fail as _fail
+from ._command import positive as _positive
 from ._imports import ImportPathError, import_object
 
 __all__ = ["main"]
 
-_PROG = "a2a-serverless"
 _DEV_EXTRA = "pip install 'a2a-serverless[dev]'"
 
 
@@ -40,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # a flag typo: the command's own usage, not the top level's
         commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "push-redrive":
-        return _push_redrive(args)
+        return push_redrive.run(args)
     if args.command == "openapi":
         return _openapi(args.out)
     if args.command == "init":
@@ -160,20 +162,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help="console: one readable line per event, labelled with its function, task and request; json: "
         "Powertools' JSON, one object per line (default: %(default)s)",
     )
-    redrive = commands.add_parser(
-        "push-redrive",
-        help="move dead-lettered push deliveries back onto the delivery queue",
-        description="Move push deliveries that failed for good (the push dead-letter queue) back onto the "
-        "delivery queue, to be delivered again with the config as it is now. Name a deployed stack, or "
-        "give both queue URLs (and --endpoint-url for the local stack's moto).",
-    )
-    redrive.add_argument("--stack", help="a deployed stack: its outputs name the queues")
-    redrive.add_argument("--queue-url", help="the push delivery queue (output PushDeliveryQueueUrl)")
-    redrive.add_argument("--dead-letter-url", help="the push dead-letter queue (output PushDeadLetterQueueUrl)")
-    redrive.add_argument("--endpoint-url", help="an SQS endpoint other than AWS's (the local stack prints it)")
-    redrive.add_argument("--region", help="AWS region (default: your AWS configuration's)")
-    redrive.add_argument("--limit", type=_positive, help="move at most this many (default: all)")
-    redrive.add_argument("--dry-run", action="store_true", help="count what would move, by reason; move nothing")
+    redrive = push_redrive.add_parser(commands)
     openapi = commands.add_parser(
         "openapi",
         help="print the OpenAPI 3.1 description of the REST binding",
@@ -219,39 +208,6 @@ def _openapi(out: str | None) -> int:
     else:
         Path(out).write_text(text, encoding="utf-8")
     return 0
-
-
-def _push_redrive(args: argparse.Namespace) -> int:
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from a2a_serverless.push.redrive import redrive
-
-    session = boto3.session.Session(region_name=args.region)
-    try:
-        queue_url, dead_letter_url = args.queue_url, args.dead_letter_url
-        if args.stack:
-            outputs = _stack_outputs(session, args.stack)
-            queue_url = queue_url or outputs.get("PushDeliveryQueueUrl")
-            dead_letter_url = dead_letter_url or outputs.get("PushDeadLetterQueueUrl")
-        if not queue_url or not dead_letter_url:
-            return _fail("name a --stack, or give --queue-url and --dead-letter-url", code=2, command="push-redrive")
-        sqs = session.client("sqs", endpoint_url=args.endpoint_url)
-        report = redrive(sqs, dead_letter_url, queue_url, limit=args.limit, dry_run=args.dry_run)
-    except (BotoCoreError, ClientError) as exc:
-        return _fail(str(exc), code=1, command="push-redrive")
-    verb = "would move" if args.dry_run else "moved"
-    sys.stdout.write(f"{verb} {report.moved} dead-lettered deliveries\n")
-    for reason, count in sorted(report.reasons.items()):
-        sys.stdout.write(f"  {count:6d}  {reason}\n")
-    if report.unreadable:
-        sys.stdout.write(f"left {len(report.unreadable)} unreadable message(s) on the dead-letter queue\n")
-    return 0
-
-
-def _stack_outputs(session: Any, stack: str) -> dict[str, str]:
-    described = session.client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0]
-    return {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
 
 
 def _check_executor(
@@ -311,19 +267,7 @@ class _JsonFormatter(logging.Formatter):
         )
 
 
-def _fail(message: str, *, code: int, command: str = "dev") -> int:
-    sys.stderr.write(f"{_PROG} {command}: error: {message}\n")
-    return code
-
-
 def _port(value: str) -> int:
     if not value.isdigit() or not 0 <= int(value) <= 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not a port number (0 to 65535; 0 picks a free one)")
     return int(value)
-
-
-def _positive(value: str) -> int:
-    number = int(value) if value.isdigit() else 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
-    return number

@@ -26,6 +26,7 @@ import uvicorn
 
 from ..transport.sse import streams_open
 from ..wiring import get_runtime
+from ._command import command_line
 from ._environment import REGION, LocalEnvironment, apply_environment
 from ._functions import (
     GATEWAY_APP,
@@ -151,13 +152,17 @@ def run(
             ),
         )
         if {"PushDeliveryQueue", "PushDeadLetterQueue"} <= resources.queue_urls.keys():
-            _log.info(
-                "redrive dead-lettered push deliveries with: a2a-serverless push-redrive --endpoint-url %s "
-                "--queue-url %s --dead-letter-url %s",
+            # Runs as printed, from the shell that started the stack (tests/e2e/test_push.py).
+            redrive = command_line(
+                "push-redrive",
+                "--endpoint-url",
                 endpoint,
+                "--queue-url",
                 resources.queue_urls["PushDeliveryQueue"],
+                "--dead-letter-url",
                 resources.queue_urls["PushDeadLetterQueue"],
             )
+            _log.info("redrive dead-lettered push deliveries with: %s", redrive)
         apply_environment(
             LocalEnvironment(
                 endpoint_url=endpoint,

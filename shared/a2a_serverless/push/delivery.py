@@ -91,7 +91,9 @@ class DeliveryItem:
     ``from_seq`` is 0 for ordinary items (start after the config's cursor) and set on redriven
     dead letters (deliver exactly ``from_seq``..``up_to_seq``). ``last_error`` travels with a dead
     letter so whoever looks at the queue knows why. ``nonce`` makes a redriven copy a new message
-    for SQS's five-minute deduplication.
+    for SQS's five-minute deduplication. ``redrive`` names the redrive that moved the item, and
+    stays on what it dead-letters again: that redrive never moves it a second time
+    (:mod:`.redrive`).
     """
 
     tenant: str
@@ -102,6 +104,7 @@ class DeliveryItem:
     from_seq: int = 0
     last_error: str = ""
     nonce: str = field(default="", compare=False)
+    redrive: str = ""
 
     @property
     def scope(self) -> Scope:
@@ -132,6 +135,7 @@ class DeliveryItem:
             from_seq=int(data.get("from_seq", 0)),
             last_error=str(data.get("last_error", "")),
             nonce=str(data.get("nonce", "")),
+            redrive=str(data.get("redrive", "")),
         )
 
 
@@ -358,6 +362,7 @@ def _dead_letter(item: DeliveryItem, from_seq: int, up_to_seq: int, reason: str)
         up_to_seq=up_to_seq,
         from_seq=from_seq,
         last_error=reason[:500],
+        redrive=item.redrive,
     )
 
 

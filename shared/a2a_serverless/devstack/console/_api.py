@@ -12,7 +12,9 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -27,6 +29,7 @@ from ...auth import authenticate
 from ...errors import A2AError
 from ...json_types import Json, JsonValue
 from ...ports.store import Scope
+from ...push.delivery import DeliveryItem
 from ...runtime import Runtime
 from ._static import CONSOLE_PATH, SECURITY_HEADERS
 
@@ -38,7 +41,6 @@ __all__ = ["API_PATH", "CONSOLE_HEADER", "api_routes"]
 API_PATH = CONSOLE_PATH + "/api"
 CONSOLE_HEADER = "x-a2a-console"
 EVENT_PAGE = 100
-DEAD_LETTER_PEEKS = 5
 ATTEMPTS_SHOWN = 500
 """A task's most recent delivery attempts the timeline gets (older ones are counted, not sent)."""
 _FORWARDED = ("content-type", "accept", "a2a-version", "a2a-extensions", "last-event-id", "authorization")
@@ -82,18 +84,42 @@ def _caller_scope(runtime: Runtime, request: Request) -> Scope | None:
     return Scope(tenant=request.query_params.get("tenant", ""), owner=principal.name)
 
 
-def _task_endpoint(get_runtime: Callable[[], Runtime], read: Callable[[Runtime, Scope, str], JsonValue]) -> Endpoint:
-    """A dev endpoint about one task of the caller's (401 for an unauthenticated caller): ``read``
-    answers it, in a thread (store and queue calls block; the API's event loop serves streams)."""
+@dataclass(frozen=True, slots=True)
+class _Call:
+    path: Mapping[str, str]
+    body: JsonValue
+    """A POST's JSON body (None: none)."""
+
+
+Answer = Callable[[Runtime, Scope, _Call], tuple[JsonValue, int]]
+"""What a scoped endpoint answers, and with which status."""
+
+
+def _scoped(get_runtime: Callable[[], Runtime], answer: Answer) -> Endpoint:
+    """A dev endpoint answered in the caller's scope (401 for an unauthenticated caller), in a thread
+    (store and queue calls block; the API's event loop serves streams)."""
 
     async def endpoint(request: Request) -> Response:
         runtime = get_runtime()
         scope = _caller_scope(runtime, request)
         if scope is None:
             return _json({"error": "unauthenticated"}, 401)
-        return _json(await run_in_threadpool(read, runtime, scope, str(request.path_params["task_id"])))
+        body: JsonValue = None
+        if request.method == "POST" and (raw := await request.body()):
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                return _json({"error": "the body is not JSON"}, 400)
+        call = _Call({k: str(v) for k, v in request.path_params.items()}, body)
+        result, status = await run_in_threadpool(answer, runtime, scope, call)
+        return _json(result, status)
 
     return endpoint
+
+
+def _task_endpoint(get_runtime: Callable[[], Runtime], read: Callable[[Runtime, Scope, str], JsonValue]) -> Endpoint:
+    """A dev endpoint about one task of the caller's: ``read`` answers it."""
+    return _scoped(get_runtime, lambda runtime, scope, call: (read(runtime, scope, call.path["task_id"]), 200))
 
 
 def _events(runtime: Runtime, scope: Scope, task_id: str) -> Json:
@@ -129,47 +155,39 @@ def _sqs() -> SQSClient:
     return boto3.client("sqs")
 
 
-def _peek_dead_letters(sqs: SQSClient, url: str, scope: Scope | None = None, task_id: str = "") -> list[Json]:
-    """What the dead-letter queue holds (``task_id`` given: that task's in ``scope`` only)."""
-    from ...push.delivery import DeliveryItem
-
-    seen: dict[str, Json | None] = {}
-    for _ in range(DEAD_LETTER_PEEKS):
-        # Visibility 0: a look that leaves every message where it is, visible to a redrive.
-        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-        fresh = [m for m in answer.get("Messages", []) if m["MessageId"] not in seen]
-        if not fresh:
-            break
-        for message in fresh:
-            try:
-                item = DeliveryItem.from_json(message["Body"])
-            except (ValueError, KeyError, TypeError):
-                seen[message["MessageId"]] = (
-                    None if task_id else {"messageId": message["MessageId"], "unreadable": True}
-                )
-                continue
-            mine = not task_id or (item.task_id == task_id and item.scope == scope)
-            seen[message["MessageId"]] = (
-                {
-                    "messageId": message["MessageId"],
-                    "taskId": item.task_id,
-                    "configId": item.config_id,
-                    "fromSeq": item.from_seq,
-                    "upToSeq": item.up_to_seq,
-                    "lastError": item.last_error,
-                }
-                if mine
-                else None
-            )
-    return [row for row in seen.values() if row is not None]
+def _letter(item: DeliveryItem) -> Json:
+    """A dead letter, or a delivery a redrive moved, as the console shows it."""
+    return {
+        "taskId": item.task_id,
+        "configId": item.config_id,
+        "fromSeq": item.from_seq,
+        "upToSeq": item.up_to_seq,
+        "lastError": item.last_error,
+        "redrive": item.redrive,
+    }
 
 
-def _dead_letters(get_runtime: Callable[[], Runtime], sqs: Callable[[], SQSClient]) -> Endpoint:
-    async def dead_letters(request: Request) -> Response:
-        url = get_runtime().settings.push_dead_letter_queue_url
+def _peek_dead_letters(sqs: SQSClient, url: str, scope: Scope, task_id: str = "") -> tuple[list[Json], bool]:
+    """The dead letters of ``scope`` (``task_id`` given: of that task), each left visible on the
+    queue, and whether every message of the queue could be read (:mod:`...push.redrive`)."""
+    from ...push.redrive import read_dead_letters
+
+    read = read_dead_letters(sqs, url, long_poll_seconds=0)  # moto answers exactly without waiting
+    rows: list[Json] = [
+        {"messageId": letter.message_id, **_letter(letter.item)}
+        for letter in read.letters
+        if letter.item is not None and letter.item.scope == scope and (not task_id or letter.item.task_id == task_id)
+    ]
+    return rows, read.complete
+
+
+def _dead_letters(sqs: Callable[[], SQSClient]) -> Answer:
+    def dead_letters(runtime: Runtime, scope: Scope, call: _Call) -> tuple[JsonValue, int]:
+        url = runtime.settings.push_dead_letter_queue_url
         if not url:
-            return _json({"configured": False, "deadLetters": []})
-        return _json({"configured": True, "deadLetters": await run_in_threadpool(_peek_dead_letters, sqs(), url)})
+            return {"configured": False, "deadLetters": []}, 200
+        rows, complete = _peek_dead_letters(sqs(), url, scope)
+        return {"configured": True, "deadLetters": rows, "complete": complete}, 200
 
     return dead_letters
 
@@ -190,7 +208,7 @@ def _push_attempts(sqs: Callable[[], SQSClient]) -> Callable[[Runtime, Scope, st
             ]
         dead: list[Json] = []
         if settings.push_dead_letter_queue_url:
-            dead = _peek_dead_letters(sqs(), settings.push_dead_letter_queue_url, scope, task_id)
+            dead, _ = _peek_dead_letters(sqs(), settings.push_dead_letter_queue_url, scope, task_id)
         return {
             "taskId": task_id,
             "recorded": bool(settings.push_attempt_log),
@@ -202,17 +220,87 @@ def _push_attempts(sqs: Callable[[], SQSClient]) -> Callable[[Runtime, Scope, st
     return push_attempts
 
 
-def _redrive(get_runtime: Callable[[], Runtime], sqs: Callable[[], SQSClient]) -> Endpoint:
-    async def redrive(request: Request) -> Response:
-        settings = get_runtime().settings
+_NO_QUEUE: tuple[JsonValue, int] = ({"error": "this stack has no push dead-letter queue"}, 404)
+
+
+def _redrive(sqs: Callable[[], SQSClient]) -> Answer:
+    """Move the caller's dead letters back onto the delivery queue (:func:`...push.redrive.redrive`)."""
+
+    def redrive(runtime: Runtime, scope: Scope, call: _Call) -> tuple[JsonValue, int]:
+        settings = runtime.settings
         if not settings.push_dead_letter_queue_url or not settings.push_queue_url:
-            return _json({"error": "this stack has no push dead-letter queue"}, 404)
+            return _NO_QUEUE
         from ...push.redrive import redrive as move
 
-        report = await run_in_threadpool(move, sqs(), settings.push_dead_letter_queue_url, settings.push_queue_url)
-        return _json({"moved": report.moved, "unreadable": report.unreadable, "reasons": report.reasons})
+        report = move(
+            sqs(), settings.push_dead_letter_queue_url, settings.push_queue_url, scope=scope, long_poll_seconds=0
+        )
+        moved: list[JsonValue] = [_letter(item) for item in report.moved]
+        reasons: Json = dict(report.reasons)
+        return {"redriveId": report.redrive_id, "moved": moved, "reasons": reasons}, 200
 
     return redrive
+
+
+def _redrive_outcomes(sqs: Callable[[], SQSClient]) -> Answer:
+    """What became of the deliveries a redrive moved (the body: its ``redriveId`` and ``moved``
+    items): delivered, failed again, or pending (:func:`...push.redrive.outcomes`)."""
+
+    def redrive_outcomes(runtime: Runtime, scope: Scope, call: _Call) -> tuple[JsonValue, int]:
+        settings = runtime.settings
+        if not settings.push_dead_letter_queue_url or not settings.push_queue_url:
+            return _NO_QUEUE
+        from ...push.redrive import outcomes
+
+        asked = _moved_items(call.body, scope)
+        if asked is None:
+            return {"error": "give the redriveId and the moved items a redrive answered"}, 400
+        redrive_id, moved = asked
+        found = outcomes(
+            sqs(),
+            settings.push_dead_letter_queue_url,
+            settings.push_queue_url,
+            redrive_id,
+            moved,
+            scope=scope,
+            long_poll_seconds=0,
+        )
+        rows: list[JsonValue] = [
+            {**_letter(o.item), "outcome": o.outcome.value, "returned": [_letter(back) for back in o.returned]}
+            for o in found
+        ]
+        return {"outcomes": rows}, 200
+
+    return redrive_outcomes
+
+
+def _moved_items(body: JsonValue, scope: Scope) -> tuple[str, list[DeliveryItem]] | None:
+    """The redrive id and moved items of a body, in the caller's scope (None: not that shape)."""
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("redriveId"), str)
+        or not isinstance(body.get("moved"), list)
+    ):
+        return None
+    redrive_id, items = str(body["redriveId"]), []
+    for row in body["moved"]:
+        if not isinstance(row, dict):
+            return None
+        try:
+            items.append(
+                DeliveryItem(
+                    scope.tenant,
+                    scope.owner,
+                    str(row["taskId"]),
+                    str(row["configId"]),
+                    up_to_seq=int(row["upToSeq"]),
+                    from_seq=int(row.get("fromSeq") or 0),
+                    redrive=redrive_id,
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+    return redrive_id, items
 
 
 def _upstream_client() -> httpx.AsyncClient:
@@ -257,7 +345,12 @@ def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClien
             _guarded(_task_endpoint(get_runtime, _push_attempts(sqs))),
             methods=["GET"],
         ),
-        Route(API_PATH + "/dead-letters", _guarded(_dead_letters(get_runtime, sqs)), methods=["GET"]),
-        Route(API_PATH + "/dead-letters:redrive", _guarded(_redrive(get_runtime, sqs)), methods=["POST"]),
+        Route(API_PATH + "/dead-letters", _guarded(_scoped(get_runtime, _dead_letters(sqs))), methods=["GET"]),
+        Route(API_PATH + "/dead-letters:redrive", _guarded(_scoped(get_runtime, _redrive(sqs))), methods=["POST"]),
+        Route(
+            API_PATH + "/dead-letters:redrive-outcomes",
+            _guarded(_scoped(get_runtime, _redrive_outcomes(sqs))),
+            methods=["POST"],
+        ),
         Route(API_PATH + "/proxy", _guarded(_proxy), methods=["GET", "POST"]),
     ]

@@ -72,9 +72,10 @@ export function setUpTasks(agent, visible) {
       if (!answer.pushConfigs.length) push.append(el("li", { class: "muted", text: "none" }));
       const attempts = answer.pushConfigs.length ? await deliveryAttempts(taskId) : null;
       for (const c of answer.pushConfigs) {
+        const mine = attempts ? attempts.attempts.filter((a) => a.configId === c.id) : [];
         const item = el("li", { class: "push-config", "data-config-id": c.id },
-          el("span", { text: `${c.id} → ${c.url}: delivered up to event ${c.deliveredSeq ?? "?"}` }));
-        if (attempts) item.append(attemptTable(attempts.attempts.filter((a) => a.configId === c.id), attempts.recorded));
+          el("span", { class: "push-delivered", text: `${c.id} → ${c.url}: ${delivery(c.deliveredSeq, mine, attempts)}` }));
+        if (attempts) item.append(attemptTable(mine, attempts.recorded));
         push.append(item);
       }
       if (attempts && attempts.omitted) push.append(el("li", { class: "muted", text: `${attempts.omitted} older attempt(s) not shown` }));
@@ -87,6 +88,33 @@ export function setUpTasks(agent, visible) {
       source.textContent = `Timeline failed: ${error.message}`;
     }
     box.scrollIntoView();
+  }
+
+  // What a config's webhook got. The cursor (deliveredSeq) passes an event once it was delivered or
+  // dead-lettered, so it alone cannot tell which: the attempt log can.
+  function delivery(cursor, attempts, log) {
+    if (cursor == null) return "its delivery cursor is gone";
+    if (!log || !log.recorded || log.omitted) {
+      return cursor ? `delivered or dead-lettered up to event ${cursor} (see the dead letters)` : "nothing delivered yet";
+    }
+    const delivered = new Set(attempts.filter((a) => a.outcome === "delivered").map((a) => a.seq));
+    const passed = [...Array(cursor).keys()].map((n) => n + 1).filter((seq) => !delivered.has(seq));
+    const said = [delivered.size ? `delivered events ${ranges([...delivered])}` : "nothing delivered yet"];
+    if (passed.length) said.push(`dead-lettered events ${ranges(passed)}`);
+    const last = attempts[attempts.length - 1];
+    if (last && last.outcome === "retrying") said.push(`retrying event ${last.seq} (attempt ${last.attempt} failed)`);
+    return said.join("; ");
+  }
+
+  function ranges(seqs) {
+    const sorted = [...new Set(seqs)].sort((a, b) => a - b);
+    const spans = [];
+    for (const seq of sorted) {
+      const span = spans[spans.length - 1];
+      if (span && seq === span[1] + 1) span[1] = seq;
+      else spans.push([seq, seq]);
+    }
+    return spans.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(", ");
   }
 
   async function deliveryAttempts(taskId) {
