@@ -130,21 +130,29 @@ $(SAM_STAMP):
 	@rm -f $(SAM_VENV)/.installed-*
 	@touch $@
 
+# The checkout's build is for this machine's architecture, so that its handlers can be imported here
+# (tests/template/test_built_layer.py); the agent project's is for the template's default, arm64.
+# Not from SAM's cache: the layer's dependencies come from pyproject.toml, which its cache key omits.
+TEMPLATE_ARCH ?= $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
+
 template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no container) and a check of the built tree
 	@echo "==> sam validate --lint"
 	@SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --region us-east-1
 	@if [ -z "$(PY313)" ]; then echo "make: no python3.13 for sam build (set PY313=...)" >&2; exit 1; fi
-	@echo "==> sam build (python3.13 arm64, no container)"
+	@echo "==> sam build (python3.13 $(TEMPLATE_ARCH), no container), the check of the built tree, its imports"
 	@PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(SAM) build --region us-east-1 --build-dir .aws-sam/build \
+		--no-cached --parameter-overrides Architecture=$(TEMPLATE_ARCH) \
 		> .aws-sam-build.log 2>&1 || { cat .aws-sam-build.log; exit 1; }
-	@$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build --json .aws-sam/package-sizes.json
-	@echo "==> an agent project from a2a-serverless init: sam validate --lint, sam build, its test"
+	@$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build --python $(PY313) \
+		--json .aws-sam/package-sizes.json
+	@A2A_BUILD_DIR=.aws-sam/build $(BIN)/pytest -q -p no:cacheprovider tests/template/test_built_layer.py
+	@echo "==> an agent project from a2a-serverless init: sam validate --lint, sam build (arm64), its test"
 	@rm -rf .aws-sam/init-check && $(BIN)/a2a-serverless init .aws-sam/init-check/agent > /dev/null
 	@cd .aws-sam/init-check/agent && SAM_CLI_TELEMETRY=0 $(CURDIR)/$(SAM) validate --lint --region us-east-1
 	@cd .aws-sam/init-check/agent && PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(CURDIR)/$(SAM) build \
 		--region us-east-1 > ../build.log 2>&1 || { cat ../build.log; exit 1; }
 	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build \
-		--requirements kit/requirements.txt > /dev/null
+		--python $(PY313) --requirements kit/requirements.txt > /dev/null
 	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -p no:asyncio
 
 # The Docker tests (tests/lambda_runtime) and bench/lambda_import_times.py run the functions in a

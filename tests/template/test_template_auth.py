@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cloudformation import Deployed
 
 from a2a_serverless.card import public_card
 from a2a_serverless.config import Settings
@@ -154,7 +155,7 @@ def test_the_card_functions_declare_what_the_deployed_mode_checks(
 
 
 def test_the_gateway_is_ready_when_it_listens_without_rendering_the_card(translated: dict[str, Any]) -> None:
-    env = translated["Resources"]["GatewayFunction"]["Properties"]["Environment"]["Variables"]
+    env = Deployed(translated).resources["GatewayFunction"]["Properties"]["Environment"]["Variables"]
     assert env["AWS_LWA_READINESS_CHECK_PROTOCOL"] == "tcp"
     assert "AWS_LWA_READINESS_CHECK_PATH" not in env
 

@@ -10,7 +10,8 @@ The project holds the user's code and settings, and the kit it was made with:
   relative to the requirements file, so ``sam build`` finds the wheel from any directory, and in a
   clone anywhere) and the kit pinned to the wheel's version. ``--kit REQUIREMENT`` names another
   kit instead (an index's), and then no wheel is written. ``upgrade_kit`` (``init --upgrade-kit``)
-  replaces the wheel and the pins with the installed kit.
+  replaces the wheel and the pins with the installed kit. ``layer/`` builds the core layer from it
+  (the kit's own ``shared/layer/``: ``sam build`` runs the Makefile of the ``Architecture``).
 * ``template.yaml``: the kit's own template (shipped in the package), with the functions' code
   ``src/``, the core layer built from ``kit/``, and the parameters' defaults naming the project's
   executor, agent and card. The handlers are the kit's (``a2a_serverless.functions.<name>.handler``,
@@ -42,6 +43,9 @@ __all__ = ["Created", "ProjectError", "create_project", "project_template", "pyt
 
 SAM_PYTHON = "python3.13"
 """The functions' runtime (``python3.13`` in the template): ``sam build`` runs this interpreter."""
+
+LAYER_BUILD = ("layer.mk", "build.py", "arm64/Makefile", "x86_64/Makefile")
+"""The core layer's build (``kit/layer/``; ``sam build`` runs the Makefile of the architecture)."""
 
 _KIT_LINE = re.compile(r"^(a2a[-_.]serverless(?:\[[^\]\n]*\])?)[ \t]*(?:[=<>!~@].*)?$", re.MULTILINE | re.IGNORECASE)
 """The kit's line in ``kit/requirements.txt``: its name and extras (group 1), then any version or URL."""
@@ -88,6 +92,7 @@ def create_project(root: Path, *, name: str | None = None, kit: str | None = Non
         "samconfig.toml": files.SAMCONFIG.format(stack=stack, executor=executor),
         "kit/requirements.txt": files.KIT_REQUIREMENTS.format(source=source, requirement=requirement),
         "src/run.sh": _kit_text("run.sh"),
+        **{f"kit/layer/{name}": _kit_text(f"layer/{name}") for name in LAYER_BUILD},
         f"src/{package}/__init__.py": "",
         f"src/{package}/agent.py": files.AGENT.format(name=name, name_literal=repr(name)),
         "src/agent.json": json.dumps(_card(name), indent=2) + "\n",
@@ -146,6 +151,7 @@ def project_template(kit_template: str, *, name: str, executor: str) -> str:
             1,
         ),
         (r"^(\s+ContentUri: )shared/$", r"\1kit/", 1),
+        (r"^(\s+ContextPath: !Sub )shared/layer/", r"\1kit/layer/", 1),
         # the parameters' defaults: this project's agent and card
         (r"^(  ExecutorPath:\n    Type: String\n    Default: ).*$", r"\g<1>" + executor, 1),
         (r"^(  AgentName:\n    Type: String\n    Default: ).*$", r"\g<1>" + _yaml_scalar(name), 1),

@@ -1,0 +1,1 @@
+../../../../../shared/layer/build.py

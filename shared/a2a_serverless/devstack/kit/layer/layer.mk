@@ -1,0 +1,1 @@
+../../../../../shared/layer/layer.mk
