@@ -30,7 +30,7 @@ Resources:
     Properties:
       CodeUri: Gateway
       Handler: !If [HasAdapter, run.sh, a2a_serverless.functions.gateway.handler]
-      Layers: [!If [HasAdapter, "arn:aws:lambda:us-east-1:1:layer:Adapter:1", !Ref AWS::NoValue]]
+      Layers: !If [HasAdapter, [!Ref CoreLayer, "arn:aws:lambda:us-east-1:1:layer:Adapter:1"], [!Ref CoreLayer]]
 """
 KIT_METADATA = "Metadata-Version: 2.1\nName: a2a-serverless\nRequires-Dist: httpx>=0.27\nRequires-Dist: boto3>=1.34\n"
 WHEEL = "Wheel-Version: 1.0\nTag: {tag}\n"
@@ -119,7 +119,7 @@ def test_a_complete_build_passes_with_every_functions_sizes(tmp_path: Path, pyth
 
     assert problems == []
     assert set(sizes) == {"Reader", "Gateway"}
-    # The gateway's own layer list adds to the Globals' (SAM appends): it carries the core layer too
+    # The gateway's own layers (a condition, which replaces the Globals' list) hold the core layer once
     assert sizes["Gateway"]["layers"] == sizes["Reader"]["layers"] > 0
     # The layer: its modules, each with its bytecode, and its size zipped as deployed
     assert (layers["CoreLayer"].py, layers["CoreLayer"].pyc) == (3, 3)

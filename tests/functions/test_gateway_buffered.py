@@ -1,4 +1,4 @@
-"""The gateway without the Lambda Web Adapter (``WebAdapterLayerVersion`` empty, as under
+"""The gateway without the Lambda Web Adapter (``WebAdapterLayerVersion`` 0, as under
 ``sam local``): ``a2a_serverless.functions.gateway`` serves the gateway's routes (JSON-RPC at
 ``POST /``, ``/tasks/{id}``, the streams) from API Gateway events, buffered: a stream is one body
 of Server-Sent Events, once it ends."""

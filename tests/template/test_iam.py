@@ -68,7 +68,8 @@ def _statements(deployed: Deployed, function: str) -> list[dict[str, Any]]:
     for resource in resources.values():
         if resource["Type"] == "AWS::IAM::RolePolicy" and resource["Properties"]["RoleName"] == {"Ref": role_id}:
             statements.extend(_as_list(resource["Properties"]["PolicyDocument"]["Statement"]))
-        if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in resource["Properties"].get("Roles", []):
+        policy_types = ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+        if resource["Type"] in policy_types and {"Ref": role_id} in resource["Properties"].get("Roles", []):
             statements.extend(_as_list(resource["Properties"]["PolicyDocument"]["Statement"]))
     for arn in role.get("ManagedPolicyArns", []):
         if isinstance(arn, dict) and "Ref" in arn:  # one of the template's managed policies

@@ -6,6 +6,7 @@ variable ``sam local --env-vars`` sets to point the functions at a local AWS end
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -72,9 +73,10 @@ def test_the_gateway_streams_under_the_web_adapter_of_its_architecture(
     gateway = deployed.resources["GatewayFunction"]["Properties"]
     assert gateway["Handler"] == "run.sh"
     env = gateway["Environment"]["Variables"]
-    assert set(env) >= ADAPTER_SETTINGS
+    assert env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
     assert env["AWS_LWA_INVOKE_MODE"] == "response_stream"
-    (adapter,) = [layer for layer in gateway["Layers"] if "Fn::Sub" in layer]
+    core, adapter = gateway["Layers"]
+    assert core == {"Ref": _core_layer(deployed)}
     arn, names = adapter["Fn::Sub"]
     assert arn.endswith(":layer:${Adapter}:${WebAdapterLayerVersion}")
     assert deployed.resolve(names["Adapter"]) == ADAPTER_LAYERS[architecture]
@@ -84,14 +86,31 @@ def test_with_no_adapter_the_gateway_is_a_python_handler_without_its_settings(
     translate: Callable[[dict[str, str]], dict[str, Any]],
 ) -> None:
     # Given no Web Adapter (what sam local needs: it cannot fetch the layer, and does not stream)
-    deployed = Deployed(translate({"WebAdapterLayerVersion": ""}), WebAdapterLayerVersion="")
+    deployed = Deployed(translate({"WebAdapterLayerVersion": "0"}), WebAdapterLayerVersion="0")
     gateway = deployed.resources["GatewayFunction"]["Properties"]
-    # Then the gateway is the buffered handler, with the core layer only and no adapter settings
+    # Then the gateway is the buffered handler, with the core layer only and the adapter's settings
+    # empty (an empty AWS_LAMBDA_EXEC_WRAPPER is none: the runtime runs the handler itself)
     assert gateway["Handler"] == "a2a_serverless.functions.gateway.handler"
-    assert not [layer for layer in gateway["Layers"] if "Fn::Sub" in layer]
-    assert not ADAPTER_SETTINGS & set(gateway["Environment"]["Variables"])
+    assert gateway["Layers"] == [{"Ref": _core_layer(deployed)}]
+    assert {name: gateway["Environment"]["Variables"][name] for name in ADAPTER_SETTINGS} == dict.fromkeys(
+        ADAPTER_SETTINGS, ""
+    )
     # (and its handler is the one the app's tests drive: tests/functions/test_gateway_buffered.py)
     assert (REPO / "shared" / "a2a_serverless" / "functions" / "gateway.py").is_file()
+
+
+def test_sam_local_can_resolve_every_function(template: dict[str, Any]) -> None:
+    # SAM CLI's resolver cannot resolve an Fn::If branch of AWS::NoValue, and then leaves the whole
+    # function unresolved (its handler, layers and environment): no function may use one
+    assert "AWS::NoValue" not in json.dumps(
+        {k: v for k, v in template["Resources"].items() if v["Type"] == "AWS::Serverless::Function"}
+    )
+    assert "AWS::NoValue" not in json.dumps(template["Globals"])
+
+
+def _core_layer(deployed: Deployed) -> str:
+    (layer,) = [k for k, v in deployed.resources.items() if v["Type"] == "AWS::Lambda::LayerVersion"]
+    return layer
 
 
 def test_the_aws_endpoint_variable_is_declared_empty_for_sam_local(template: dict[str, Any]) -> None:

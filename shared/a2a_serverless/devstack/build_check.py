@@ -101,7 +101,10 @@ def _strings(value: JsonValue) -> list[str]:
 
 
 def _refs(value: JsonValue) -> list[str]:
-    """The logical ids a layer list entry may name (``!Ref``, possibly under an ``Fn::If``)."""
+    """The logical ids a layer list, or one of its entries, may name (``!Ref``, possibly under an
+    ``Fn::If``)."""
+    if isinstance(value, list):
+        return [r for entry in value for r in _refs(entry)]
     if isinstance(value, dict) and "Fn::If" in value:
         return [r for branch in value["Fn::If"][1:] for r in _refs(branch)]
     if isinstance(value, dict) and isinstance(value.get("Ref"), str):
@@ -237,10 +240,12 @@ def check_build(
         if resource["Type"] != "AWS::Serverless::Function":
             continue
         props = {**globals_, **resource["Properties"]}
-        # SAM appends a function's layers to the Globals' ones (lists merge, maps override).
-        entries = [*globals_.get("Layers", []), *resource["Properties"].get("Layers", [])]
+        # SAM appends a function's list of layers to the Globals' (lists merge); an intrinsic (an
+        # Fn::If of lists) replaces it.
+        own: JsonValue = resource["Properties"].get("Layers", [])
+        entries = own if isinstance(own, dict) else [*globals_.get("Layers", []), *own]
         code_dir = build_dir / str(props["CodeUri"])
-        own_layers = [layers[ref] for entry in entries for ref in _refs(entry) if ref in layers]
+        own_layers = [layers[ref] for ref in dict.fromkeys(_refs(entries)) if ref in layers]
         for handler in _strings(props["Handler"]):
             problem = _handler_problem(code_dir, own_layers, handler)
             if problem:
