@@ -24,7 +24,7 @@ from a2a_serverless.models import (
     TaskStatusUpdateEvent,
 )
 from a2a_serverless.mutation import Transition
-from a2a_serverless.ports import Scope, TaskRecord
+from a2a_serverless.ports import Scope, SendKey, TaskRecord
 from a2a_serverless.transitions import (
     CANCELED_TEXT,
     DEAD_LETTER_TEXT,
@@ -336,23 +336,33 @@ def test_a_continuation_is_a_snapshot_with_the_question_before_the_answer() -> N
         task={"status": TaskStatus(state=S.TASK_STATE_INPUT_REQUIRED, message=message("name?", Role.ROLE_AGENT))},
     )
 
-    decided = continue_with(asked, message("Ann", message_id="m2"), max_history=H, fingerprint="f")
+    key = SendKey.message("m2", "f")
+    decided = continue_with(asked, message("Ann", message_id="m2"), max_history=H, key=key)
 
     assert decided.result is True
     assert decided.snapshot
+    assert decided.key == key
     assert decided.record is not None
     assert [m.parts[0].text for m in decided.record.task.history] == ["hi", "name?", "Ann"]
     assert decided.record.pending_message_id == "m2"
-    assert (
-        continue_with(decided.record, message("Ann", message_id="m2"), max_history=H, fingerprint="f").result is False
-    )
-    with pytest.raises(UnsupportedOperationError):
-        continue_with(
-            replace(decided.record, running_message_id="m2"),
-            message("again", message_id="m3"),
-            max_history=H,
-            fingerprint="f",
-        )
+    # Busy with it: a message with an id of its history may be a re-send (the caller asks the key)
+    assert continue_with(decided.record, message("Ann", message_id="m2"), max_history=H, key=key) == Transition(False)
+    # and without a key, or with an id the task has never seen, it is the task's error
+    for resent, with_key in ((message("Ann", message_id="m2"), None), (message("again", message_id="m3"), key)):
+        with pytest.raises(UnsupportedOperationError):
+            continue_with(replace(decided.record, running_message_id="m2"), resent, max_history=H, key=with_key)
+
+
+def test_a_task_waiting_again_takes_a_message_whose_id_its_history_has() -> None:
+    # Given a task that asked again after a message m2 (a client reusing the id for its next answer)
+    asked = record(S.TASK_STATE_INPUT_REQUIRED, task={"history": [message("hi"), message("Ann", message_id="m2")]})
+
+    decided = continue_with(asked, message("Bob", message_id="m2"), max_history=H, key=SendKey.message("m2", "g"))
+
+    # Then the rule accepts it: whether it is a re-send is the send key's to say, as it is written
+    assert decided.result is True
+    assert decided.record is not None
+    assert decided.record.pending_message_id == "m2"
 
 
 # ------------------------------------------------------------------------------ durable executions

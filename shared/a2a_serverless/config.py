@@ -129,9 +129,12 @@ class Settings(BaseModel):
     an invocation after a step, the run goes on in a new invocation (a one-second durable wait)."""
     idempotent_send: bool = True
     """A re-sent SendMessage (same messageId, same message and configuration) returns the task the
-    first one made and runs nothing; a messageId reused for a different message is InvalidParams.
-    False: every SendMessage is a new message, as in the reference servers (for clients that reuse
-    messageIds)."""
+    first one made and runs nothing. False: messageIds are not looked at, every SendMessage is a new
+    message, as in the reference servers."""
+    message_id_reuse: Literal["new", "reject"] = "new"
+    """A messageId reused for a different message or configuration (with ``idempotent_send``):
+    ``new`` processes it as the new message it is, as if the id were fresh (logged once at INFO);
+    ``reject`` refuses it with InvalidParams naming the messageId, and nothing is stored."""
     blocking_wait_seconds: float = Field(default=25.0, gt=0, le=900)
     """How long a blocking SendMessage waits for a terminal or interrupted state before it returns
     the task as it is. Keep it below API Gateway's 29 s integration timeout."""
@@ -184,7 +187,7 @@ class Settings(BaseModel):
             raise ValueError("must look like 'package.module:ClassName'")
         return value
 
-    @field_validator("api_auth", mode="before")
+    @field_validator("api_auth", "message_id_reuse", mode="before")
     @classmethod
     def _lower_case(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value

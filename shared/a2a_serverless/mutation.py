@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from .errors import TaskNotFoundError
 from .models import StreamResponse
-from .ports import Scope, TaskRecord, TaskStore, VersionConflict
+from .ports import Scope, SendKey, TaskRecord, TaskStore, VersionConflict
 
 __all__ = ["Committed", "Transition", "mutate", "rebase"]
 
@@ -26,15 +26,14 @@ R = TypeVar("R")
 @dataclass(frozen=True, slots=True)
 class Transition(Generic[R]):
     """What a rule decided: ``record`` to commit (None: nothing to write) with ``events`` appended
-    after it, ``snapshot`` when ``record.task`` is not the fold of the events, ``message_id`` (with
-    ``fingerprint``) for an idempotency key the same commit writes, and ``result``."""
+    after it, ``snapshot`` when ``record.task`` is not the fold of the events, ``key`` for a send key
+    the same commit writes, and ``result``."""
 
     result: R
     record: TaskRecord | None = None
     events: tuple[StreamResponse, ...] = ()
     snapshot: bool = False
-    message_id: str = ""
-    fingerprint: str = ""
+    key: SendKey | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +71,7 @@ def mutate(
                 rebase(decided.record, record),
                 decided.events,
                 snapshot=decided.snapshot,
-                message_id=decided.message_id,
-                fingerprint=decided.fingerprint,
+                key=decided.key,
             )
         except VersionConflict:
             continue

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from enum import StrEnum
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from .errors import (
     FieldViolation,
@@ -40,7 +40,7 @@ from .errors import (
 from .lifecycle import DEFAULT_MAX_HISTORY, Step, agent_message, apply_event, status_event
 from .models import Message, Role, StreamResponse, TaskState, TaskStatus, utc_now
 from .mutation import Transition
-from .ports import TaskRecord
+from .ports import SendKey, TaskRecord
 
 __all__ = [
     "CANCELED_TEXT",
@@ -66,6 +66,7 @@ __all__ = [
     "expire_lease",
     "fail_unscheduled",
     "hold_for_sleep",
+    "refuse_message",
     "renew_lease",
     "request_cancel",
     "settle",
@@ -278,32 +279,22 @@ def request_cancel(record: TaskRecord, *, max_history: int) -> Transition[None]:
     return _ended(record, None, TaskState.TASK_STATE_CANCELED, CANCELED_TEXT, max_history)
 
 
-def continue_with(
-    record: TaskRecord, message: Message, *, max_history: int, fingerprint: str | None
-) -> Transition[bool]:
+def continue_with(record: TaskRecord, message: Message, *, max_history: int, key: SendKey | None) -> Transition[bool]:
     """A message for an interrupted task (INPUT_REQUIRED / AUTH_REQUIRED) becomes its pending
-    message, after the agent's question in the history, and its idempotency key (holding
-    ``fingerprint``) is written with it. True if accepted, False for a message id the task already
-    has (the caller tells a re-send from a reuse). With ``fingerprint=None`` the deployment does
-    not de-duplicate: every message is new, and no key is written. Raises the spec's errors for a
-    task that cannot take it (``DuplicateMessage`` from the store when another task has the id)."""
+    message, after the agent's question in the history, and its send key ``key`` is written with
+    it (None: the send is not de-duplicated, no key). True if accepted. False when the task cannot
+    take a message now but its history holds one with this id: perhaps a re-send, which the caller
+    tells by the key (and otherwise raises :func:`refuse_message`'s error). Raises the spec's
+    errors for a task that cannot take it (``DuplicateMessage`` from the store when the key exists)."""
     task = record.task
-    if fingerprint is not None and any(m.message_id == message.message_id for m in task.history):
-        return Transition(False)
     if message.context_id and task.context_id and message.context_id != task.context_id:
         raise InvalidParamsError(
             violations=[FieldViolation("message.contextId", "does not match the task's contextId")]
         )
-    state = task.status.state
-    if state.is_terminal:
-        raise UnsupportedOperationError(
-            f"Task {task.id} is in terminal state {state.value} and cannot accept messages",
-            metadata={"taskId": task.id},
-        )
-    if record.pending_message_id or record.running_message_id or not state.is_interrupted:
-        raise UnsupportedOperationError(
-            f"Task {task.id} is still working on a previous message", metadata={"taskId": task.id}
-        )
+    if record.pending_message_id or record.running_message_id or not task.status.state.is_interrupted:
+        if key is not None and any(m.message_id == message.message_id for m in task.history):
+            return Transition(False)
+        refuse_message(record)
     user_message = message.model_copy(update={"context_id": task.context_id})
     asked = [task.status.message] if task.status.message is not None else []
     history = [*task.history, *asked, user_message][-max_history:]
@@ -314,8 +305,22 @@ def continue_with(
         True,
         replace(record, task=new_task, pending_message_id=message.message_id),
         snapshot=True,
-        message_id=message.message_id if fingerprint is not None else "",
-        fingerprint=fingerprint or "",
+        key=key,
+    )
+
+
+def refuse_message(record: TaskRecord) -> NoReturn:
+    """The spec's error for a message to a task that cannot take one: terminal, or not (yet)
+    waiting for input."""
+    task = record.task
+    state = task.status.state
+    if state.is_terminal:
+        raise UnsupportedOperationError(
+            f"Task {task.id} is in terminal state {state.value} and cannot accept messages",
+            metadata={"taskId": task.id},
+        )
+    raise UnsupportedOperationError(
+        f"Task {task.id} is still working on a previous message", metadata={"taskId": task.id}
     )
 
 

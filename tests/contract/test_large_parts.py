@@ -33,7 +33,7 @@ from a2a_serverless.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_serverless.ports import BlobError, BlobStore, Scope, TaskRecord, TaskStore
+from a2a_serverless.ports import BlobError, BlobStore, Scope, SendKey, TaskRecord, TaskStore
 from testkit.aws import REGION, SerializedClient, moto_clients
 
 ALICE = Scope("acme", "alice")
@@ -112,7 +112,7 @@ def user_message(*parts: Part, message_id: str = "m1") -> Message:
 def created(world: World, message: Message, scope: Scope = ALICE) -> TaskRecord:
     task = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED), history=[message])
     return world.store.create_task(
-        TaskRecord(scope=scope, task=task), [StreamResponse(task=task)], message_id=message.message_id
+        TaskRecord(scope=scope, task=task), [StreamResponse(task=task)], key=SendKey.message(message.message_id)
     )
 
 
@@ -240,7 +240,7 @@ def test_an_object_store_outage_on_write_writes_nothing(world: World) -> None:
     with pytest.raises(BlobError):
         created(world, message)
     assert world.store.get_task(ALICE, "t1") is None
-    assert world.store.find_message(ALICE, "m1") is None
+    assert world.store.find_key(ALICE, SendKey.message("m1")) is None
     # and once the store is back, the same create succeeds
     world.blobs.put_fails_after = None
     created(world, message)

@@ -1,17 +1,23 @@
-"""A messageId names one message: an identical re-send is answered from the first, a reuse of the
-id for anything else is InvalidParams and stores nothing; ``A2A_IDEMPOTENT_SEND=false`` makes every
-SendMessage a new message (as in the reference servers).
+"""A messageId: an identical re-send is answered from the first and runs nothing; a reuse of the id
+for anything else is processed as the new message it is (a new task or turn, logged once at INFO),
+or, with ``A2A_MESSAGE_ID_REUSE=reject``, InvalidParams that stores nothing;
+``A2A_IDEMPOTENT_SEND=false`` makes every SendMessage a new message (as in the reference servers).
 
 Through the operations, on every store of the contract suite (``store`` fixture: memory, DynamoDB
 on moto, the local stack's moto)."""
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
-from a2a_serverless.errors import InvalidParamsError
+from a2a_serverless.errors import InvalidParamsError, UnsupportedOperationError
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import (
     ListTasksRequest,
@@ -25,8 +31,8 @@ from a2a_serverless.models import (
 )
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.list_tasks import list_tasks
-from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, TaskStore, WorkItem
+from a2a_serverless.operations.send_message import Submitted, submit_message
+from a2a_serverless.ports import Scope, SendKey, TaskStore, WorkItem
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.wiring import build_runtime
 
@@ -43,8 +49,10 @@ class _Queue:
         self.items.append(item)
 
 
-def _runtime(store: TaskStore, queue: _Queue, *, idempotent: bool = True) -> Runtime:
-    settings = Settings(store="memory", push_notifications=True, idempotent_send=idempotent)
+def _runtime(store: TaskStore, queue: _Queue, *, idempotent: bool = True, reuse: str = "new") -> Runtime:
+    settings = Settings.model_validate(
+        {"store": "memory", "push_notifications": True, "idempotent_send": idempotent, "message_id_reuse": reuse}
+    )
     return build_runtime(settings, store=store, queue=queue)
 
 
@@ -85,32 +93,71 @@ def test_an_identical_resend_returns_the_same_task_and_runs_nothing(store: TaskS
     assert submit_message(_request("hello", "m-1", config=reshaped), CTX, runtime).task.id == first.task.id
 
 
-@pytest.mark.parametrize(
-    "changed",
-    [
-        pytest.param(_request("something else", "m-1"), id="other-text"),
-        pytest.param(
-            _request("hello", "m-1", config=SendMessageConfiguration(accepted_output_modes=["application/json"])),
-            id="other-output-modes",
-        ),
-        pytest.param(
-            _request(
-                "hello",
-                "m-1",
-                config=SendMessageConfiguration(
-                    return_immediately=True,
-                    task_push_notification_config=TaskPushNotificationConfig(url=HOOK, id="late"),
-                ),
+_CHANGED = [
+    pytest.param(_request("something else", "m-1"), id="other-text"),
+    pytest.param(
+        _request("hello", "m-1", config=SendMessageConfiguration(accepted_output_modes=["application/json"])),
+        id="other-output-modes",
+    ),
+    pytest.param(
+        _request(
+            "hello",
+            "m-1",
+            config=SendMessageConfiguration(
+                return_immediately=True,
+                task_push_notification_config=TaskPushNotificationConfig(url=HOOK, id="late"),
             ),
-            id="added-push-config",
         ),
-    ],
-)
-def test_a_reused_message_id_with_a_different_request_is_invalid_params_and_stores_nothing(
+        id="added-push-config",
+    ),
+]
+
+
+def _reuse_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "processed as a new message" in r.getMessage()]
+
+
+@pytest.mark.parametrize("changed", _CHANGED)
+def test_a_reused_message_id_with_a_different_request_is_a_new_message(
+    store: TaskStore, changed: SendMessageRequest, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a task made from message m-1, run
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = submit_message(_request("hello", "m-1"), CTX, runtime)
+    process_work_item(runtime, queue.items[-1])
+
+    # When m-1 is sent again with something else
+    with caplog.at_level(logging.INFO, logger="a2a_serverless"):
+        second = submit_message(changed, CTX, runtime)
+
+    # Then it is a new task of its own, queued and run, and one INFO line says so
+    assert second.accepted
+    assert second.task.id != first.task.id
+    assert [i.task_id for i in queue.items] == [first.task.id, second.task.id]
+    process_work_item(runtime, queue.items[-1])
+    done = store.get_task(SCOPE, second.task.id)
+    assert done is not None
+    assert done.state is TaskState.TASK_STATE_COMPLETED
+    assert _task_count(runtime) == 2
+    (line,) = _reuse_lines(caplog)
+    assert line.levelno == logging.INFO
+    assert "m-1" in line.getMessage()
+    # and each of the two is a re-send of itself from now on: nothing new, no other line
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="a2a_serverless"):
+        assert submit_message(changed, CTX, runtime).task.id == second.task.id
+        assert submit_message(_request("hello", "m-1"), CTX, runtime).task.id == first.task.id
+    assert len(queue.items) == 2
+    assert _reuse_lines(caplog) == []
+
+
+@pytest.mark.parametrize("changed", _CHANGED)
+def test_with_reuse_rejected_a_reused_message_id_is_invalid_params_and_stores_nothing(
     store: TaskStore, changed: SendMessageRequest
 ) -> None:
     queue = _Queue()
-    runtime = _runtime(store, queue)
+    runtime = _runtime(store, queue, reuse="reject")
     first = submit_message(_request("hello", "m-1"), CTX, runtime)
     before = store.get_task(SCOPE, first.task.id)
     queued = len(queue.items)
@@ -128,11 +175,17 @@ def test_a_reused_message_id_with_a_different_request_is_invalid_params_and_stor
     assert store.list_push_configs(SCOPE, first.task.id) == ([], "")
 
 
-def test_a_continuation_resent_identically_is_not_run_again_and_one_changed_is_refused(store: TaskStore) -> None:
+def _asking(runtime: Runtime, queue: _Queue, message_id: str = "m-1") -> str:
+    """A task of the demo agent waiting for a name."""
+    task_id = submit_message(_request("ask me", message_id), CTX, runtime).task.id
+    process_work_item(runtime, queue.items[-1])
+    return task_id
+
+
+def test_a_continuation_resent_identically_is_not_run_again(store: TaskStore) -> None:
     queue = _Queue()
     runtime = _runtime(store, queue)
-    task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
-    process_work_item(runtime, queue.items[-1])
+    task_id = _asking(runtime, queue)
     submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
     process_work_item(runtime, queue.items[-1])
     done = store.get_task(SCOPE, task_id)
@@ -140,41 +193,90 @@ def test_a_continuation_resent_identically_is_not_run_again_and_one_changed_is_r
     queued = len(queue.items)
 
     again = submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
-    assert not again.accepted
-    assert len(queue.items) == queued
 
-    with pytest.raises(InvalidParamsError) as info:
-        submit_message(_request("Bob", "m-2", task_id), CTX, runtime)
-    _assert_reused(info, "m-2")
+    assert not again.accepted
+    assert again.task.id == task_id
+    assert len(queue.items) == queued
     after = store.get_task(SCOPE, task_id)
     assert after is not None
     assert after.version == done.version
 
 
-def test_a_message_id_of_one_task_cannot_continue_another(store: TaskStore) -> None:
+def test_an_answer_reusing_the_question_s_message_id_is_a_new_turn(store: TaskStore) -> None:
+    # Given the demo agent asking for a name after message m-1 (as clients that reuse one id do)
     queue = _Queue()
     runtime = _runtime(store, queue)
+    task_id = _asking(runtime, queue)
+
+    # When the answer comes with the same messageId
+    answer = submit_message(_request("Ann", "m-1", task_id), CTX, runtime)
+
+    # Then it is the task's next turn, run once, and a retry of it runs nothing more
+    assert answer.accepted
+    assert answer.task.id == task_id
+    process_work_item(runtime, queue.items[-1])
+    done = store.get_task(SCOPE, task_id)
+    assert done is not None
+    assert done.state is TaskState.TASK_STATE_COMPLETED
+    assert [a.parts[0].text for a in done.task.artifacts] == ["Nice to meet you, Ann!"]
+    queued = len(queue.items)
+    again = submit_message(_request("Ann", "m-1", task_id), CTX, runtime)
+    assert (again.accepted, again.task.id, len(queue.items)) == (False, task_id, queued)
+    # while the task's first message, sent again as it was, is still the first task's re-send
+    assert submit_message(_request("ask me", "m-1"), CTX, runtime).task.id == task_id
+    # and a third message with the id, to a task that takes none, gets the task's own error
+    with pytest.raises(UnsupportedOperationError):
+        submit_message(_request("Bob", "m-1", task_id), CTX, runtime)
+
+
+def test_with_reuse_rejected_a_continuation_reusing_a_message_id_is_refused(store: TaskStore) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue, reuse="reject")
+    task_id = _asking(runtime, queue)
+    before = store.get_task(SCOPE, task_id)
+    assert before is not None
+
+    with pytest.raises(InvalidParamsError) as info:
+        submit_message(_request("Ann", "m-1", task_id), CTX, runtime)
+
+    _assert_reused(info, "m-1")
+    after = store.get_task(SCOPE, task_id)
+    assert after is not None
+    assert (after.version, after.state) == (before.version, TaskState.TASK_STATE_INPUT_REQUIRED)
+
+
+@pytest.mark.parametrize("reuse", ["new", "reject"])
+def test_a_message_id_of_one_task_continuing_another(store: TaskStore, reuse: str) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue, reuse=reuse)
     other = submit_message(_request("hello", "m-other"), CTX, runtime).task.id
-    asking = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
+    asking = _asking(runtime, queue)
     for item in list(queue.items):
         process_work_item(runtime, item)
     before = store.get_task(SCOPE, asking)
     assert before is not None
-    assert before.state is TaskState.TASK_STATE_INPUT_REQUIRED
 
-    # The id of the other task's first message, as an answer to this one: refused, nothing written
-    with pytest.raises(InvalidParamsError) as info:
-        submit_message(_request("Ann", "m-other", asking), CTX, runtime)
-
-    _assert_reused(info, "m-other")
+    answer = _request("Ann", "m-other", asking)
+    if reuse == "reject":
+        with pytest.raises(InvalidParamsError) as info:
+            submit_message(answer, CTX, runtime)
+        _assert_reused(info, "m-other")
+        after = store.get_task(SCOPE, asking)
+        assert after is not None
+        assert (after.version, after.state) == (before.version, TaskState.TASK_STATE_INPUT_REQUIRED)
+        # and a first message reusing an answer's id is refused the same way
+        submit_message(_request("Ann", "m-answer", asking), CTX, runtime)
+        with pytest.raises(InvalidParamsError):
+            submit_message(_request("Ann", "m-answer"), CTX, runtime)
+        return
+    # The id of the other task's first message, as an answer to this one: this task's next turn
+    assert submit_message(answer, CTX, runtime).accepted
+    process_work_item(runtime, queue.items[-1])
     after = store.get_task(SCOPE, asking)
     assert after is not None
-    assert (after.version, after.state) == (before.version, TaskState.TASK_STATE_INPUT_REQUIRED)
+    assert after.state is TaskState.TASK_STATE_COMPLETED
     assert store.get_task(SCOPE, other) is not None
-    # and a first message reusing an answer's id is refused the same way
-    submit_message(_request("Ann", "m-answer", asking), CTX, runtime)
-    with pytest.raises(InvalidParamsError):
-        submit_message(_request("Ann", "m-answer"), CTX, runtime)
+    assert submit_message(_request("hello", "m-other"), CTX, runtime).task.id == other
 
 
 def test_without_idempotency_every_send_is_a_new_message(store: TaskStore) -> None:
@@ -187,7 +289,7 @@ def test_without_idempotency_every_send_is_a_new_message(store: TaskStore) -> No
     assert first.accepted
     assert second.accepted
     assert first.task.id != second.task.id
-    assert store.find_message(SCOPE, "same") is None
+    assert store.find_key(SCOPE, SendKey.message("same")) is None
     for item in list(queue.items):
         process_work_item(runtime, item)
     # Two turns of one task with one messageId: both run (their queue items differ)
@@ -200,3 +302,90 @@ def test_without_idempotency_every_send_is_a_new_message(store: TaskStore) -> No
     assert record is not None
     assert record.state is TaskState.TASK_STATE_COMPLETED
     assert [m.message_id for m in record.task.history].count("same") == 2
+
+
+# ------------------------------------------------------------------------------ concurrent sends
+
+
+def _at_once(count: int, send: Callable[[int], Submitted]) -> list[Submitted]:
+    """``send(n)`` for n in range(count), on as many threads, released together."""
+    start = threading.Barrier(count)
+
+    def one(n: int) -> Submitted:
+        start.wait()
+        return send(n)
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(one, range(count)))
+
+
+def _run_all(runtime: Runtime, queue: _Queue) -> None:
+    for item in list(queue.items):
+        process_work_item(runtime, item)
+
+
+def _echoes(store: TaskStore, task_id: str) -> list[str]:
+    record = store.get_task(SCOPE, task_id)
+    assert record is not None
+    assert record.state is TaskState.TASK_STATE_COMPLETED
+    return [p.text for a in record.task.artifacts for p in a.parts]
+
+
+def test_concurrent_identical_sends_make_one_task_run_once(store: TaskStore) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+
+    sent = _at_once(6, lambda _: submit_message(_request("hello", "m-1"), CTX, runtime))
+
+    assert len({s.task.id for s in sent}) == 1
+    assert [s.accepted for s in sent].count(True) == 1
+    _run_all(runtime, queue)  # every queued item: the duplicates' claims find nothing to run
+    assert _echoes(store, sent[0].task.id) == ["Echo: hello"]
+    assert _task_count(runtime) == 1
+
+
+def test_concurrent_sends_of_one_message_id_with_different_messages_each_run_once(
+    store: TaskStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    texts = [f"text {n}" for n in range(4)]
+
+    with caplog.at_level(logging.INFO, logger="a2a_serverless"):
+        sent = _at_once(4, lambda n: submit_message(_request(texts[n], "m-1"), CTX, runtime))
+
+    # Nothing lost: four tasks, each of its own message, each run once
+    assert all(s.accepted for s in sent)
+    assert len({s.task.id for s in sent}) == 4
+    _run_all(runtime, queue)
+    assert [_echoes(store, s.task.id) for s in sent] == [[f"Echo: {t}"] for t in texts]
+    assert len(_reuse_lines(caplog)) == 3  # all but the first to write the messageId's key
+
+
+def test_concurrent_identical_reuses_of_a_message_id_make_one_new_task(store: TaskStore) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = submit_message(_request("hello", "m-1"), CTX, runtime)
+
+    sent = _at_once(6, lambda _: submit_message(_request("other", "m-1"), CTX, runtime))
+
+    assert len({s.task.id for s in sent}) == 1
+    assert sent[0].task.id != first.task.id
+    assert [s.accepted for s in sent].count(True) == 1
+    _run_all(runtime, queue)
+    assert _echoes(store, sent[0].task.id) == ["Echo: other"]
+    assert _echoes(store, first.task.id) == ["Echo: hello"]
+    assert _task_count(runtime) == 2
+
+
+def test_concurrent_identical_answers_reusing_a_message_id_make_one_turn(store: TaskStore) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    task_id = _asking(runtime, queue)
+
+    sent = _at_once(4, lambda _: submit_message(_request("Ann", "m-1", task_id), CTX, runtime))
+
+    assert {s.task.id for s in sent} == {task_id}
+    assert [s.accepted for s in sent].count(True) == 1
+    _run_all(runtime, queue)
+    assert _echoes(store, task_id) == ["Nice to meet you, Ann!"]

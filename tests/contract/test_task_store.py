@@ -39,6 +39,7 @@ from a2a_serverless.ports import (
     ItemTooLarge,
     PushTarget,
     Scope,
+    SendKey,
     TaskQuery,
     TaskRecord,
     TaskStore,
@@ -93,7 +94,7 @@ def create(
     task = a_task(task_id, **task_fields)
     record = TaskRecord(scope=scope, task=task, created_at=created_at)
     first = [an_event(task, f"e{n}") for n in range(1, events + 1)]
-    return store.create_task(record, first, message_id=message_id or f"msg-{task_id}")
+    return store.create_task(record, first, key=SendKey.message(message_id or f"msg-{task_id}"))
 
 
 def change(record: TaskRecord, **task_update: Any) -> TaskRecord:
@@ -137,7 +138,9 @@ def pages(store: TaskStore, scope: Scope, query: TaskQuery) -> list[list[str]]:
 
 
 def a_config(config_id: str, task_id: str = "t1", url: str = "https://hooks.example/a2a") -> TaskPushNotificationConfig:
-    return TaskPushNotificationConfig(id=config_id, task_id=task_id, url=url, token=f"tok-{config_id}")
+    # The token is a header value (printable ASCII); the id may be any text.
+    token = f"tok-{config_id.encode().hex()[:64]}"
+    return TaskPushNotificationConfig(id=config_id, task_id=task_id, url=url, token=token)
 
 
 # ---------------------------------------------------------------------- create and read
@@ -157,7 +160,7 @@ def test_a_created_task_reads_back_as_written(store: TaskStore) -> None:
     assert got.task == a_task("t1", metadata={"k": [1, "two"]})
     assert (got.scope, got.version, got.last_seq, got.created_at) == (ALICE, 1, 2, created.created_at)
     assert notes(store, ALICE, "t1") == [(1, "e1"), (2, "e2")]
-    assert store.find_message(ALICE, "msg-t1") == AcceptedMessage("t1")
+    assert store.find_key(ALICE, SendKey.message("msg-t1")) == AcceptedMessage("t1")
 
 
 def a_reply(message_id: str) -> Message:
@@ -202,7 +205,7 @@ def test_every_bookkeeping_field_round_trips(store: TaskStore) -> None:
     record = TaskRecord(scope=ALICE, task=a_task("t1"), created_at=created_at, **flags)
 
     # When it is created, then committed with other values
-    store.create_task(record, [], message_id="m1")
+    store.create_task(record, [], key=SendKey.message("m1"))
     after_create = store.get_task(ALICE, "t1")
     flipped: dict[str, Any] = {
         k: (
@@ -241,7 +244,7 @@ def test_a_task_does_not_exist_outside_its_scope(store: TaskStore, outsider: Sco
     # Then nobody else can see any of it
     assert store.get_task(outsider, "t1") is None
     assert store.read_events(outsider, "t1") == []
-    assert store.find_message(outsider, "msg-t1") is None
+    assert store.find_key(outsider, SendKey.message("msg-t1")) is None
     assert store.get_head(outsider, "t1") is None
     page = store.list_tasks(outsider, TaskQuery())
     assert (page.tasks, page.total_size, page.next_page_token) == ([], 0, "")
@@ -250,7 +253,7 @@ def test_a_task_does_not_exist_outside_its_scope(store: TaskStore, outsider: Sco
 def test_stored_state_does_not_alias_what_callers_hold(store: TaskStore) -> None:
     # Given a task created from an object the caller keeps
     task = a_task("t1", metadata={"n": 1})
-    store.create_task(TaskRecord(scope=ALICE, task=task), [], message_id="m1")
+    store.create_task(TaskRecord(scope=ALICE, task=task), [], key=SendKey.message("m1"))
 
     # When the caller mutates that object and a read result
     assert task.metadata is not None
@@ -282,7 +285,7 @@ def test_a_reused_message_id_names_the_first_task(store: TaskStore) -> None:
     assert raised.value.task_id == "t1"
     assert store.get_task(ALICE, "t2") is None
     assert store.read_events(ALICE, "t2") == []
-    assert store.find_message(ALICE, "m1") == AcceptedMessage("t1")
+    assert store.find_key(ALICE, SendKey.message("m1")) == AcceptedMessage("t1")
 
 
 def test_a_message_id_is_scoped(store: TaskStore) -> None:
@@ -291,22 +294,51 @@ def test_a_message_id_is_scoped(store: TaskStore) -> None:
     created = create(store, BOB, "t1", message_id="m1")
 
     assert created.version == 1
-    assert store.find_message(BOB, "m1") == AcceptedMessage("t1")
+    assert store.find_key(BOB, SendKey.message("m1")) == AcceptedMessage("t1")
 
 
 def test_the_key_keeps_the_fingerprint_and_a_duplicate_reports_it(store: TaskStore) -> None:
-    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], message_id="m1", fingerprint="f1")
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], key=SendKey.message("m1", "f1"))
 
     with pytest.raises(DuplicateMessage) as raised:
-        store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], message_id="m1", fingerprint="f2")
+        store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], key=SendKey.message("m1", "f2"))
 
     assert (raised.value.task_id, raised.value.fingerprint) == ("t1", "f1")
-    assert store.find_message(ALICE, "m1") == AcceptedMessage("t1", "f1")
+    assert store.find_key(ALICE, SendKey.message("m1")) == AcceptedMessage("t1", "f1")
+
+
+def test_a_reused_message_id_has_a_key_per_fingerprint(store: TaskStore) -> None:
+    # Given message m1's key, held by t1
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], key=SendKey.message("m1", "f1"))
+    reuse = SendKey.message("m1", "f2").reused()
+
+    # When a task is created under the reuse's key, it is a key of its own, found by its fingerprint
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], key=reuse)
+    assert store.find_key(ALICE, reuse) == AcceptedMessage("t2", "f2")
+    assert store.find_key(ALICE, SendKey.message("m1", "f3").reused()) is None
+    assert store.find_key(ALICE, SendKey.message("m1")) == AcceptedMessage("t1", "f1")
+
+    # and the same reuse again is a duplicate naming its task, as any key
+    with pytest.raises(DuplicateMessage) as raised:
+        store.create_task(TaskRecord(scope=ALICE, task=a_task("t3")), [], key=reuse)
+    assert (raised.value.task_id, raised.value.fingerprint) == ("t2", "f2")
+    assert store.get_task(ALICE, "t3") is None
+
+
+def test_a_commit_can_write_a_reused_message_id_key(store: TaskStore) -> None:
+    first = create(store, ALICE, "t1", message_id="m1")
+    reuse = SendKey.message("m1", "f9").reused()
+
+    store.commit(replace(first, pending_message_id="m1"), key=reuse)
+
+    assert store.find_key(ALICE, reuse) == AcceptedMessage("t1", "f9")
+    with pytest.raises(DuplicateMessage):
+        store.commit(replace(first, version=2, pending_message_id="m1"), key=reuse)
 
 
 def test_a_task_created_without_a_message_id_writes_no_key(store: TaskStore) -> None:
-    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], message_id=None)
-    store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], message_id=None)
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [])
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [])
 
     assert store.get_task(ALICE, "t1") is not None
     assert store.get_task(ALICE, "t2") is not None
@@ -318,31 +350,30 @@ def test_a_commit_can_write_a_message_key_and_fails_whole_when_it_exists(store: 
     create(store, ALICE, "t2", message_id="m2")
 
     # When t1 takes message m3 with its key, the key is written with the commit
-    second = store.commit(replace(first, pending_message_id="m3"), message_id="m3", fingerprint="f3")
-    assert store.find_message(ALICE, "m3") == AcceptedMessage("t1", "f3")
+    second = store.commit(replace(first, pending_message_id="m3"), key=SendKey.message("m3", "f3"))
+    assert store.find_key(ALICE, SendKey.message("m3")) == AcceptedMessage("t1", "f3")
 
     # and a commit that claims m2 (t2's) is a DuplicateMessage that writes nothing
     with pytest.raises(DuplicateMessage) as raised:
         store.commit(
             replace(change(second, metadata={"x": 1}), pending_message_id="m2"),
             [an_event(second.task, "e2")],
-            message_id="m2",
-            fingerprint="other",
+            key=SendKey.message("m2", "other"),
         )
     assert raised.value.task_id == "t2"
     stored = store.get_task(ALICE, "t1")
     assert stored is not None
     assert (stored.version, stored.last_seq, stored.pending_message_id) == (second.version, 1, "m3")
-    assert store.find_message(ALICE, "m2") == AcceptedMessage("t2")
+    assert store.find_key(ALICE, SendKey.message("m2")) == AcceptedMessage("t2")
 
 
 def test_a_commit_on_a_stale_version_conflicts_even_when_its_key_exists(store: TaskStore) -> None:
     first = create(store, ALICE, "t1", message_id="m1")
-    store.commit(replace(first, pending_message_id="m3"), message_id="m3")
+    store.commit(replace(first, pending_message_id="m3"), key=SendKey.message("m3"))
 
     # The caller re-reads on a conflict and finds the message there: never a DuplicateMessage first
     with pytest.raises(VersionConflict):
-        store.commit(replace(first, pending_message_id="m3"), message_id="m3")
+        store.commit(replace(first, pending_message_id="m3"), key=SendKey.message("m3"))
 
 
 def test_the_head_keeps_the_callback_a_durable_execution_waits_on(store: TaskStore) -> None:
@@ -369,7 +400,7 @@ def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskSt
         create(store, ALICE, "t1", message_id="m2", events=3, state=WORKING)
 
     # Then neither the idempotency key nor the events of the failed create exist
-    assert store.find_message(ALICE, "m2") is None
+    assert store.find_key(ALICE, SendKey.message("m2")) is None
     assert notes(store, ALICE, "t1") == [(1, "e1")]
     stored = store.get_task(ALICE, "t1")
     assert stored is not None
@@ -403,7 +434,7 @@ def test_a_push_config_can_be_created_with_the_task(store: TaskStore) -> None:
     task = a_task("t1")
     config = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
 
-    store.create_task(TaskRecord(scope=ALICE, task=task), [], message_id="m1", push_config=config)
+    store.create_task(TaskRecord(scope=ALICE, task=task), [], key=SendKey.message("m1"), push_config=config)
 
     stored = store.get_push_config(ALICE, "t1", "p1")
     assert stored is not None
@@ -418,9 +449,9 @@ def test_a_create_must_fit_one_transaction(store: TaskStore) -> None:
     task = a_task("too-big")
     bulky = [an_event(task, "z" * (380 * 1024)) for _ in range(9)]
     with pytest.raises(ValueError, match="transaction"):
-        store.create_task(TaskRecord(scope=ALICE, task=task), bulky, message_id="m-big")
+        store.create_task(TaskRecord(scope=ALICE, task=task), bulky, key=SendKey.message("m-big"))
     assert store.get_task(ALICE, "too-big") is None
-    assert store.find_message(ALICE, "m-big") is None
+    assert store.find_key(ALICE, SendKey.message("m-big")) is None
 
 
 # ---------------------------------------------------------------------- commit
@@ -546,13 +577,15 @@ def test_a_task_or_event_too_large_for_one_item_is_refused_and_nothing_is_writte
     with pytest.raises(ItemTooLarge):
         store.commit(record, [big_event])
     with pytest.raises(ItemTooLarge):
-        store.create_task(TaskRecord(scope=ALICE, task=a_task("t2", metadata={"blob": huge})), [], message_id="m2")
+        store.create_task(
+            TaskRecord(scope=ALICE, task=a_task("t2", metadata={"blob": huge})), [], key=SendKey.message("m2")
+        )
 
     stored = store.get_task(ALICE, "t1")
     assert stored is not None
     assert (stored.version, stored.last_seq) == (record.version, record.last_seq)
     assert store.get_task(ALICE, "t2") is None
-    assert store.find_message(ALICE, "m2") is None
+    assert store.find_key(ALICE, SendKey.message("m2")) is None
     # and a task just under the limit still fits
     just_fits = record.task.model_copy(update={"metadata": {"blob": "y" * (300 * 1024)}})
     store.commit(replace(record, task=just_fits), snapshot=True)
@@ -585,7 +618,9 @@ def a_status(task: Task, state: TaskState) -> StreamResponse:
 def sent(store: TaskStore, task_id: str) -> TaskRecord:
     """A task as SendMessage creates it: its log starts with the Task."""
     task = a_task(task_id)
-    return store.create_task(TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], message_id=f"m-{task_id}")
+    return store.create_task(
+        TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], key=SendKey.message(f"m-{task_id}")
+    )
 
 
 def test_a_streamed_task_reads_back_exactly_after_every_commit(store: TaskStore) -> None:
@@ -990,7 +1025,7 @@ def test_push_configs_are_scoped(store: TaskStore) -> None:
 def test_an_inline_config_receives_every_event_from_the_first(store: TaskStore) -> None:
     config = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
 
-    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], message_id="m1", push_config=config)
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], key=SendKey.message("m1"), push_config=config)
 
     assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(config.model_copy(update={"task_id": "t1"}), 0)
 
@@ -1012,7 +1047,7 @@ def test_a_config_keeps_the_protocol_version_that_shapes_its_notifications(store
     # An inline config takes its task's version; a created one the version it was created with
     inline = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
     record = TaskRecord(scope=ALICE, task=a_task("t1"), protocol_version="0.3")
-    store.create_task(record, [], message_id="m1", push_config=inline)
+    store.create_task(record, [], key=SendKey.message("m1"), push_config=inline)
     store.put_push_config(ALICE, a_config("p2"), protocol_version="0.3")
     store.put_push_config(ALICE, a_config("p3"))
     versions = {c: store.get_push_target(ALICE, "t1", c) for c in ("p1", "p2", "p3")}
@@ -1119,7 +1154,7 @@ def test_ids_with_special_characters_round_trip(store: TaskStore) -> None:
 
     logged(store, created, [an_event(created.task, "next")])
 
-    assert store.find_message(ALICE, message_id) == AcceptedMessage(task_id)
+    assert store.find_key(ALICE, SendKey.message(message_id)) == AcceptedMessage(task_id)
     assert ids(store, ALICE, TaskQuery(context_id=context_id)) == [task_id]
     assert [e.seq for e in store.read_events(ALICE, task_id)] == [1, 2]
     assert [c.id for c in store.list_push_configs(ALICE, task_id)[0]] == ["p#/ß"]
@@ -1140,7 +1175,9 @@ def test_dynamodb_items_are_scoped_and_expire_with_the_task(dynamodb_table: tupl
     store = DynamoDBTaskStore(table, client=client, ttl_days=7, clock=lambda: T0)
     task = a_task("t#1")
 
-    store.create_task(TaskRecord(scope=Scope("acme", "al#ice"), task=task), [an_event(task, "e1")], message_id="m1")
+    store.create_task(
+        TaskRecord(scope=Scope("acme", "al#ice"), task=task), [an_event(task, "e1")], key=SendKey.message("m1")
+    )
 
     by_sk = {(i["pk"]["S"], i["sk"]["S"]): i for i in _items(client, table)}
     head = by_sk[("TASK#acme#al%23ice#t%231", "META")]
@@ -1167,7 +1204,9 @@ def test_dynamodb_log_items_hold_a_commits_events_and_large_payloads_are_compres
     client, table = dynamodb_table
     store = DynamoDBTaskStore(table, client=client)
     task = a_task("t1")
-    record = store.create_task(TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], message_id="m1")
+    record = store.create_task(
+        TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], key=SendKey.message("m1")
+    )
 
     # When one commit logs 40 events
     events = [an_event(task, f"chunk {n} " + "x" * 100) for n in range(40)]

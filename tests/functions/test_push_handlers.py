@@ -56,9 +56,7 @@ def push_aws(lambda_aws: Any) -> dict[str, Any]:
 def a_task_with_a_config(store: DynamoDBTaskStore, url: str, task_id: str = "TASK_ID") -> None:
     task = Task(id=task_id, context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
     config = TaskPushNotificationConfig(id="p1", url=url)
-    store.create_task(
-        TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)], message_id="m1", push_config=config
-    )
+    store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)], push_config=config)
 
 
 def receive(aws: dict[str, Any], url_key: str = "queue_url", wait: int = 0) -> list[dict[str, Any]]:

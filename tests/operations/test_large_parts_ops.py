@@ -23,7 +23,7 @@ from a2a_serverless.config import Settings
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
 from a2a_serverless.execution.updater import TaskUpdater
 from a2a_serverless.models import Part
-from a2a_serverless.ports import BlobError, Scope
+from a2a_serverless.ports import BlobError, Scope, SendKey
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
@@ -189,7 +189,7 @@ async def test_a_client_cannot_send_the_reserved_scheme(
     else:
         assert answer["status"] == 400
     assert "a2a-blob" in json.dumps(error)
-    assert runtime.store.find_message(Scope("", ANONYMOUS), f"m-ref-{binding}") is None
+    assert runtime.store.find_key(Scope("", ANONYMOUS), SendKey.message(f"m-ref-{binding}")) is None
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])

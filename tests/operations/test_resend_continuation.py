@@ -12,7 +12,8 @@ from a2a_serverless.errors import InvalidParamsError
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations import CallContext
-from a2a_serverless.operations.send_message import _continue_task, request_fingerprint, submit_message
+from a2a_serverless.operations._send_keys import send_key
+from a2a_serverless.operations.send_message import _continue_task, submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.wiring import build_runtime
 
@@ -41,7 +42,7 @@ def test_a_resent_answer_that_was_stored_but_never_queued_is_queued() -> None:
     process_work_item(runtime, queue.items[-1])
     # and the answer's first attempt, which stored the message and died before queueing it
     answer = _request("Ann", "m-2", task_id)
-    _continue_task(runtime, SCOPE, answer.message, request_fingerprint(answer))
+    _continue_task(runtime, SCOPE, answer.message, send_key(answer, runtime.settings))
     queued_before = len(queue.items)
 
     # When the client re-sends the same answer

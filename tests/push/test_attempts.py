@@ -42,7 +42,7 @@ SECRETS = ("sekrit-token", "sekrit-credentials", "sekrit-query")
 def store() -> MemoryTaskStore:
     task = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
     store = MemoryTaskStore()
-    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)], message_id="t1")
+    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)])
     update = TaskStatusUpdateEvent(task_id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
     store.commit(record, [StreamResponse(status_update=update)])
     return store

@@ -54,7 +54,7 @@ def signer() -> NotificationSigner:
 def a_task_with_events(store: MemoryTaskStore, count: int, task_id: str = "t1") -> None:
     """A task whose log holds ``count`` events: the snapshot, then working updates."""
     task = Task(id=task_id, context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
-    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)], message_id=task_id)
+    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)])
     for n in range(2, count + 1):
         update = TaskStatusUpdateEvent(
             task_id=task_id,

@@ -19,7 +19,7 @@ SCOPE = Scope("acme", "alice")
 
 def a_task(store: MemoryTaskStore, events: int = 1) -> None:
     task = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
-    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)], message_id="m1")
+    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)])
     for _ in range(events - 1):
         record = store.commit(record, [StreamResponse(task=task)])
 
@@ -97,7 +97,7 @@ def test_a_batch_reads_each_tasks_configs_once_and_queues_one_item_per_config() 
     a_task(store, events=6)
     add_configs(store, "a", "b")
     other = Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
-    store.create_task(TaskRecord(scope=SCOPE, task=other), [StreamResponse(task=other)], message_id="m2")
+    store.create_task(TaskRecord(scope=SCOPE, task=other), [StreamResponse(task=other)])
     store.put_push_config(SCOPE, TaskPushNotificationConfig(id="c", task_id="t2", url="https://hooks.example/c"))
     images = [event_image(4), {**event_image(1), "taskId": "t2"}, event_image(5), config_image("b", 0), event_image(6)]
 
@@ -125,7 +125,7 @@ def test_records_of_a_task_whose_items_could_not_be_queued_are_reported_failed()
     add_configs(store, "a")
     store.put_push_config(SCOPE, TaskPushNotificationConfig(id="c", task_id="t2", url="https://hooks.example/c"))
     other = Task(id="t2", context_id="c2", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
-    store.create_task(TaskRecord(scope=SCOPE, task=other), [StreamResponse(task=other)], message_id="m2")
+    store.create_task(TaskRecord(scope=SCOPE, task=other), [StreamResponse(task=other)])
     images = [event_image(1), {**event_image(1), "taskId": "t2"}, {**event_image(2), "taskId": "t2"}]
 
     assert dispatch_images(images, store, queue) == [1, 2]

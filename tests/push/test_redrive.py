@@ -209,9 +209,7 @@ def delivery(queues: Queues, monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskSt
 def a_task_with_a_webhook(store: TaskStore, receiver: WebhookReceiver, events: int) -> None:
     task = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
     config = TaskPushNotificationConfig(id="p1", url=f"{receiver.url}/hook")
-    record = store.create_task(
-        TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], message_id="m1", push_config=config
-    )
+    record = store.create_task(TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], push_config=config)
     for n in range(2, events + 1):
         update = TaskStatusUpdateEvent(
             task_id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING), metadata={"n": n}

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from ..json_types import Json
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
-from ..ports.store import AcceptedMessage, Checkpoint, PushTarget, Scope, TaskHead, TaskRecord
+from ..ports.store import AcceptedMessage, Checkpoint, KeyKind, PushTarget, Scope, SendKey, TaskHead, TaskRecord
 from ..versions import ProtocolVersion, stored_version
 from ._store_common import parse_timestamp
 
@@ -29,7 +29,6 @@ __all__ = [
     "EVENT_SK_LAST",
     "LEASE_SHARDS",
     "META_SK",
-    "MSG_SK",
     "PUSH_SK_END",
     "PUSH_SK_PREFIX",
     "SNAPSHOT_SK",
@@ -45,11 +44,12 @@ __all__ = [
     "lease_shard",
     "log_item",
     "log_item_from",
-    "message_item",
     "push_item",
     "push_target_from_item",
     "push_upsert",
     "read_payload",
+    "send_key_address",
+    "send_key_item",
     "snapshot_item",
     "ttl_epoch",
 ]
@@ -61,7 +61,8 @@ META_SK = "META"
 SNAPSHOT_SK = "META#SNAP"
 """Sorts right after the head and after every event (``EVT#...`` < ``META`` < ``META#SNAP`` <
 ``PUSH#...``): one Query from ``META#SNAP`` down, two items long, reads snapshot and head."""
-MSG_SK = "MSG"
+_MSG_SK = "MSG"
+_HEADER_SK = "IDEM"
 PUSH_SK_PREFIX = "PUSH#"
 PUSH_SK_END = "PUSH$"  # '$' follows '#': every "PUSH#<id>" sorts below it
 EVENT_SK_LAST = "EVT#" + "9" * 12
@@ -105,6 +106,9 @@ class Keys:
 
     def message_pk(self, message_id: str) -> str:
         return f"MSG#{self._scope}#{_q(message_id)}"
+
+    def header_key_pk(self, value: str) -> str:
+        return f"IDEM#{self._scope}#{_q(value)}"
 
     def scope_gsi_pk(self) -> str:
         return f"SCOPE#{self._scope}"
@@ -301,17 +305,30 @@ def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int
 # ------------------------------------------------------------------------------------ the rest
 
 
-def message_item(scope: Scope, message_id: str, task_id: str, fingerprint: str, ttl: int | None) -> Item:
-    """A send's idempotency key: the task the message went to and the request's fingerprint."""
+def send_key_address(scope: Scope, key: SendKey) -> tuple[str, str]:
+    """(pk, sk) of a send key: ``MSG#<scope>#<messageId>`` / ``MSG`` for a messageId's first use and
+    ``MSG#<fingerprint>`` for a reuse of it (the fingerprint is hex); ``IDEM#<scope>#<value>`` /
+    ``IDEM`` for an ``Idempotency-Key`` header."""
+    keys = Keys(scope)
+    if key.kind is KeyKind.HEADER:
+        return keys.header_key_pk(key.name), _HEADER_SK
+    if key.kind is KeyKind.REUSED_MESSAGE:
+        return keys.message_pk(key.name), f"{_MSG_SK}#{key.fingerprint}"
+    return keys.message_pk(key.name), _MSG_SK
+
+
+def send_key_item(scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> Item:
+    """A send key: the task the request went to and the request's fingerprint."""
+    pk, sk = send_key_address(scope, key)
     item: Item = {
-        "pk": _s(Keys(scope).message_pk(message_id)),
-        "sk": _s(MSG_SK),
+        "pk": _s(pk),
+        "sk": _s(sk),
         "taskId": _s(task_id),
         "tenant": _s(scope.tenant),
         "owner": _s(scope.owner),
     }
-    if fingerprint:
-        item["fp"] = _s(fingerprint)
+    if key.fingerprint:
+        item["fp"] = _s(key.fingerprint)
     return _with_ttl(item, ttl)
 
 

@@ -4,7 +4,8 @@ Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
-cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>``, a message's idempotency key. Reads:
+cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>`` and ``pk=IDEM#<tenant>#<owner>#<key>``, the
+send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``). Reads:
 :mod:`._dynamodb_reads`.
 
 Indexes (each projects only what its readers need, so an ordinary commit, which changes neither
@@ -19,7 +20,7 @@ what ListTasks sorts and filters on nor the lease, writes no index):
 
 Every item of a task expires ``ttl_days`` after the task was created (``ttl`` omitted when 0).
 
-Writes are conditional and atomic: a create is one transaction (head, idempotency key, first events,
+Writes are conditional and atomic: a create is one transaction (head, send key, first events,
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
 ``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
 single conditional UpdateItem when it writes only the head. botocore's standard retry mode retries
@@ -50,6 +51,7 @@ from ..ports.store import (
     DuplicateMessage,
     PushTarget,
     Scope,
+    SendKey,
     StoredEvent,
     TaskHead,
     TaskPage,
@@ -61,7 +63,6 @@ from ..versions import CURRENT, ProtocolVersion
 from ._dynamodb_codec import (
     LEASE_SHARDS,
     META_SK,
-    MSG_SK,
     PUSH_SK_PREFIX,
     Item,
     Keys,
@@ -71,11 +72,12 @@ from ._dynamodb_codec import (
     head_from_item,
     head_item,
     log_item,
-    message_item,
     push_item,
     push_sk,
     push_target_from_item,
     push_upsert,
+    send_key_address,
+    send_key_item,
     snapshot_item,
     ttl_epoch,
 )
@@ -150,8 +152,7 @@ class DynamoDBTaskStore:
         record: TaskRecord,
         events: Sequence[StreamResponse],
         *,
-        message_id: str | None,
-        fingerprint: str = "",
+        key: SendKey | None = None,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
         if self._offloader is not None:
@@ -165,8 +166,8 @@ class DynamoDBTaskStore:
         items: list[PutTypeDef] = [
             self._table.put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), NOT_EXISTS)
         ]
-        if message_id is not None:
-            items.append(self._message_put(record.scope, message_id, record.task_id, fingerprint, ttl))
+        if key is not None:
+            items.append(self._key_put(record.scope, key, record.task_id, ttl))
         items += self._log_puts(record.scope, record.task_id, 1, payloads, created_at, ttl)
         if plan.snapshot is not None:
             items.append(
@@ -182,8 +183,8 @@ class DynamoDBTaskStore:
             except ClientError as exc:
                 reasons = cancellation_reasons(exc)
                 codes = [str(reason.get("Code") or "None") for reason in reasons]
-                if message_id is not None:
-                    self._raise_if_duplicate(record.scope, message_id, reasons, 1)
+                if key is not None:
+                    self._raise_if_duplicate(record.scope, key, reasons, 1)
                 if "ConditionalCheckFailed" in codes:
                     raise VersionConflict(f"task {record.task_id} already exists") from None
                 attempts += 1
@@ -193,20 +194,17 @@ class DynamoDBTaskStore:
             # retry gets a definite answer (usually DuplicateMessage).
             time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
 
-    def _message_put(
-        self, scope: Scope, message_id: str, task_id: str, fingerprint: str, ttl: int | None
-    ) -> PutTypeDef:
-        """The idempotency key's conditional put; a failed condition returns the key that exists."""
-        item = message_item(scope, message_id, task_id, fingerprint, ttl)
-        put = self._table.put(item, NOT_EXISTS)
+    def _key_put(self, scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> PutTypeDef:
+        """The send key's conditional put; a failed condition returns the key that exists."""
+        put = self._table.put(send_key_item(scope, key, task_id, ttl), NOT_EXISTS)
         put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return put
 
-    def _raise_if_duplicate(self, scope: Scope, message_id: str, reasons: list[CancellationReason], index: int) -> None:
-        """DuplicateMessage when the transaction failed on the message key at ``index``."""
+    def _raise_if_duplicate(self, scope: Scope, key: SendKey, reasons: list[CancellationReason], index: int) -> None:
+        """DuplicateMessage when the transaction failed on the send key at ``index``."""
         if len(reasons) > index and reasons[index].get("Code") == "ConditionalCheckFailed":
             old = reasons[index].get("Item")
-            accepted = accepted_message_from(old) if old else self.find_message(scope, message_id)
+            accepted = accepted_message_from(old) if old else self.find_key(scope, key)
             accepted = accepted or AcceptedMessage("")
             raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint) from None
 
@@ -224,8 +222,8 @@ class DynamoDBTaskStore:
         item = self._table.get(Keys(scope).task_pk(task_id), META_SK)
         return head_from_item(scope, item)[0] if item is not None else None
 
-    def find_message(self, scope: Scope, message_id: str) -> AcceptedMessage | None:
-        item = self._table.get(Keys(scope).message_pk(message_id), MSG_SK)
+    def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
+        item = self._table.get(*send_key_address(scope, key))
         return accepted_message_from(item) if item is not None else None
 
     def commit(
@@ -234,8 +232,7 @@ class DynamoDBTaskStore:
         events: Sequence[StreamResponse] = (),
         *,
         snapshot: bool = False,
-        message_id: str = "",
-        fingerprint: str = "",
+        key: SendKey | None = None,
     ) -> TaskRecord:
         if self._offloader is not None:
             record, events = self._offloader.offload(record, events)
@@ -248,22 +245,22 @@ class DynamoDBTaskStore:
         head_put = self._table.put(head_item(stored, listing_key(record.task, created_at), ttl, now))
         head = head_condition(head_put, record.version, record.last_seq)
         try:
-            if not plan.payloads and plan.snapshot is None and not message_id:
+            if not plan.payloads and plan.snapshot is None and key is None:
                 self.client.put_item(**head)
             else:
                 puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
                 if plan.snapshot is not None:
                     snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
                     puts.append(self._table.put(snap))
-                if message_id:
-                    puts.insert(0, self._message_put(record.scope, message_id, record.task_id, fingerprint, ttl))
+                if key is not None:
+                    puts.insert(0, self._key_put(record.scope, key, record.task_id, ttl))
                 self._table.transact([head, *puts])
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code")
             reasons = cancellation_reasons(exc)
-            if message_id and not (reasons and reasons[0].get("Code") == "ConditionalCheckFailed"):
+            if key is not None and not (reasons and reasons[0].get("Code") == "ConditionalCheckFailed"):
                 # The head held (a failed head is a VersionConflict: the caller re-reads and decides).
-                self._raise_if_duplicate(record.scope, message_id, reasons, 1)
+                self._raise_if_duplicate(record.scope, key, reasons, 1)
             codes = {str(reason.get("Code")) for reason in reasons}
             if code == "ConditionalCheckFailedException" or codes & _LOST_RACE:
                 raise VersionConflict(f"task {record.task_id} changed since it was read") from None

@@ -29,8 +29,10 @@ from ..ports.store import (
     AcceptedMessage,
     Checkpoint,
     DuplicateMessage,
+    KeyKind,
     PushTarget,
     Scope,
+    SendKey,
     StoredEvent,
     TaskHead,
     TaskPage,
@@ -57,7 +59,8 @@ from ._store_common import (
 
 __all__ = ["MemoryTaskStore"]
 
-_Key = tuple[str, str, str]  # tenant, owner, task id or message id
+_Key = tuple[str, str, str]  # tenant, owner, task id
+_SendKeyAddress = tuple[str, str, str, str, str]  # tenant, owner, kind, name, fingerprint (of a reuse only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +101,7 @@ class MemoryTaskStore:
         self._snapshots: dict[_Key, tuple[int, str]] = {}
         self._events: dict[_Key, dict[int, str]] = {}
         self._push: dict[_Key, dict[str, _Push]] = {}
-        self._messages: dict[_Key, AcceptedMessage] = {}
+        self._messages: dict[_SendKeyAddress, AcceptedMessage] = {}
         self._watchers: dict[_Key, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         """Coroutines in :meth:`wait_for_events`, woken through their loops when the log grows."""
 
@@ -109,8 +112,7 @@ class MemoryTaskStore:
         record: TaskRecord,
         events: Sequence[StreamResponse],
         *,
-        message_id: str | None,
-        fingerprint: str = "",
+        key: SendKey | None = None,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
         if self._offloader is not None:
@@ -120,24 +122,24 @@ class MemoryTaskStore:
         push = push_config_for(push_config, record.task_id) if push_config is not None else None
         created_at = to_millis(record.created_at or self._clock())
         stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
-        key = _task_key(record.scope, record.task_id)
+        task_key = _task_key(record.scope, record.task_id)
         with self._lock:
-            if message_id is not None:
-                self._check_new_message(record.scope, message_id)
-            log = self._events.get(key, {})
-            if key in self._heads or any(seq in log for seq in range(1, len(payloads) + 1)):
+            if key is not None:
+                self._check_new_key(record.scope, key)
+            log = self._events.get(task_key, {})
+            if task_key in self._heads or any(seq in log for seq in range(1, len(payloads) + 1)):
                 raise VersionConflict(f"task {record.task_id} already exists")
-            self._heads[key] = _Head(
+            self._heads[task_key] = _Head(
                 stored.head, record.task.context_id, listing_key(record.task, created_at), stored.checkpoint
             )
-            if message_id is not None:
-                self._messages[_task_key(record.scope, message_id)] = AcceptedMessage(record.task_id, fingerprint)
-            self._events[key] = {**log, **dict(enumerate(payloads, start=1))}
+            if key is not None:
+                self._messages[_key_address(record.scope, key)] = AcceptedMessage(record.task_id, key.fingerprint)
+            self._events[task_key] = {**log, **dict(enumerate(payloads, start=1))}
             if plan.snapshot is not None:
-                self._snapshots[key] = (plan.new_last_seq, plan.snapshot)
+                self._snapshots[task_key] = (plan.new_last_seq, plan.snapshot)
             if push is not None:
-                self._push.setdefault(key, {})[push.id] = _Push(push.to_json(), 0, record.protocol_version)
-            self._notify(key)
+                self._push.setdefault(task_key, {})[push.id] = _Push(push.to_json(), 0, record.protocol_version)
+            self._notify(task_key)
         return stored
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
@@ -189,13 +191,13 @@ class MemoryTaskStore:
                     if not waiting:
                         del self._watchers[key]
 
-    def find_message(self, scope: Scope, message_id: str) -> AcceptedMessage | None:
+    def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
         with self._lock:
-            return self._messages.get(_task_key(scope, message_id))
+            return self._messages.get(_key_address(scope, key))
 
-    def _check_new_message(self, scope: Scope, message_id: str) -> None:
-        """DuplicateMessage if this scope accepted ``message_id`` before (caller holds the lock)."""
-        accepted = self._messages.get(_task_key(scope, message_id))
+    def _check_new_key(self, scope: Scope, key: SendKey) -> None:
+        """DuplicateMessage if this scope has the send key already (caller holds the lock)."""
+        accepted = self._messages.get(_key_address(scope, key))
         if accepted is not None:
             raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint)
 
@@ -205,25 +207,24 @@ class MemoryTaskStore:
         events: Sequence[StreamResponse] = (),
         *,
         snapshot: bool = False,
-        message_id: str = "",
-        fingerprint: str = "",
+        key: SendKey | None = None,
     ) -> TaskRecord:
         if self._offloader is not None:
             record, events = self._offloader.offload(record, events)
         plan = plan_commit(record, events, snapshot=snapshot)
-        key = _task_key(record.scope, record.task_id)
+        task_key = _task_key(record.scope, record.task_id)
         new_key = commit_listing_key(record.task, record.created_at)
         with self._lock:
-            current = self._heads.get(key)
+            current = self._heads.get(task_key)
             if current is None or (current.head.version, current.head.last_seq) != (record.version, record.last_seq):
                 raise VersionConflict(f"task {record.task_id} changed since it was read")
-            log = self._events.setdefault(key, {})
+            log = self._events.setdefault(task_key, {})
             first = record.last_seq + 1
             if any(seq in log for seq in range(first, first + len(plan.payloads))):
                 raise VersionConflict(f"task {record.task_id} changed since it was read")
-            if message_id:
-                self._check_new_message(record.scope, message_id)
-                self._messages[_task_key(record.scope, message_id)] = AcceptedMessage(record.task_id, fingerprint)
+            if key is not None:
+                self._check_new_key(record.scope, key)
+                self._messages[_key_address(record.scope, key)] = AcceptedMessage(record.task_id, key.fingerprint)
             # created_at is written once, at creation.
             stored = replace(
                 record,
@@ -232,13 +233,13 @@ class MemoryTaskStore:
                 checkpoint=plan.checkpoint,
                 created_at=current.head.created_at,
             )
-            self._heads[key] = _Head(
+            self._heads[task_key] = _Head(
                 stored.head, record.task.context_id, new_key or current.listing_key, plan.checkpoint
             )
             log.update(enumerate(plan.payloads, start=first))
             if plan.snapshot is not None:
-                self._snapshots[key] = (plan.new_last_seq, plan.snapshot)
-            self._notify(key)
+                self._snapshots[task_key] = (plan.new_last_seq, plan.snapshot)
+            self._notify(task_key)
         return stored
 
     def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
@@ -373,3 +374,8 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 def _task_key(scope: Scope, task_id: str) -> _Key:
     return (scope.tenant, scope.owner, task_id)
+
+
+def _key_address(scope: Scope, key: SendKey) -> _SendKeyAddress:
+    reuse = key.fingerprint if key.kind is KeyKind.REUSED_MESSAGE else ""
+    return (scope.tenant, scope.owner, key.kind.value, key.name, reuse)

@@ -9,10 +9,12 @@
 * Re-sending a ``messageId`` the caller already sent, with the same message and configuration
   (see :func:`request_fingerprint`), returns that task and runs nothing again (if the task still
   waits for that message, its work item is queued again, which heals a first attempt that stored
-  the task but could not queue it).
-  The same ``messageId`` with anything else is InvalidParams naming it, and nothing is stored: a
-  fingerprint of the request is kept with the idempotency key. ``A2A_IDEMPOTENT_SEND=false`` turns
-  de-duplication off: every SendMessage is then a new message, as in the reference servers.
+  the task but could not queue it). The same ``messageId`` with anything else is a new message,
+  processed as if the id were fresh (a new task, or a new turn), and logged once at INFO;
+  ``A2A_MESSAGE_ID_REUSE=reject`` refuses it instead (InvalidParams naming it; nothing is stored).
+  No read comes before the write: the key's conditional write detects a re-send (:mod:`._send_keys`).
+  ``A2A_IDEMPOTENT_SEND=false`` turns de-duplication off: every SendMessage is then a new message,
+  as in the reference servers.
 * If the agent answers with a Message alone, a blocking call returns ``{"message": ...}`` and the
   task that carried the work is completed with it and left out of ListTasks. (A caller that chose
   ``returnImmediately`` got the task id, and GetTask shows the reply as the completed status.)
@@ -25,7 +27,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -55,12 +56,24 @@ from ..models import (
     utc_now,
 )
 from ..mutation import mutate
-from ..ports import BlobError, DuplicateMessage, ItemTooLarge, Scope, TaskHead, TaskRecord, WorkItem
+from ..ports import (
+    AcceptedMessage,
+    BlobError,
+    DuplicateMessage,
+    ItemTooLarge,
+    KeyKind,
+    Scope,
+    SendKey,
+    TaskHead,
+    TaskRecord,
+    WorkItem,
+)
 from ..ports.queue import MAX_WORK_ITEM_BYTES
 from ..runtime import Runtime
-from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled
+from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, refuse_message
 from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
+from ._send_keys import is_resend, log_accepted, next_key, request_fingerprint, send_key
 
 __all__ = ["SCHEDULE_FAILED_TEXT", "Submitted", "request_fingerprint", "send_message", "submit_message"]
 
@@ -107,20 +120,18 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     _check_ids(message, config)
     check_no_references(message)
     work = _checked_work_item(scope, request, ctx)
-    # No read-before-write for idempotency: the write's condition on the (scope, messageId) key
-    # detects a re-send atomically, and costs nothing on first sends.
-    fingerprint = request_fingerprint(request) if runtime.settings.idempotent_send else None
+    key = send_key(request, runtime.settings)
     try:
         if message.task_id:
             push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
-            record, queued, accepted = _continue_task(runtime, scope, message, fingerprint)
+            record, queued, accepted = _continue_task(runtime, scope, message, key)
             if push is not None and accepted:
                 # Registered on a task that already has a log: it gets the events of this turn on.
                 runtime.store.put_push_config(
                     scope, push, start_after_seq=record.last_seq, protocol_version=ctx.version
                 )
         else:
-            record, queued, accepted = _create_task(runtime, scope, message, config, ctx, fingerprint)
+            record, queued, accepted = _create_task(runtime, scope, message, config, ctx, key)
     except ItemTooLarge:
         raise InvalidParamsError(
             violations=[FieldViolation("message", "too large: the task would exceed what one task can store")]
@@ -133,34 +144,6 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     if queued:
         _enqueue(runtime, replace(work, task_id=record.task.id, turn=record.last_seq))
     return Submitted(record, accepted)
-
-
-def request_fingerprint(request: SendMessageRequest) -> str:
-    """What tells an identical re-send from a reuse of its messageId: a hash of the message and of
-    the configuration that changes what is stored or run (``acceptedOutputModes``, the push
-    config), as the caller sent them (ProtoJSON, defaults omitted; either protocol version gives
-    the same). How the answer is shaped may differ between attempts (``returnImmediately``,
-    ``historyLength``, a stream or not): a client may re-send on a stream to resume, or stop
-    blocking on a retry."""
-    config = request.configuration or SendMessageConfiguration()
-    acting = config.model_copy(update={"history_length": None, "return_immediately": False})
-    sent = {"message": request.message.to_wire(), "configuration": acting.to_wire()}
-    text = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def _reused(message_id: str) -> InvalidParamsError:
-    return InvalidParamsError(
-        f"messageId {message_id!r} was already used for a different message",
-        violations=[
-            FieldViolation(
-                "message.messageId",
-                "already used for a different message or configuration: send a new message with a new"
-                " messageId (a re-send must repeat the message and its configuration exactly)",
-            )
-        ],
-        metadata={"messageId": message_id},
-    )
 
 
 def _check_ids(message: Message, config: SendMessageConfiguration) -> None:
@@ -196,15 +179,15 @@ def _checked_work_item(scope: Scope, request: SendMessageRequest, ctx: CallConte
     raise InvalidParamsError(violations=[FieldViolation(field, limit)])
 
 
-def _existing(runtime: Runtime, scope: Scope, dup: DuplicateMessage, message: Message, fingerprint: str) -> TaskRecord:
-    """The task of an accepted message this request re-sends; InvalidParams when the request is not
-    the same (a key written before fingerprints were is compared by task only)."""
-    if (dup.fingerprint and dup.fingerprint != fingerprint) or (message.task_id and message.task_id != dup.task_id):
-        raise _reused(message.message_id)
-    record = runtime.store.get_task(scope, dup.task_id)
+def _resent(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> tuple[TaskRecord, bool, bool]:
+    """(record, queue its work?, accepted: False) for a re-send of the message that ``task_id``
+    accepted. If the task still waits for it, its work is queued again: the first attempt may have
+    stored it and then failed to queue it (SQS deduplication and the worker's conditional claim keep
+    the executor from running twice)."""
+    record = runtime.store.get_task(scope, task_id)
     if record is None:
-        raise TaskNotFoundError(metadata={"taskId": dup.task_id})
-    return record
+        raise TaskNotFoundError(metadata={"taskId": task_id})
+    return record, record.pending_message_id == message.message_id, False
 
 
 def _create_task(
@@ -213,9 +196,9 @@ def _create_task(
     message: Message,
     config: SendMessageConfiguration,
     ctx: CallContext,
-    fingerprint: str | None,
+    key: SendKey | None,
 ) -> tuple[TaskRecord, bool, bool]:
-    """(record, queue its work?, created by this call?). ``fingerprint`` None: no idempotency key."""
+    """(record, queue its work?, created by this call?). ``key`` None: the send is not de-duplicated."""
     task_id = str(uuid.uuid4())
     context_id = message.context_id or str(uuid.uuid4())
     user_message = message.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -230,22 +213,20 @@ def _create_task(
     record = TaskRecord(
         scope=scope, task=task, pending_message_id=message.message_id, created_at=now, protocol_version=ctx.version
     )
-    try:
-        stored = runtime.store.create_task(
-            record,
-            [StreamResponse(task=task)],
-            message_id=message.message_id if fingerprint is not None else None,
-            fingerprint=fingerprint or "",
-            push_config=push,
-        )
-    except DuplicateMessage as dup:
-        # A re-send, a concurrent duplicate that won the race, or this very write landed but its
-        # response was lost and the retry found it: answer with that task. If it still waits for
-        # this message, queue it again (the first attempt may have failed to); SQS deduplication
-        # and the worker's conditional claim keep the executor from running twice.
-        existing = _existing(runtime, scope, dup, message, fingerprint or "")
-        return existing, existing.pending_message_id == message.message_id, False
-    return stored, True, True
+    while True:
+        try:
+            stored = runtime.store.create_task(record, [StreamResponse(task=task)], key=key, push_config=push)
+        except DuplicateMessage as dup:
+            # A re-send, a concurrent duplicate that won the race, or this very write landed but its
+            # response was lost and the retry found it: answer with that task. Or a reuse of the
+            # messageId for another message: a new task under the reuse's own key, or refused.
+            assert key is not None  # (no key, no duplicate)
+            if is_resend(AcceptedMessage(dup.task_id, dup.fingerprint), key, ""):
+                return _resent(runtime, scope, dup.task_id, message)
+            key = next_key(key, runtime.settings)
+            continue
+        log_accepted(key, task_id)
+        return stored, True, True
 
 
 def _inline_config(
@@ -263,26 +244,43 @@ def _inline_config(
 
 
 def _continue_task(
-    runtime: Runtime, scope: Scope, message: Message, fingerprint: str | None
+    runtime: Runtime, scope: Scope, message: Message, key: SendKey | None
 ) -> tuple[TaskRecord, bool, bool]:
     """Add ``message`` to an interrupted task. Returns the record, whether its work must be queued,
     and whether this call accepted the message (False for a re-send)."""
-    rule = partial(continue_with, message=message, max_history=runtime.settings.max_history, fingerprint=fingerprint)
-    try:
-        committed = mutate(runtime.store, scope, message.task_id, rule)
-    except DuplicateMessage as dup:
-        # The id's key names another task (or this one, its message gone from a trimmed history).
-        return _existing(runtime, scope, dup, message, fingerprint or ""), False, False
-    record, accepted = committed.record, committed.result
-    if not accepted and fingerprint is not None:
-        # The task has a message with this id: a re-send only if the request is the same.
-        key = runtime.store.find_message(scope, message.message_id)
-        if key is not None and (key.task_id != record.task_id or (key.fingerprint and key.fingerprint != fingerprint)):
-            raise _reused(message.message_id)
-    # A re-send whose message still waits for a worker is queued again: the first attempt may have
-    # stored it and then failed to queue it (SQS deduplication and the worker's conditional claim
-    # keep the executor from running twice), as for a re-sent create.
-    return record, accepted or record.pending_message_id == message.message_id, accepted
+    while True:
+        rule = partial(continue_with, message=message, max_history=runtime.settings.max_history, key=key)
+        try:
+            committed = mutate(runtime.store, scope, message.task_id, rule)
+        except DuplicateMessage as dup:
+            # The task took the message, but the key exists: a re-send (the task asked again since),
+            # or the messageId of another message, this task's or another's.
+            assert key is not None
+            if is_resend(AcceptedMessage(dup.task_id, dup.fingerprint), key, message.task_id):
+                return _resent(runtime, scope, message.task_id, message)
+            key = next_key(key, runtime.settings)
+            continue
+        if committed.result:
+            log_accepted(key, message.task_id)
+            return committed.record, True, True
+        assert key is not None  # (the rule says "perhaps a re-send" only with a key)
+        if _sent_before(runtime, scope, message.task_id, key):
+            return _resent(runtime, scope, message.task_id, message)
+        refuse_message(committed.record)  # not this request's: a message the task cannot take now
+
+
+def _sent_before(runtime: Runtime, scope: Scope, task_id: str, key: SendKey) -> bool:
+    """Whether the task took this very request before: its key, or its reuse's, names the task with
+    the same fingerprint (two reads, on the path of a task that cannot take a message). A messageId
+    the task has for another message is refused when reuse is, else the task's own error follows."""
+    stored = runtime.store.find_key(scope, key)
+    if stored is not None and is_resend(stored, key, task_id):
+        return True
+    if key.kind is KeyKind.MESSAGE and runtime.settings.message_id_reuse == "new":
+        return runtime.store.find_key(scope, key.reused()) is not None
+    if stored is not None:
+        next_key(key, runtime.settings)  # raises: reuse is refused
+    return False
 
 
 def _work_item(scope: Scope, task_id: str, request: SendMessageRequest, ctx: CallContext) -> WorkItem:

@@ -35,8 +35,8 @@ class WorkItem:
     extensions: tuple[str, ...] = ()
     turn: int = 0
     """The task's last event number when it accepted the message: tells apart two turns that
-    reuse one messageId (``A2A_IDEMPOTENT_SEND=false``), whose items would otherwise share a
-    deduplication id, and SQS would drop the second."""
+    reuse one messageId for two messages, whose items would otherwise share a deduplication id,
+    and SQS would drop the second."""
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v or k in _NAMING}

@@ -27,6 +27,7 @@ from typing import ClassVar, Protocol
 
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
 from ..versions import CURRENT, ProtocolVersion
+from .send_keys import AcceptedMessage, KeyKind, SendKey
 
 __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
@@ -35,8 +36,10 @@ __all__ = [
     "DuplicateMessage",
     "InvalidPageToken",
     "ItemTooLarge",
+    "KeyKind",
     "PushTarget",
     "Scope",
+    "SendKey",
     "StoreError",
     "StoredEvent",
     "TaskHead",
@@ -220,24 +223,14 @@ class VersionConflict(StoreError):
 
 @dataclass
 class DuplicateMessage(StoreError):
-    """A message with this (scope, messageId) was already accepted: ``task_id`` names its task and
-    ``fingerprint`` is the one stored with it (empty for keys written before fingerprints were)."""
+    """The send key (:class:`SendKey`) was already written: ``task_id`` names the task it accepted
+    and ``fingerprint`` is the one stored with it (empty for keys written before fingerprints were)."""
 
     task_id: str = field(default="")
     fingerprint: str = field(default="")
 
     def __str__(self) -> str:
         return f"message already accepted for task {self.task_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class AcceptedMessage:
-    """A send's idempotency key as stored: the task the message went to, and the fingerprint of
-    the request that sent it (its message and configuration), which tells an identical re-send
-    from a reuse of the messageId for something else."""
-
-    task_id: str
-    fingerprint: str = ""
 
 
 class ItemTooLarge(StoreError):
@@ -255,14 +248,12 @@ class TaskStore(Protocol):
         record: TaskRecord,
         events: Sequence[StreamResponse],
         *,
-        message_id: str | None,
-        fingerprint: str = "",
+        key: SendKey | None = None,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
-        """Atomically write a new task head (version 1), its first events (seq 1..n), the idempotency
-        key (scope, ``message_id``) holding ``fingerprint`` (none when ``message_id`` is None: the
-        deployment does not de-duplicate sends) and optionally a push config for it (its cursor at
-        0: it receives every event, the first included).
+        """Atomically write a new task head (version 1), its first events (seq 1..n), the send key
+        ``key`` naming the task (none when None: the send is not de-duplicated) and optionally a
+        push config for it (its cursor at 0: it receives every event, the first included).
 
         Raises :class:`DuplicateMessage` when the key exists (whatever task it names), and
         :class:`VersionConflict` when a task with this id exists. Returns the stored record.
@@ -279,9 +270,9 @@ class TaskStore(Protocol):
         """Only the bookkeeping (strongly consistent, one small item): for waiters and watchers."""
         ...
 
-    def find_message(self, scope: Scope, message_id: str) -> AcceptedMessage | None:
-        """The idempotency key of this message id in this scope (the message created or continued
-        a task), if any."""
+    def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
+        """The send key at ``key``'s address in this scope (kind, name, and the fingerprint of a
+        reused messageId), as stored, if any (strongly consistent)."""
         ...
 
     notifies_changes: ClassVar[bool]
@@ -305,8 +296,7 @@ class TaskStore(Protocol):
         events: Sequence[StreamResponse] = (),
         *,
         snapshot: bool = False,
-        message_id: str = "",
-        fingerprint: str = "",
+        key: SendKey | None = None,
     ) -> TaskRecord:
         """Write ``record``'s bookkeeping as the new head and append ``events`` after
         ``record.last_seq``, if the stored version still equals ``record.version``. Returns the
@@ -325,9 +315,10 @@ class TaskStore(Protocol):
         (:class:`ItemTooLarge` otherwise); all of them, the head and the snapshot must fit one
         transaction (``ValueError`` otherwise: see :data:`~a2a_serverless.adapters.MAX_COMMIT_BYTES`).
 
-        With ``message_id`` the same step writes that message's idempotency key (for the task,
-        holding ``fingerprint``), as :meth:`create_task` does: a message continuing the task.
-        :class:`DuplicateMessage` if the key exists (nothing written).
+        With ``key`` the same step writes that send key for the task, as :meth:`create_task` does:
+        a message continuing the task. :class:`DuplicateMessage` if the key exists and the head's
+        condition held (nothing written); a failed head condition is a :class:`VersionConflict`
+        whatever the key.
         """
         ...
 

@@ -1,0 +1,87 @@
+"""Send keys: how SendMessage tells a retry from a new message without reading before it writes.
+
+A send writes its key (:class:`~a2a_serverless.ports.SendKey`) in the same conditional step as
+the task it creates or the message it adds; the key holds a fingerprint of the request. When the
+key exists, the failed condition hands back what it holds, and this module decides:
+
+* the same fingerprint: a re-send, answered with the first request's task, nothing run again;
+* a messageId reused for a different request: processed as the new message it is, under a key of
+  the messageId and the fingerprint together (so its own re-sends are recognised in turn), and
+  logged once at INFO; or, with ``A2A_MESSAGE_ID_REUSE=reject``, InvalidParams naming it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+
+from ..config import Settings
+from ..errors import FieldViolation, InvalidParamsError
+from ..models import SendMessageConfiguration, SendMessageRequest
+from ..ports import AcceptedMessage, KeyKind, SendKey
+
+__all__ = ["is_resend", "log_accepted", "next_key", "request_fingerprint", "reused_error", "send_key"]
+
+logger = logging.getLogger("a2a_serverless.operations.send_message")
+
+
+def request_fingerprint(request: SendMessageRequest) -> str:
+    """What tells an identical re-send from a reuse of its key: a hash of the message and of the
+    configuration that changes what is stored or run (``acceptedOutputModes``, the push config), as
+    the caller sent them (ProtoJSON, defaults omitted; either protocol version gives the same). How
+    the answer is shaped may differ between attempts (``returnImmediately``, ``historyLength``, a
+    stream or not): a client may re-send on a stream to resume, or stop blocking on a retry."""
+    config = request.configuration or SendMessageConfiguration()
+    acting = config.model_copy(update={"history_length": None, "return_immediately": False})
+    sent = {"message": request.message.to_wire(), "configuration": acting.to_wire()}
+    text = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def send_key(request: SendMessageRequest, settings: Settings) -> SendKey | None:
+    """The key this request writes: its messageId's, or none when sends are not de-duplicated."""
+    if not settings.idempotent_send:
+        return None
+    return SendKey.message(request.message.message_id, request_fingerprint(request))
+
+
+def is_resend(stored: AcceptedMessage, key: SendKey, task_id: str) -> bool:
+    """Whether the stored key is this very request's (``task_id``: the task it continues, '' for a
+    new one). A key written before fingerprints were is compared by task only."""
+    if stored.fingerprint and stored.fingerprint != key.fingerprint:
+        return False
+    return not task_id or stored.task_id == task_id
+
+
+def next_key(key: SendKey, settings: Settings) -> SendKey:
+    """The key to try once ``key`` turned out to hold another request: a reused messageId's own,
+    or InvalidParams when reuse is refused."""
+    if key.kind is KeyKind.MESSAGE and settings.message_id_reuse == "new":
+        return key.reused()
+    raise reused_error(key.name)
+
+
+def log_accepted(key: SendKey | None, task_id: str) -> None:
+    """One INFO line for a reused messageId that was processed as a new message (only the request
+    that wrote its key says so: its re-sends are re-sends)."""
+    if key is not None and key.kind is KeyKind.REUSED_MESSAGE:
+        logger.info(
+            "messageId %r was used before for a different message; processed as a new message",
+            key.name,
+            extra={"task_id": task_id, "message_id": key.name},
+        )
+
+
+def reused_error(message_id: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"messageId {message_id!r} was already used for a different message",
+        violations=[
+            FieldViolation(
+                "message.messageId",
+                "already used for a different message or configuration: send a new message with a new"
+                " messageId (a re-send must repeat the message and its configuration exactly)",
+            )
+        ],
+        metadata={"messageId": message_id},
+    )
