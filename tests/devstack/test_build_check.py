@@ -86,6 +86,10 @@ def _moto(python: Path, python313: Path) -> None:
     (python / "moto-5.2.5.dist-info").mkdir()
 
 
+def _kit_copied_not_installed(python: Path, python313: Path) -> None:
+    shutil.rmtree(python / "a2a_serverless-0.1.0.dist-info")
+
+
 def _dependency_missing(python: Path, python313: Path) -> None:
     shutil.rmtree(python / "httpx-1.0.dist-info")
 
@@ -131,6 +135,7 @@ def test_a_complete_build_passes_with_every_functions_sizes(tmp_path: Path, pyth
     [
         pytest.param(_no_gateway_module, "Gateway: module a2a_serverless.functions.gateway is missing", id="handler"),
         pytest.param(_dependency_missing, "httpx (the kit's dependency) is not installed", id="dependency"),
+        pytest.param(_kit_copied_not_installed, "the kit is not installed in the layer", id="kit-not-installed"),
         pytest.param(_devstack, "a2a_serverless/devstack is in the layer", id="local-stack"),
         pytest.param(_moto, "moto is in the layer", id="test-tool"),
         pytest.param(_arm64_binary, "fast is built for manylinux_2_17_aarch64, the layer for x86_64", id="arch"),

@@ -172,6 +172,10 @@ def _kit_requirements(installed: dict[str, Path]) -> list[str]:
 def _layer_problems(python: Path, architecture: str | None, requirements: Path | None) -> list[str]:
     problems = [] if (python / "a2a_serverless" / "__init__.py").is_file() else ["a2a_serverless is not in the layer"]
     installed = _distributions(python)
+    if "a2a-serverless" not in installed:
+        problems.append(
+            "the kit is not installed in the layer (no a2a_serverless-*.dist-info): its dependencies are unknown"
+        )
     wanted = [(n, "the kit's dependency") for n in _kit_requirements(installed)]
     if requirements is not None:
         wanted += [(n, str(requirements)) for n in _requirement_names(requirements)]
