@@ -547,6 +547,28 @@ def test_lambda_refuses_a_body_not_declared_json(fn: LambdaRig, content_type: st
     assert fn.invoke(body, **{"Content-Type": "application/json; charset=utf-8"})["statusCode"] == 200
 
 
+@pytest.mark.parametrize(
+    ("part", "field"),
+    [
+        pytest.param({"mediaType": "text/plain\r\nX-Injected: 1"}, "mediaType", id="crlf-in-media-type"),
+        pytest.param({"mediaType": "text/plain\u0000"}, "mediaType", id="nul-in-media-type"),
+        pytest.param({"mediaType": "text/pl\u00e4in"}, "mediaType", id="non-ascii-media-type"),
+        pytest.param({"mediaType": "text/" + "x" * 2000}, "mediaType", id="huge-media-type"),
+        pytest.param({"filename": "a\r\nb.txt"}, "filename", id="crlf-in-filename"),
+    ],
+)
+def test_lambda_refuses_header_breaking_part_fields(fn: LambdaRig, part: dict[str, str], field: str) -> None:
+    """A large part's media type and file name travel in headers (S3's Content-Type, a presigned URL's
+    Content-Type and Content-Disposition). One that no header can carry made S3 refuse the object, a
+    503 "try again" that could never succeed (moto takes it); it is InvalidParams, nothing written."""
+    big = {"text": "x" * (64 * 1024), **part}
+    body = json.dumps(send_body(message={**message("", f"m-{uuid.uuid4().hex[:8]}"), "parts": [big]})).encode()
+    before = fn.written()
+    error = lambda_error(fn.invoke(body), 400, "INVALID_PARAMS")
+    assert error["details"][1]["fieldViolations"][0]["field"] == f"message.parts[0].{field}"
+    assert fn.written() == before
+
+
 def test_lambda_huge_extensions_header(fn: LambdaRig) -> None:
     """API Gateway caps headers at 10 KB; past it, the same work-item check keeps a 1 MB
     ``A2A-Extensions`` header from becoming a 500."""
@@ -683,6 +705,51 @@ def test_an_empty_body_declared_otherwise_is_refused(r: Rig, verb: str, path: st
         assert_v03_rest_error(response, UNSUPPORTED_MEDIA_TYPE, 415, "CONTENT_TYPE_NOT_SUPPORTED")
     else:
         assert_rest_error(response, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+    assert r.state() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "door"),
+    [
+        pytest.param(
+            "/",
+            {
+                **_rpc_v03("x", "m-v03-mime"),
+                "params": {
+                    "message": {
+                        **_v03_message("x", "m-v03-mime"),
+                        "parts": [{"kind": "file", "file": {"bytes": "aGk=", "mimeType": "text/plain\r\nX: 1"}}],
+                    }
+                },
+            },
+            "rpc-0.3",
+            id="jsonrpc-0.3",
+        ),
+        pytest.param(
+            "/v1/message:send",
+            {
+                "request": {
+                    "messageId": "m-v03r-mime",
+                    "role": "ROLE_USER",
+                    "content": [{"file": {"fileWithBytes": "aGk=", "mimeType": "text/plain\r\nX: 1"}}],
+                }
+            },
+            "rest-0.3",
+            id="rest-0.3",
+        ),
+    ],
+)
+def test_a_v03_mime_type_no_header_can_carry_is_invalid_params(
+    r: Rig, path: str, body: dict[str, Any], door: str
+) -> None:
+    """v0.3's ``mimeType`` is the part's media type: the same rule (REST: the reference server's 422)."""
+    before = r.state()
+    response = post(r, path, {}, json.dumps(body).encode())
+    if door == "rpc-0.3":
+        error = assert_rpc_error(response, rpc_id=1, codes=INVALID_PARAMS, legacy=True)
+        assert error["data"]["fieldViolations"][0]["field"] == "message.parts[0].mediaType"
+    else:
+        assert_v03_rest_error(response, INVALID_PARAMS, 422, "INVALID_PARAMS")
     assert r.state() == before
 
 

@@ -170,6 +170,20 @@ INT_RANGES = {
     "lf.a2a.v1.ListTaskPushNotificationConfigsRequest.page_size": (0, 100),
 }
 
+# Strings that travel in HTTP headers (models/_types.py): what no header can carry is InvalidParams by
+# design, so the valid ones are printable ASCII (media type, token, credentials) or free of control
+# characters (file name, webhook URL).
+_PRINTABLE_ASCII = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+_NO_CONTROL = st.characters(codec="utf-8", exclude_categories=("Cc",))
+STRING_FIELDS = {
+    "lf.a2a.v1.Part.media_type": st.text(_PRINTABLE_ASCII, max_size=8),
+    "lf.a2a.v1.Part.filename": st.text(_NO_CONTROL, max_size=8),
+    "lf.a2a.v1.TaskPushNotificationConfig.url": st.text(_NO_CONTROL, min_size=1, max_size=8),
+    "lf.a2a.v1.TaskPushNotificationConfig.token": st.text(_PRINTABLE_ASCII, max_size=8),
+    "lf.a2a.v1.AuthenticationInfo.scheme": st.text(_PRINTABLE_ASCII, min_size=1, max_size=8),
+    "lf.a2a.v1.AuthenticationInfo.credentials": st.text(_PRINTABLE_ASCII, max_size=8),
+}
+
 
 def _is_map(field: FieldDescriptor) -> bool:
     return field.is_repeated and field.message_type is not None and field.message_type.GetOptions().map_entry
@@ -245,7 +259,7 @@ class ProtoStrategies:
             numbers = [v.number for v in field.enum_type.values]
             return st.sampled_from(numbers[1:] if required else numbers)
         if field.type == FieldDescriptor.TYPE_STRING:
-            return NON_EMPTY_TEXT if required else TEXT
+            return STRING_FIELDS.get(field.full_name, NON_EMPTY_TEXT if required else TEXT)
         if field.type == FieldDescriptor.TYPE_BYTES:
             return st.binary(max_size=16)
         if field.type == FieldDescriptor.TYPE_BOOL:

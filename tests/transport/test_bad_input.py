@@ -658,6 +658,130 @@ WEBHOOK_CASES.update(
 )
 
 
+# Values that travel in HTTP headers (a stored part's Content-Type and Content-Disposition, a
+# notification's token and Authorization): what no header can carry is refused where it enters.
+HEADER_BREAKERS = {
+    "crlf": "text/plain\r\nX-Injected: 1",
+    "lf": "text/plain\nX: 1",
+    "nul": "text/plain\u0000",
+    "del": "text/\u007fplain",
+    "non-ascii": "text/pl\u00e4in",
+}
+
+
+def _part(**fields: str) -> dict[str, Any]:
+    return send(message(**{"parts": [{"text": "hello", **fields}]}))
+
+
+def _hook(**fields: Any) -> dict[str, Any]:
+    return {"url": HOOK, **fields}
+
+
+HEADER_CASES: dict[str, Case] = {
+    **{
+        f"send-media-type-{name}": both(
+            INVALID_PARAMS.on("message.parts[0].mediaType"),
+            "SendMessage",
+            _part(mediaType=value),
+            "POST",
+            "/message:send",
+            _part(mediaType=value),
+        )
+        for name, value in HEADER_BREAKERS.items()
+    },
+    "send-media-type-too-long": both(
+        INVALID_PARAMS.on("message.parts[0].mediaType"),
+        "SendMessage",
+        _part(mediaType="text/" + "x" * 1020),
+        "POST",
+        "/message:send",
+        _part(mediaType="text/" + "x" * 1020),
+    ),
+    **{
+        f"send-filename-{name}": both(
+            INVALID_PARAMS.on("message.parts[0].filename"),
+            "SendMessage",
+            _part(filename=value),
+            "POST",
+            "/message:send",
+            _part(filename=value),
+        )
+        for name, value in {"crlf": "a\r\nb.txt", "nul": "a\u0000.txt", "c1": "a\u0085.txt", "long": "a" * 256}.items()
+    },
+    **{
+        f"push-create-token-{name}": both(
+            INVALID_PARAMS.on("token"),
+            "CreateTaskPushNotificationConfig",
+            {"taskId": "{done}", **_hook(token=value)},
+            "POST",
+            "/tasks/{done}/pushNotificationConfigs",
+            _hook(token=value),
+        )
+        for name, value in HEADER_BREAKERS.items()
+    },
+    "push-create-credentials-crlf": both(
+        INVALID_PARAMS.on("authentication.credentials"),
+        "CreateTaskPushNotificationConfig",
+        {"taskId": "{done}", **_hook(authentication={"scheme": "Bearer", "credentials": "a\r\nX: 1"})},
+        "POST",
+        "/tasks/{done}/pushNotificationConfigs",
+        _hook(authentication={"scheme": "Bearer", "credentials": "a\r\nX: 1"}),
+    ),
+    "push-create-scheme-non-ascii": both(
+        INVALID_PARAMS.on("authentication.scheme"),
+        "CreateTaskPushNotificationConfig",
+        {"taskId": "{done}", **_hook(authentication={"scheme": "B\u00e9arer"})},
+        "POST",
+        "/tasks/{done}/pushNotificationConfigs",
+        _hook(authentication={"scheme": "B\u00e9arer"}),
+    ),
+    "push-create-url-lf": both(
+        INVALID_PARAMS.on("url"),
+        "CreateTaskPushNotificationConfig",
+        {"taskId": "{done}", "url": HOOK + "\n"},
+        "POST",
+        "/tasks/{done}/pushNotificationConfigs",
+        {"url": HOOK + "\n"},
+    ),
+    "send-inline-token-crlf": both(
+        INVALID_PARAMS.on("configuration.taskPushNotificationConfig.token"),
+        "SendMessage",
+        send(message(), configuration={"taskPushNotificationConfig": _hook(token="t\r\nX: 1")}),
+        "POST",
+        "/message:send",
+        send(message(), configuration={"taskPushNotificationConfig": _hook(token="t\r\nX: 1")}),
+    ),
+}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("case", "binding", "name"), matrix(HEADER_CASES))
+async def test_values_no_header_can_carry_are_invalid_params(h: Harness, case: Case, binding: str, name: str) -> None:
+    await run_case(h, case, binding, f"rq-{name}")
+
+
+@pytest.mark.asyncio
+async def test_header_values_that_fit_are_kept(h: Harness) -> None:
+    """What headers carry is accepted as sent: media type parameters, any file name without control
+    characters, a token with spaces and punctuation."""
+    part = {
+        "text": "hi",
+        "mediaType": 'text/plain; charset=utf-8; name="a b"',
+        "filename": "r\u00e9sum\u00e9 \U0001f600.txt",
+    }
+    sent = await h.rest("POST", "/message:send", send(message("hi", "m-header-ok", parts=[part])))
+    assert sent.status_code == 200, sent.text
+    assert sent.json()["task"]["history"][0]["parts"] == [part]
+    config = _hook(
+        id="c-ok", token="t0k3n with spaces!~", authentication={"scheme": "Basic", "credentials": "dXNlcjpw=="}
+    )
+    created = await h.rest("POST", "/tasks/{done}/pushNotificationConfigs", config)
+    assert created.status_code == 200, created.text
+    assert {k: created.json()[k] for k in ("url", "token", "authentication")} == {
+        k: config[k] for k in ("url", "token", "authentication")
+    }
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize(("case", "binding", "name"), matrix(PARAM_CASES))
 async def test_invalid_params(h: Harness, case: Case, binding: str, name: str) -> None:

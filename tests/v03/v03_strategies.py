@@ -31,6 +31,11 @@ names = st.text(min_size=1, max_size=8)
 # Ids that go into a REST resource name ("tasks/{id}/pushNotificationConfigs/{id}") have no "/".
 resource_ids = names.filter(lambda s: "/" not in s)
 optional_text = st.none() | names
+# Strings that travel in HTTP headers (a2a_serverless.models._types): printable ASCII (media type,
+# token, credentials) or without control characters (file name, webhook URL).
+header_names = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=8)
+optional_header_text = st.none() | header_names
+plain_names = st.text(st.characters(codec="utf-8", exclude_categories=("Cc",)), min_size=1, max_size=8)
 json_scalars = (
     st.none()
     | st.booleans()
@@ -75,7 +80,8 @@ def parts(draw: st.DrawFn) -> dict[str, Any]:
         part = {"data": draw(json_values)}
     else:
         content = base64.b64encode(draw(st.binary(max_size=12))).decode() if kind == "raw" else draw(names)
-        part = _without_none(**{kind: content, "mediaType": draw(optional_text), "filename": draw(optional_text)})
+        media_type, filename = draw(optional_header_text), draw(st.none() | plain_names)
+        part = _without_none(**{kind: content, "mediaType": media_type, "filename": filename})
     return {**part, **_without_none(metadata=draw(metadata))}
 
 
@@ -151,12 +157,14 @@ def stream_events(draw: st.DrawFn, *, rest: bool = False) -> dict[str, Any]:
 
 @st.composite
 def push_configs(draw: st.DrawFn) -> dict[str, Any]:
-    auth = draw(st.none() | st.builds(lambda s, c: _without_none(scheme=s, credentials=c), names, optional_text))
+    auth = draw(
+        st.none() | st.builds(lambda s, c: _without_none(scheme=s, credentials=c), header_names, optional_header_text)
+    )
     return _without_none(
         id=draw(resource_ids),
         taskId=draw(resource_ids),
-        url=draw(names),
-        token=draw(optional_text),
+        url=draw(plain_names),
+        token=draw(optional_header_text),
         authentication=auth,
     )
 

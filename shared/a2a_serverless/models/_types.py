@@ -1,18 +1,35 @@
-"""Scalar wire types: int32, Timestamp, bytes and enums in their ProtoJSON forms."""
+"""Scalar wire types: int32, Timestamp, bytes and enums in their ProtoJSON forms; the strings that
+travel in HTTP headers (a part's media type and file name, a push config's credentials)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import enum
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, PlainSerializer
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
 
 from ..json_types import JsonValue
 
-__all__ = ["Bytes", "Int32", "NonEmptyStr", "ProtoEnum", "Timestamp", "format_timestamp", "utc_now"]
+__all__ = [
+    "MAX_FILENAME_LENGTH",
+    "MAX_MEDIA_TYPE_LENGTH",
+    "Bytes",
+    "FileName",
+    "HeaderText",
+    "Int32",
+    "MediaType",
+    "NonEmptyHeaderText",
+    "NonEmptyStr",
+    "ProtoEnum",
+    "Timestamp",
+    "UrlText",
+    "format_timestamp",
+    "utc_now",
+]
 
 Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
@@ -93,3 +110,60 @@ def _b64(value: bytes) -> str:
 
 
 Bytes = Annotated[bytes, BeforeValidator(_parse_bytes), PlainSerializer(_b64, return_type=str, when_used="json")]
+
+
+# --------------------------------------------------------------------------- strings sent as headers
+#
+# A part's media type becomes the Content-Type of its stored object and of the presigned URL that
+# serves it, its file name the Content-Disposition; a push config's token and authentication become
+# headers of every notification. HTTP allows neither control characters (a CR/LF would end the
+# header) nor, in practice, anything but ASCII there (RFC 9110 section 5.5): such a value could be
+# accepted and then fail every time it is used (S3 refusing the object: "try again", forever; every
+# notification undeliverable). So they are refused where they enter, as invalid parameters.
+
+MAX_MEDIA_TYPE_LENGTH = 1024
+"""RFC 6838 4.2 allows 127 characters each for type and subtype; this leaves room for parameters,
+far under S3's 8 KB of request headers."""
+MAX_FILENAME_LENGTH = 255
+"""The usual maximum of a file name; percent-encoded in the presigned URL it stays a few KB."""
+
+_PRINTABLE_ASCII = "^[ -~]*$"
+_NO_CONTROL = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"  # Unicode's Cc category
+
+
+def _printable_ascii(value: str) -> str:
+    if not value.isascii() or not value.isprintable():
+        raise ValueError("must be printable ASCII: no control characters (CR, LF, NUL...) and nothing beyond ASCII")
+    return value
+
+
+def _no_control_characters(value: str) -> str:
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise ValueError("must not contain control characters (CR, LF, NUL...)")
+    return value
+
+
+MediaType = Annotated[
+    str,
+    Field(max_length=MAX_MEDIA_TYPE_LENGTH, json_schema_extra={"pattern": _PRINTABLE_ASCII}),
+    AfterValidator(_printable_ascii),
+]
+"""A part's ``mediaType``: printable ASCII, as media types are (RFC 6838), at most 1024 characters."""
+
+FileName = Annotated[
+    str,
+    Field(max_length=MAX_FILENAME_LENGTH, json_schema_extra={"pattern": _NO_CONTROL}),
+    AfterValidator(_no_control_characters),
+]
+"""A part's ``filename``: any text without control characters, at most 255 characters."""
+
+HeaderText = Annotated[str, Field(json_schema_extra={"pattern": _PRINTABLE_ASCII}), AfterValidator(_printable_ascii)]
+"""A value sent as (part of) an HTTP header as it is: printable ASCII."""
+NonEmptyHeaderText = Annotated[
+    NonEmptyStr, Field(json_schema_extra={"pattern": _PRINTABLE_ASCII}), AfterValidator(_printable_ascii)
+]
+
+UrlText = Annotated[
+    NonEmptyStr, Field(json_schema_extra={"pattern": _NO_CONTROL}), AfterValidator(_no_control_characters)
+]
+"""A URL as given (required): non-ASCII is percent-encoded when it is used, control characters cannot be."""

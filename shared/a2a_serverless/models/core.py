@@ -8,7 +8,17 @@ from pydantic import Field, model_validator
 
 from ..json_types import Json, JsonValue
 from ._base import ProtoModel
-from ._types import Bytes, NonEmptyStr, ProtoEnum, Timestamp
+from ._types import (
+    Bytes,
+    FileName,
+    HeaderText,
+    MediaType,
+    NonEmptyHeaderText,
+    NonEmptyStr,
+    ProtoEnum,
+    Timestamp,
+    UrlText,
+)
 
 __all__ = [
     "INTERRUPTED_STATES",
@@ -78,8 +88,8 @@ class Part(ProtoModel):
     url: str | None = None
     data: JsonValue = None
     metadata: Json | None = None
-    filename: str = ""
-    media_type: str = ""
+    filename: FileName = ""
+    media_type: MediaType = ""
 
 
 class Message(ProtoModel):
@@ -146,16 +156,19 @@ class TaskArtifactUpdateEvent(ProtoModel):
 
 
 class AuthenticationInfo(ProtoModel):
-    scheme: NonEmptyStr
-    credentials: str = ""
+    """Sent as ``Authorization: <scheme> <credentials>`` with every notification."""
+
+    scheme: NonEmptyHeaderText
+    credentials: HeaderText = ""
 
 
 class TaskPushNotificationConfig(ProtoModel):
     tenant: str = ""
     id: str = ""
     task_id: str = ""
-    url: NonEmptyStr
-    token: str = ""
+    url: UrlText
+    token: HeaderText = ""
+    """Sent as ``X-A2A-Notification-Token`` with every notification."""
     authentication: AuthenticationInfo | None = None
 
 
