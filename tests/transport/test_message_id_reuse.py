@@ -1,6 +1,7 @@
-"""A messageId reused for a different message is InvalidParams naming it, on both bindings and both
-protocol versions, unary and streaming, and an identical re-send still answers with the first task
-(the operation's rules are in ``tests/contract/test_message_ids.py``)."""
+"""A messageId reused for a different message is a new task by default, and InvalidParams naming it
+with ``A2A_MESSAGE_ID_REUSE=reject``, on both bindings and both protocol versions, unary and
+streaming; an identical re-send still answers with the first task (the operation's rules are in
+``tests/contract/test_message_ids.py``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ V1 = {"A2A-Version": "1.0"}
 @pytest_asyncio.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with memory_app() as client:
+        yield client
+
+
+@pytest_asyncio.fixture
+async def strict() -> AsyncIterator[httpx.AsyncClient]:
+    async with memory_app(message_id_reuse="reject") as client:
         yield client
 
 
@@ -71,11 +78,28 @@ async def test_an_identical_resend_answers_with_the_first_task(http: httpx.Async
 
 
 @pytest.mark.parametrize("how", HOW)
-async def test_a_reused_message_id_is_invalid_params_naming_it(http: httpx.AsyncClient, how: str) -> None:
+async def test_a_reused_message_id_is_a_new_task(http: httpx.AsyncClient, how: str) -> None:
     status, first = await _send(http, how, "hello", f"m-{how}")
     assert status == 200, first
 
     status, answer = await _send(http, how, "something else", f"m-{how}")
+
+    assert status == 200, answer
+    assert _task_id(how, answer) != _task_id(how, first)
+    listed = await http.get("/tasks", headers=V1)
+    assert listed.json()["totalSize"] == 2
+    # and it is a re-send of itself from now on
+    assert _task_id(how, (await _send(http, how, "something else", f"m-{how}"))[1]) == _task_id(how, answer)
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_with_reuse_rejected_a_reused_message_id_is_invalid_params_naming_it(
+    strict: httpx.AsyncClient, how: str
+) -> None:
+    status, first = await _send(strict, how, "hello", f"m-{how}")
+    assert status == 200, first
+
+    status, answer = await _send(strict, how, "something else", f"m-{how}")
 
     text = str(answer)
     assert f"m-{how}" in text
@@ -85,14 +109,27 @@ async def test_a_reused_message_id_is_invalid_params_naming_it(http: httpx.Async
         assert f"m-{how}" in answer["error"]["message"]
     else:  # the status and shape of each binding's errors are tested with the binding
         assert 400 <= status < 500, answer
-    listed = await http.get("/tasks", headers=V1)
+    listed = await strict.get("/tasks", headers=V1)
     assert listed.json()["totalSize"] == 1
 
 
-async def test_a_reused_message_id_on_a_stream_is_refused_before_the_first_event(http: httpx.AsyncClient) -> None:
-    await _send(http, "v1-rest", "hello", "m-s")
+async def test_a_reused_message_id_on_a_stream_is_a_new_task_s_stream(http: httpx.AsyncClient) -> None:
+    _, first = await _send(http, "v1-rest", "hello", "m-s")
     body = {"message": _v1_message("other", "m-s")}
     async with http.stream("POST", "/message:stream", json=body, headers=V1) as response:
+        raw = (await response.aread()).decode()
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert "Echo: other" in raw
+    assert _task_id("v1-rest", first) not in raw
+
+
+async def test_with_reuse_rejected_a_reused_message_id_on_a_stream_is_refused_before_the_first_event(
+    strict: httpx.AsyncClient,
+) -> None:
+    await _send(strict, "v1-rest", "hello", "m-s")
+    body = {"message": _v1_message("other", "m-s")}
+    async with strict.stream("POST", "/message:stream", json=body, headers=V1) as response:
         raw = (await response.aread()).decode()
     assert response.status_code == 400
     assert response.headers["content-type"].startswith("application/")
