@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.console import CONSOLE_PATH, _api, console_routes, with_console
+from a2a_serverless.devstack.console import CONSOLE_PATH, _proxy, console_routes, with_console
 from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.ports.store import Scope
 from a2a_serverless.push.attempts import AttemptLog
@@ -435,7 +435,7 @@ async def test_the_proxy_forwards_to_another_agent_and_streams_its_answer(runtim
     other_runtime = build_runtime(Settings(store="memory"))
     transport = httpx.ASGITransport(app=create_app(other_runtime))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_api, "_upstream_client", lambda: httpx.AsyncClient(transport=transport))
+        mp.setattr(_proxy, "_upstream_transport", lambda: transport)
         async with _client(with_console(create_app(runtime), lambda: runtime)) as client:
             # When the console asks for its card and streams a message to it
             card = await client.get(

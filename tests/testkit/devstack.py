@@ -15,6 +15,7 @@ from pathlib import Path
 __all__ = ["READY", "DevStack"]
 
 READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json$")
+MOTO = re.compile(r"moto at (http://127\.0\.0\.1:\d+) ")
 
 
 class DevStack:
@@ -47,6 +48,13 @@ class DevStack:
             if match and not self.base:
                 self.base = match.group(1)
                 self._ready.set()
+
+    @property
+    def moto(self) -> str:
+        """moto's endpoint, as the stack says before its ready line."""
+        found = [match.group(1) for line in self.lines if (match := MOTO.search(line))]
+        assert found, "the stack did not say where moto is:\n" + "\n".join(self.lines[-50:])
+        return found[0]
 
     def stop(self, timeout: float = 60) -> int:
         """One SIGINT (a Ctrl-C); the exit code (a hang guard, not a measured time)."""

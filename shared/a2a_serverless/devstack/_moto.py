@@ -1,6 +1,7 @@
 """moto's server standing in for DynamoDB, SQS and S3 on a free local port: in this process (tests),
 or in a process of its own (the local stack, :mod:`._moto_process`), with the local stack's fixes
-of moto (:mod:`.moto_fixes`) installed and checked first."""
+of moto (:mod:`.moto_fixes`) installed and checked first, and behind the stack's check of whom it
+answers (:func:`._hosts.local_only_wsgi`: no web page reaches moto)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
-from moto.server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from werkzeug.serving import make_server
 
+from ._hosts import local_only_wsgi
 from .moto_fixes import check_shapes, drain_receives, end_waiting_receives, install_all, resume_receives
 
-__all__ = ["MotoServer", "drain_receives", "install_patches", "moto_server", "running_moto"]
+__all__ = ["GuardedMotoServer", "MotoServer", "drain_receives", "install_patches", "moto_server", "running_moto"]
 
 
 def install_patches() -> None:
@@ -29,6 +32,29 @@ def install_patches() -> None:
     # werkzeug logs every request at INFO, and the pollers long-poll once a second each.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     install_all()
+
+
+class GuardedMotoServer:
+    """moto's server, as ``moto.server.ThreadedMotoServer`` runs it (its app, its request handler, a
+    thread per request), on ``host`` and a free port, with its app behind :func:`._hosts.local_only_wsgi`:
+    a request whose ``Host`` is not moto's own or that comes from a web page of another origin is
+    refused before moto sees it."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        app = local_only_wsgi(DomainDispatcherApplication(create_backend_app), host)
+        self._server = make_server(host, 0, app, threaded=True, request_handler=MotoRequestHandler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="a2a-moto", daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self._server.host}:{self._server.port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join()
 
 
 @dataclass
@@ -59,14 +85,13 @@ def running_moto(host: str = "127.0.0.1", *, process: bool = False) -> Iterator[
         return
     install_patches()
     resume_receives()
-    threaded = ThreadedMotoServer(ip_address=host, port=0, verbose=False)
-    threaded.start()
+    guarded = GuardedMotoServer(host)
+    guarded.start()
     try:
-        bound_host, port = threaded.get_host_and_port()
-        yield MotoServer(f"http://{bound_host}:{port}", drain_receives, end_waiting_receives)
+        yield MotoServer(guarded.endpoint, drain_receives, end_waiting_receives)
     finally:
         drain_receives()
-        threaded.stop()
+        guarded.stop()
 
 
 _START_SECONDS = 60.0

@@ -4,7 +4,8 @@ a2a_serverless.devstack._moto_process --host 127.0.0.1``.
 moto's server is most of the local stack's CPU (its response serializer above all). Sharing one
 process, and its GIL, with uvicorn, the pollers and the functions, it added tens of milliseconds to
 every request under load; in a process of its own it uses the second core. The same patches as
-in process (:func:`._moto.install_patches`, checked first: :mod:`.moto_fixes`) are applied here.
+in process (:func:`._moto.install_patches`, checked first: :mod:`.moto_fixes`) are applied here, and
+the same check of whom it answers (:class:`._moto.GuardedMotoServer`).
 
 Protocol with the parent (:func:`._moto.moto_server` with ``process=True``): the process prints one
 line ``moto <endpoint URL>`` when it listens, or, if moto is not shaped as the fixes expect, one
@@ -30,9 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
 
-    from moto.server import ThreadedMotoServer
-
-    from ._moto import install_patches
+    from ._moto import GuardedMotoServer, install_patches
     from .moto_fixes import MotoShapeError, drain_receives, end_waiting_receives
 
     try:
@@ -63,10 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
 
     threading.Thread(target=watch_parent, daemon=True).start()
-    server = ThreadedMotoServer(ip_address=args.host, port=0, verbose=False)
+    server = GuardedMotoServer(args.host)
     server.start()
-    host, port = server.get_host_and_port()
-    sys.stdout.write(f"moto http://{host}:{port}\n")
+    sys.stdout.write(f"moto {server.endpoint}\n")
     sys.stdout.flush()
     stop.wait()
     drain_receives()

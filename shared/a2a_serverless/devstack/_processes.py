@@ -47,6 +47,8 @@ class ApiSpec:
     grace_seconds: int = 2
     durable: DurableSpec | None = None
     """Durable mode: the durable worker runs in this process, on the local runner."""
+    console: bool = True
+    """Serve the console and its dev API (:mod:`.console`)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def _api(spec: ApiSpec) -> int:
 
     from ..wiring import get_runtime
     from ._functions import GatewayServer, gateway_app
-    from .console import with_console
+    from ._local_app import local_app
 
     sock = socket.socket(fileno=spec.fd)
     closing: list[Callable[[], None]] = []
@@ -107,7 +109,7 @@ def _api(spec: ApiSpec) -> int:
         limits = DurableLimits(int(spec.durable["invocation_timeout"]), int(spec.durable["execution_timeout"]))
         app, worker = durable_gateway_app(limits=limits, function_name=str(spec.durable["function_name"]))
         closing.append(worker.close)
-    app = with_console(app, get_runtime)
+    app = local_app(app, get_runtime, host=spec.host, port=spec.port, console=spec.console)
     server = GatewayServer(
         uvicorn.Config(
             app,

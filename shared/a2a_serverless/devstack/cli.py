@@ -54,7 +54,7 @@ def _dev(args: argparse.Namespace) -> int:
     try:
         from .moto_fixes import MotoShapeError
         from .resources import load_template, repo_template_path
-        from .stack import DevOptions, StackError, run
+        from .stack import DevOptions, StackError, check_host, run
     except ImportError as exc:  # the base install: no moto, uvicorn or PyYAML
         missing = (exc.name or "a dependency").split(".")[0]
         return _fail(f"needs the [dev] extra ({missing} is not installed): {_DEV_EXTRA}", code=2)
@@ -66,7 +66,13 @@ def _dev(args: argparse.Namespace) -> int:
         log_format=args.log_format,
         state_dir=args.state_dir.resolve() if args.state_dir else None,
         execution_mode=args.execution_mode,
+        allow_remote=args.allow_remote,
+        console=args.console,
     )
+    try:
+        check_host(options)
+    except StackError as exc:
+        return _fail(str(exc), code=2)
     # Like uvicorn's --app-dir: an executor in the current project imports without installing it.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -134,7 +140,22 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help="run the agent locally: moto, the template's table and queues, the worker, uvicorn",
         description="Run the whole stack in this process on moto: no Docker, no AWS account. Ctrl-C stops it.",
     )
-    dev.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: %(default)s)")
+    dev.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to listen on; one that is not a loopback address needs --allow-remote (default: %(default)s)",
+    )
+    dev.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --host be an interface other machines reach: the agent is then open to them, and the console "
+        "and its dev proxy are off unless --console",
+    )
+    dev.add_argument(
+        "--console",
+        action=argparse.BooleanOptionalAction,
+        help="serve the console and its dev API at /_console/ (default: on with a loopback --host, else off)",
+    )
     dev.add_argument("--port", type=_port, default=8000, help="HTTP port; 0 picks a free one (default: %(default)s)")
     dev.add_argument(
         "--executor",

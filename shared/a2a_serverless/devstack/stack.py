@@ -39,6 +39,8 @@ from ._functions import (
     import_handler,
     start_pollers,
 )
+from ._hosts import is_loopback
+from ._local_app import local_app
 from ._logs import LogFormat
 from ._moto import running_moto
 from ._processes import ApiSpec, DurableSpec, FunctionSpec
@@ -49,7 +51,7 @@ from ._template import (
     function_environment,
     localized,
 )
-from .console import CONSOLE_PATH, with_console
+from .console import CONSOLE_PATH
 from .durable import (
     DURABLE_WORKER,
     STATUS_PATH,
@@ -67,7 +69,7 @@ if TYPE_CHECKING:
 
     from ..json_types import JsonValue
 
-__all__ = ["GATEWAY_APP", "DevOptions", "StackError", "run"]
+__all__ = ["GATEWAY_APP", "DevOptions", "StackError", "check_host", "run", "serves_console"]
 
 
 _log = logging.getLogger(__name__)
@@ -95,6 +97,11 @@ class DevOptions:
     GIL with uvicorn, the pollers and the functions slowed them all); False keeps it in process."""
     execution_mode: str | None = None
     """``queue`` or ``durable`` (:mod:`.durable`); None: ``$A2A_EXECUTION_MODE``, else queue."""
+    allow_remote: bool = False
+    """Listen on a ``host`` that is not a loopback address (refused without it: the agent, and
+    whatever its console's proxy reaches, would be open to the network)."""
+    console: bool | None = None
+    """Serve the console and its dev API (:mod:`.console`); None: on a loopback ``host`` only."""
 
 
 def run(
@@ -124,6 +131,7 @@ def run(
                 sys.path.insert(0, str(root))
         task_root = roots[0] if roots else None
         code_roots = [str(root) for root in roots]
+    console = serves_console(options)
     template = dict(template)
     sources = EventSources.of(template)
     with contextlib.ExitStack() as stack:
@@ -184,7 +192,8 @@ def run(
                 STATUS_PATH,
             )
         ready_line = f"A2A agent card: {public_url}/.well-known/agent-card.json"
-        _log.info("console: %s%s/ (local only: talk to the agent, watch its tasks)", public_url, CONSOLE_PATH)
+        if console:
+            _log.info("console: %s%s/ (talk to the agent, watch its tasks)", public_url, CONSOLE_PATH)
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
             clients = StateClients(
                 dynamodb=aws_client("dynamodb", endpoint),
@@ -211,6 +220,7 @@ def run(
                     code_roots=code_roots,
                     grace_seconds=STOP_GRACE_SECONDS,
                     durable=durable,
+                    console=console,
                 ),
                 functions=[
                     FunctionSpec(
@@ -242,7 +252,7 @@ def run(
             stack.callback(worker.close)
         else:
             app = (app_factory or gateway_app)()
-        app = with_console(app, get_runtime)
+        app = local_app(app, get_runtime, host=options.host, port=sock.getsockname()[1], console=console)
         streams_open()
         server = GatewayServer(
             uvicorn.Config(
@@ -259,6 +269,41 @@ def run(
         if not shutdown.requested:
             server.run(sockets=[sock])
     return 0
+
+
+def check_host(options: DevOptions) -> bool:
+    """Whether ``options.host`` is a loopback address; raises :class:`StackError` for one that is
+    not, unless ``options.allow_remote``."""
+    if is_loopback(options.host):
+        return True
+    if not options.allow_remote:
+        raise StackError(
+            f"--host {options.host} is not a loopback address: anyone who can reach this machine could call "
+            "the agent; add --allow-remote if you mean it (the console and its dev proxy then stay off unless "
+            "--console)"
+        )
+    return False
+
+
+def serves_console(options: DevOptions) -> bool:
+    """Whether the console is served: on a loopback host unless turned off, elsewhere only when
+    asked for, with a warning."""
+    if check_host(options):
+        return options.console is not False
+    _log.warning(
+        "listening on %s, beyond this machine (--allow-remote): anyone who can reach it can call the agent "
+        "(A2A_AUTH_MODE=%s)",
+        options.host,
+        os.environ.get("A2A_AUTH_MODE", "none"),
+    )
+    if options.console:
+        _log.warning(
+            "the console and its dev API are on (--console): anyone who can reach this machine can read tasks "
+            "through it and use its proxy to reach the agents this machine reaches"
+        )
+        return True
+    _log.warning("the console and its dev proxy are off (--console turns them on)")
+    return False
 
 
 def _push_attempt_log(stack: contextlib.ExitStack, state_dir: Path | None) -> str:

@@ -18,12 +18,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...runtime import Runtime
 from ._api import api_routes
-from ._static import CONSOLE_PATH, static_routes
+from ._static import CONSOLE_PATH, SECURITY_HEADERS, static_routes
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
-__all__ = ["CONSOLE_PATH", "console_app", "console_routes", "with_console"]
+__all__ = ["CONSOLE_PATH", "SECURITY_HEADERS", "console_app", "console_routes", "with_console"]
 
 
 def console_routes(

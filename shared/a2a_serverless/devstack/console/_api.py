@@ -1,28 +1,27 @@
 """The console's dev-only JSON API, for what A2A does not expose: a task's raw event log (with its
 push configs' delivery cursors), its webhook delivery attempts (from the local stack's
 ``A2A_PUSH_ATTEMPT_LOG``: :mod:`a2a_serverless.push.attempts`) and dead letters, the push
-dead-letter queue and its redrive, and a proxy to another agent (so the page keeps
-``connect-src 'self'`` and works with agents that do not allow CORS).
+dead-letter queue and its redrive, and a proxy to other agents (:mod:`._proxy`).
 
 Every call must carry ``X-A2A-Console: 1``: a page of another origin cannot send that header without
 a CORS preflight, which this API never grants, so a website open in the same browser cannot drive
-the proxy or the redrive. The events and attempts are read in the caller's own scope, as A2A would scope
-them.
+the proxy or the redrive. Its own-origin check trusts the request's ``Host``: the local stack serves
+the console behind :mod:`a2a_serverless.devstack._local_app`, which refuses a ``Host`` that is not
+the stack's (a page whose name was pointed at 127.0.0.1 would otherwise be its own origin) and any
+other origin. The events and attempts are read in the caller's own scope, as A2A would scope them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
-import httpx
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ...auth import authenticate
@@ -31,6 +30,7 @@ from ...json_types import Json, JsonValue
 from ...ports.store import Scope
 from ...push.delivery import DeliveryItem
 from ...runtime import Runtime
+from ._proxy import proxy_endpoint
 from ._static import CONSOLE_PATH, SECURITY_HEADERS
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ CONSOLE_HEADER = "x-a2a-console"
 EVENT_PAGE = 100
 ATTEMPTS_SHOWN = 500
 """A task's most recent delivery attempts the timeline gets (older ones are counted, not sent)."""
-_FORWARDED = ("content-type", "accept", "a2a-version", "a2a-extensions", "last-event-id", "authorization")
-_PROXY_TIMEOUT = httpx.Timeout(30.0, read=None)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -303,39 +301,6 @@ def _moved_items(body: JsonValue, scope: Scope) -> tuple[str, list[DeliveryItem]
     return redrive_id, items
 
 
-def _upstream_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=_PROXY_TIMEOUT, follow_redirects=True)
-
-
-async def _proxy(request: Request) -> Response:
-    """Forward the request to the URL in ``X-A2A-Target`` (http or https), streaming the answer."""
-    target = request.headers.get("x-a2a-target", "")
-    parts = urlsplit(target)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return _json({"error": "X-A2A-Target must be an http(s) URL"}, 400)
-    headers = {name: request.headers[name] for name in _FORWARDED if name in request.headers}
-    client = _upstream_client()
-    try:
-        upstream = await client.send(
-            client.build_request(request.method, target, headers=headers, content=await request.body()), stream=True
-        )
-    except httpx.HTTPError as exc:
-        await client.aclose()
-        return _json({"error": f"cannot reach {parts.scheme}://{parts.netloc}: {type(exc).__name__}"}, 502)
-
-    async def body() -> AsyncIterator[bytes]:
-        try:
-            async for chunk in upstream.aiter_raw():
-                yield chunk
-        finally:
-            await upstream.aclose()
-            await client.aclose()
-
-    answer_headers = dict(SECURITY_HEADERS)
-    answer_headers["Content-Type"] = upstream.headers.get("content-type", "application/octet-stream")
-    return StreamingResponse(body(), status_code=upstream.status_code, headers=answer_headers)
-
-
 def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClient] = _sqs) -> list[BaseRoute]:
     """``sqs`` builds the SQS client of the dead-letter endpoints (tests inject moto's)."""
     return [
@@ -352,5 +317,5 @@ def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClien
             _guarded(_scoped(get_runtime, _redrive_outcomes(sqs))),
             methods=["POST"],
         ),
-        Route(API_PATH + "/proxy", _guarded(_proxy), methods=["GET", "POST"]),
+        Route(API_PATH + "/proxy", _guarded(proxy_endpoint(get_runtime)), methods=["GET", "POST"]),
     ]

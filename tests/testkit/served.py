@@ -1,0 +1,39 @@
+"""An ASGI app served by uvicorn on 127.0.0.1 (a free port) in a thread of the test process, for the
+tests that need a real HTTP server: a browser, or the local stack's proxy, calling it."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import uvicorn
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+__all__ = ["served"]
+
+WAIT = 30.0
+"""Hang guard (seconds) for the server to stop; never a measured expectation."""
+
+
+@contextlib.contextmanager
+def served(app: ASGIApp) -> Iterator[str]:
+    """``app``'s base URL (``http://127.0.0.1:<port>``) until the block ends."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    guard = threading.Event()
+    while not server.started and thread.is_alive() and not guard.wait(0.05):
+        pass
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=WAIT)
+        sock.close()
