@@ -669,80 +669,35 @@ HEADER_BREAKERS = {
 }
 
 
-def _part(**fields: str) -> dict[str, Any]:
-    return send(message(**{"parts": [{"text": "hello", **fields}]}))
-
-
 def _hook(**fields: Any) -> dict[str, Any]:
     return {"url": HOOK, **fields}
 
 
+def _bad_part(field: str, **fields: str) -> Case:
+    """SendMessage of one text part with ``fields``, refused naming the part's ``field``."""
+    body = send(message(parts=[{"text": "hello", **fields}]))
+    return both(INVALID_PARAMS.on(f"message.parts[0].{field}"), "SendMessage", body, "POST", "/message:send", body)
+
+
+def _bad_config(field: str, **fields: Any) -> Case:
+    """CreateTaskPushNotificationConfig with ``fields``, refused naming ``field``."""
+    config = _hook(**fields)
+    rpc = {"taskId": "{done}", **config}
+    path = "/tasks/{done}/pushNotificationConfigs"
+    return both(INVALID_PARAMS.on(field), "CreateTaskPushNotificationConfig", rpc, "POST", path, config)
+
+
+FILENAME_BREAKERS = {"crlf": "a\r\nb.txt", "nul": "a\u0000.txt", "c1": "a\u0085.txt", "long": "a" * 256}
 HEADER_CASES: dict[str, Case] = {
-    **{
-        f"send-media-type-{name}": both(
-            INVALID_PARAMS.on("message.parts[0].mediaType"),
-            "SendMessage",
-            _part(mediaType=value),
-            "POST",
-            "/message:send",
-            _part(mediaType=value),
-        )
-        for name, value in HEADER_BREAKERS.items()
-    },
-    "send-media-type-too-long": both(
-        INVALID_PARAMS.on("message.parts[0].mediaType"),
-        "SendMessage",
-        _part(mediaType="text/" + "x" * 1020),
-        "POST",
-        "/message:send",
-        _part(mediaType="text/" + "x" * 1020),
+    **{f"send-media-type-{name}": _bad_part("mediaType", mediaType=v) for name, v in HEADER_BREAKERS.items()},
+    "send-media-type-too-long": _bad_part("mediaType", mediaType="text/" + "x" * 1020),
+    **{f"send-filename-{name}": _bad_part("filename", filename=v) for name, v in FILENAME_BREAKERS.items()},
+    **{f"push-create-token-{name}": _bad_config("token", token=v) for name, v in HEADER_BREAKERS.items()},
+    "push-create-credentials-crlf": _bad_config(
+        "authentication.credentials", authentication={"scheme": "Bearer", "credentials": "a\r\nX: 1"}
     ),
-    **{
-        f"send-filename-{name}": both(
-            INVALID_PARAMS.on("message.parts[0].filename"),
-            "SendMessage",
-            _part(filename=value),
-            "POST",
-            "/message:send",
-            _part(filename=value),
-        )
-        for name, value in {"crlf": "a\r\nb.txt", "nul": "a\u0000.txt", "c1": "a\u0085.txt", "long": "a" * 256}.items()
-    },
-    **{
-        f"push-create-token-{name}": both(
-            INVALID_PARAMS.on("token"),
-            "CreateTaskPushNotificationConfig",
-            {"taskId": "{done}", **_hook(token=value)},
-            "POST",
-            "/tasks/{done}/pushNotificationConfigs",
-            _hook(token=value),
-        )
-        for name, value in HEADER_BREAKERS.items()
-    },
-    "push-create-credentials-crlf": both(
-        INVALID_PARAMS.on("authentication.credentials"),
-        "CreateTaskPushNotificationConfig",
-        {"taskId": "{done}", **_hook(authentication={"scheme": "Bearer", "credentials": "a\r\nX: 1"})},
-        "POST",
-        "/tasks/{done}/pushNotificationConfigs",
-        _hook(authentication={"scheme": "Bearer", "credentials": "a\r\nX: 1"}),
-    ),
-    "push-create-scheme-non-ascii": both(
-        INVALID_PARAMS.on("authentication.scheme"),
-        "CreateTaskPushNotificationConfig",
-        {"taskId": "{done}", **_hook(authentication={"scheme": "B\u00e9arer"})},
-        "POST",
-        "/tasks/{done}/pushNotificationConfigs",
-        _hook(authentication={"scheme": "B\u00e9arer"}),
-    ),
-    "push-create-url-lf": both(
-        INVALID_PARAMS.on("url"),
-        "CreateTaskPushNotificationConfig",
-        {"taskId": "{done}", "url": HOOK + "\n"},
-        "POST",
-        "/tasks/{done}/pushNotificationConfigs",
-        {"url": HOOK + "\n"},
-    ),
+    "push-create-scheme-non-ascii": _bad_config("authentication.scheme", authentication={"scheme": "B\u00e9arer"}),
+    "push-create-url-lf": _bad_config("url", url=HOOK + "\n"),
     "send-inline-token-crlf": both(
         INVALID_PARAMS.on("configuration.taskPushNotificationConfig.token"),
         "SendMessage",
