@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.console import CONSOLE_PATH, with_console
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from testkit.served import served
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -48,32 +46,22 @@ def console_url() -> Iterator[str]:
 def serve_console(settings: Settings) -> Iterator[str]:
     """The console's URL, served over a memory runtime of ``settings`` until the block ends."""
     runtime: Runtime = build_runtime(settings)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(
-            with_console(create_app(runtime), lambda: runtime),
-            log_level="warning",
-            timeout_graceful_shutdown=2,
-            lifespan="off",
-        )
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    guard = threading.Event()
-    while not server.started and thread.is_alive() and not guard.wait(0.05):
-        pass
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}{CONSOLE_PATH}/"
+        with served(with_console(create_app(runtime), lambda: runtime)) as base:
+            yield f"{base}{CONSOLE_PATH}/"
     finally:
-        server.should_exit = True
-        thread.join(timeout=WAIT)
-        sock.close()
         runtime.queue.shutdown()  # type: ignore[attr-defined]
 
 
 @pytest.fixture
 def browser() -> Iterator[WebDriver]:
+    with chromium() as driver:
+        yield driver
+
+
+@contextlib.contextmanager
+def chromium(*flags: str) -> Iterator[WebDriver]:
+    """Headless Chromium with a profile of its own, and ``flags`` besides the usual ones."""
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
@@ -92,6 +80,7 @@ def browser() -> Iterator[WebDriver]:
         "--disable-dev-shm-usage",
         "--window-size=1280,900",
         f"--user-data-dir={profile}",
+        *flags,
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
