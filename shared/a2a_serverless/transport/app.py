@@ -26,7 +26,7 @@ from ..push import JWKS_PATH
 from ..runtime import Runtime
 from ..v03.card import merged_card
 from ..wiring import get_runtime
-from ._http import asks_for_v1, base_url, request_id
+from ._http import asks_for_v1, base_url, is_legacy_request, request_id
 from ._render import internal_error, jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc
 from .negotiation import NegotiatedJson
@@ -98,20 +98,32 @@ def _not_modified(request: Request, etag: str) -> bool:
 
 def serve_card(request: Request, runtime: Runtime) -> Response:
     """The public card, cacheable (``Cache-Control``, ``ETag``, ``Last-Modified``; 304 on a matching
-    ``If-None-Match``, or without one on an ``If-Modified-Since`` not before ``Last-Modified``): one
-    document for both client generations, the v1.0 card with the v0.3 top-level fields merged in
-    (digest 7.3), so it needs no ``Vary`` on the version. A card that cannot be built (the executor's
-    module fails to import, its card is invalid) is one logged line and a generic internal error."""
+    ``If-None-Match``, or without one on an ``If-Modified-Since`` not before ``Last-Modified``), in
+    the variant the caller's ``A2A-Version`` asks for, as a2a-js serves it: a 1.x caller (or any
+    version not 0.x) gets the v1.0 card, only its fields (a v1.0 card schema allows no others); a
+    caller without the header, or saying 0.x, the card both generations read: the v1.0 card with
+    the v0.3 top-level fields merged in (digest 7.3), which v0.3 clients need and v1.x SDKs parse.
+    Each variant has its own ETag, and every answer says ``Vary: A2A-Version`` (``Accept`` too).
+    A card that cannot be built (the executor's module fails to import, its card is invalid) is
+    one logged line and a generic internal error."""
     try:
-        card = merged_card(public_card(runtime.settings, base_url(request, runtime)).to_wire())
+        card = public_card(runtime.settings, base_url(request, runtime)).to_wire()
     except ConfigError as exc:  # one line says it all: no traceback
         error = internal_error(request_id(request), f"cannot serve the agent card: {exc}", traceback=False)
         return error_response(error)
+    if is_legacy_request(request):
+        card = merged_card(card)
     body = json.dumps(card, separators=(",", ":")).encode()
     etag = card_etag(body)
-    headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": etag, "Last-Modified": _CARD_SINCE}
+    headers = {
+        "Cache-Control": f"public, max-age={CARD_MAX_AGE}",
+        "ETag": etag,
+        "Last-Modified": _CARD_SINCE,
+        "Vary": "A2A-Version",
+    }
     if _not_modified(request, etag):
-        return Response(status_code=304, headers=headers)
+        # No body, so NegotiatedJson adds nothing: the 304 names what the 200 would vary on.
+        return Response(status_code=304, headers={**headers, "Vary": "A2A-Version, Accept"})
     return Response(body, media_type="application/json", headers=headers)
 
 

@@ -5,7 +5,8 @@ v0.3 clients cannot read ``supportedInterfaces``; they find the endpoint in ``ur
 requirements in ``security`` and schemes in the OpenAPI form (``{"type": "http", ...}``). As the
 reference SDK's ``agent_card_to_dict`` does, the v0.3 form of the card is merged into the v1.0 one
 where a key is absent, recursively (objects key by key, arrays item by item), so the v1.0 fields
-always win and each client finds its own. One card, cacheable, no ``Vary``.
+always win and each client finds its own. It is the card served to a caller that states no
+``A2A-Version`` (or 0.x); a 1.x caller gets the v1.0 card alone (``transport/app.py``).
 
 Security schemes get both forms side by side: ``{"httpAuthSecurityScheme": {...}, "type": "http",
 "scheme": ...}``. The v0.3 fields carry every v1.0 field of the scheme too (the v0.3 parser ignores
