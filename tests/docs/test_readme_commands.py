@@ -91,6 +91,7 @@ SKIPPED: tuple[Skip, ...] = (
         "reads /tmp/matrix.json, which the matrix run before it (skipped) writes",
     ),
     Skip(r"^sam build\b", "needs the AWS SAM CLI and a real Python 3.13 (make template runs it)"),
+    Skip(r"^sam local\b", "runs the functions in Lambda containers: needs Docker and the image (tests/lambda_runtime)"),
     Skip(r"^sam deploy\b", "deploys to AWS: needs an account and credentials (--guided also asks questions)"),
     Skip(r"\bpip install\b", "installs from the network (PyPI)"),
     Skip(
