@@ -10,8 +10,9 @@ requirements file naming the kit (an agent project's ``kit/requirements.txt``). 
 only: it runs before anything is installed.
 
 1. pip resolves what to install for Lambda (``--dry-run --report``): manylinux wheels of the
-   architecture for CPython 3.13, binaries only; the kit with its base dependencies (no extras),
-   so the layer's requirements are ``pyproject.toml``'s, never a list kept by hand.
+   architecture for CPython 3.13, binaries only; the kit with its base dependencies (and the
+   extras asked for, if any), so the layer's requirements are ``pyproject.toml``'s, never a list
+   kept by hand.
 2. What the Lambda runtime carries is left out: boto3, and what nothing but boto3 needs
    (botocore, s3transfer, ...). The python3.13 runtime has it on the path after the layers.
 3. pip installs the rest with ``--no-deps``, from the very files it resolved. What never runs on
