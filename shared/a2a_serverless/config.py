@@ -130,7 +130,7 @@ class Settings(BaseModel):
     idempotent_send: bool = True
     """A re-sent SendMessage (same messageId, same message and configuration) returns the task the
     first one made and runs nothing. False: messageIds are not looked at, every SendMessage is a new
-    message, as in the reference servers."""
+    message, as in the reference servers (an ``Idempotency-Key`` header still de-duplicates)."""
     message_id_reuse: Literal["new", "reject"] = "new"
     """A messageId reused for a different message or configuration (with ``idempotent_send``):
     ``new`` processes it as the new message it is, as if the id were fresh (logged once at INFO);

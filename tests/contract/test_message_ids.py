@@ -2,6 +2,8 @@
 for anything else is processed as the new message it is (a new task or turn, logged once at INFO),
 or, with ``A2A_MESSAGE_ID_REUSE=reject``, InvalidParams that stores nothing;
 ``A2A_IDEMPOTENT_SEND=false`` makes every SendMessage a new message (as in the reference servers).
+An ``Idempotency-Key`` header keys its request instead, per caller: the same request is a re-send,
+another one InvalidParams naming the header.
 
 Through the operations, on every store of the contract suite (``store`` fixture: memory, DynamoDB
 on moto, the local stack's moto)."""
@@ -12,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import pytest
 
@@ -36,6 +39,7 @@ from a2a_serverless.ports import Scope, SendKey, TaskStore, WorkItem
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.wiring import build_runtime
 
+T = TypeVar("T")
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")
 HOOK = "https://example.com/hook"
@@ -307,11 +311,11 @@ def test_without_idempotency_every_send_is_a_new_message(store: TaskStore) -> No
 # ------------------------------------------------------------------------------ concurrent sends
 
 
-def _at_once(count: int, send: Callable[[int], Submitted]) -> list[Submitted]:
+def _at_once(count: int, send: Callable[[int], T]) -> list[T]:
     """``send(n)`` for n in range(count), on as many threads, released together."""
     start = threading.Barrier(count)
 
-    def one(n: int) -> Submitted:
+    def one(n: int) -> T:
         start.wait()
         return send(n)
 
@@ -389,3 +393,123 @@ def test_concurrent_identical_answers_reusing_a_message_id_make_one_turn(store: 
     assert [s.accepted for s in sent].count(True) == 1
     _run_all(runtime, queue)
     assert _echoes(store, task_id) == ["Nice to meet you, Ann!"]
+
+
+# ------------------------------------------------------------------------------ Idempotency-Key
+
+
+def _keyed(key: str, owner: str = "alice", tenant: str = "") -> CallContext:
+    return CallContext(principal=Principal(owner, authenticated=True), tenant=tenant, idempotency_key=key)
+
+
+def _assert_key_reused(info: pytest.ExceptionInfo[InvalidParamsError], key: str) -> None:
+    assert "Idempotency-Key" in info.value.message
+    assert key in info.value.message
+    assert [v.field for v in info.value.violations] == ["Idempotency-Key"]
+
+
+@pytest.mark.parametrize("idempotent", [True, False], ids=["message-ids-too", "message-ids-off"])
+def test_the_same_key_and_request_is_the_first_task_and_runs_nothing(store: TaskStore, idempotent: bool) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue, idempotent=idempotent)
+    first = submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime)
+    process_work_item(runtime, queue.items[-1])
+
+    again = submit_message(_request("hello", "m-1"), _keyed(' "k-1" '), runtime)  # also as an sf-string
+
+    assert (again.accepted, again.task.id, len(queue.items)) == (False, first.task.id, 1)
+    assert again.task.status.state is TaskState.TASK_STATE_COMPLETED
+
+
+@pytest.mark.parametrize("changed", [*_CHANGED, pytest.param(_request("hello", "m-2"), id="other-message-id")])
+def test_the_same_key_with_another_request_is_invalid_params_naming_the_header(
+    store: TaskStore, changed: SendMessageRequest
+) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime)
+    before = store.get_task(SCOPE, first.task.id)
+
+    with pytest.raises(InvalidParamsError) as info:
+        submit_message(changed, _keyed("k-1"), runtime)
+
+    _assert_key_reused(info, "k-1")
+    assert (len(queue.items), _task_count(runtime)) == (1, 1)
+    assert store.get_task(SCOPE, first.task.id) == before
+
+
+def test_a_key_names_a_request_of_its_caller_only(store: TaskStore) -> None:
+    queue = _Queue()
+    runtime = build_runtime(
+        Settings(store="memory", push_notifications=True, tenants=("", "acme")), store=store, queue=queue
+    )
+    ids = {
+        submit_message(_request("hello", "m-1"), _keyed("k-1", owner, tenant), runtime).task.id
+        for owner, tenant in (("alice", ""), ("bob", ""), ("alice", "acme"))
+    }
+    assert len(ids) == 3
+    assert store.find_key(Scope("acme", "alice"), SendKey.header("k-1")) is not None
+
+
+def test_the_key_de_duplicates_the_request_not_its_message_id(store: TaskStore) -> None:
+    # A new key says "a new request": the same message under another key is a new task, while the
+    # message re-sent without a key is de-duplicated by its messageId, as ever (the header's
+    # request wrote no messageId key)
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime)
+    second = submit_message(_request("hello", "m-1"), _keyed("k-2"), runtime)
+    third = submit_message(_request("hello", "m-1"), CTX, runtime)
+    assert len({first.task.id, second.task.id, third.task.id}) == 3
+    assert submit_message(_request("hello", "m-1"), CTX, runtime).task.id == third.task.id
+
+
+def test_a_keyed_answer_resent_is_not_run_again_and_the_key_with_another_answer_is_refused(
+    store: TaskStore,
+) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    task_id = _asking(runtime, queue)
+    submit_message(_request("Ann", "m-2", task_id), _keyed("k-answer"), runtime)
+    process_work_item(runtime, queue.items[-1])
+    queued = len(queue.items)
+
+    again = submit_message(_request("Ann", "m-2", task_id), _keyed("k-answer"), runtime)
+    assert (again.accepted, again.task.id, len(queue.items)) == (False, task_id, queued)
+    with pytest.raises(InvalidParamsError) as info:
+        submit_message(_request("Bob", "m-2", task_id), _keyed("k-answer"), runtime)
+    _assert_key_reused(info, "k-answer")
+
+
+@pytest.mark.parametrize("header", ["", "  ", '""', "x" * 257, "caf\u00e9", "a\tb"])
+def test_a_malformed_key_is_invalid_params_naming_the_header(store: TaskStore, header: str) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+
+    with pytest.raises(InvalidParamsError) as info:
+        submit_message(_request("hello", "m-1"), _keyed(header), runtime)
+
+    assert [v.field for v in info.value.violations] == ["Idempotency-Key"]
+    assert (queue.items, _task_count(runtime)) == ([], 0)
+
+
+def test_concurrent_requests_under_one_key_make_one_task_or_are_refused(store: TaskStore) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+
+    same = _at_once(4, lambda _: submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime))
+    assert len({s.task.id for s in same}) == 1
+    assert [s.accepted for s in same].count(True) == 1
+
+    def other(n: int) -> Submitted | InvalidParamsError:
+        try:
+            return submit_message(_request(f"text {n}", "m-1"), _keyed("k-2"), runtime)
+        except InvalidParamsError as exc:
+            return exc
+
+    outcomes = _at_once(4, other)
+    accepted = [o for o in outcomes if isinstance(o, Submitted)]
+    assert len(accepted) == 1  # the first to write the key; the others are told, none is lost silently
+    assert all("Idempotency-Key" in o.message for o in outcomes if isinstance(o, InvalidParamsError))
+    _run_all(runtime, queue)
+    assert _task_count(runtime) == 2

@@ -336,6 +336,21 @@ def test_a_commit_can_write_a_reused_message_id_key(store: TaskStore) -> None:
         store.commit(replace(first, version=2, pending_message_id="m1"), key=reuse)
 
 
+def test_an_idempotency_key_is_a_key_of_its_own_kind_and_scoped(store: TaskStore) -> None:
+    # Given a task created under the header key "k1", and one from message "k1"
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [], key=SendKey.header("k1", "f1"))
+    store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], key=SendKey.message("k1", "f2"))
+
+    # Then each is its own key, another caller's "k1" is free, and the same key again is a duplicate
+    assert store.find_key(ALICE, SendKey.header("k1")) == AcceptedMessage("t1", "f1")
+    assert store.find_key(ALICE, SendKey.message("k1")) == AcceptedMessage("t2", "f2")
+    assert store.find_key(BOB, SendKey.header("k1")) is None
+    store.create_task(TaskRecord(scope=BOB, task=a_task("t1")), [], key=SendKey.header("k1", "f9"))
+    with pytest.raises(DuplicateMessage) as raised:
+        store.create_task(TaskRecord(scope=ALICE, task=a_task("t3")), [], key=SendKey.header("k1", "f3"))
+    assert (raised.value.task_id, raised.value.fingerprint) == ("t1", "f1")
+
+
 def test_a_task_created_without_a_message_id_writes_no_key(store: TaskStore) -> None:
     store.create_task(TaskRecord(scope=ALICE, task=a_task("t1")), [])
     store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [])
@@ -1195,6 +1210,25 @@ def test_dynamodb_items_are_scoped_and_expire_with_the_task(dynamodb_table: tupl
     assert snapshot["seq"]["N"] == "1"
     assert (log["seq"]["N"], log["first"]["N"], log["taskId"]["S"], log["owner"]["S"]) == ("1", "1", "t#1", "al#ice")
     assert json.loads(log["events"]["S"]) == [an_event(task, "e1").to_wire()]
+
+
+def test_dynamodb_send_keys_are_scoped_and_expire_with_their_task(dynamodb_table: tuple[Any, str]) -> None:
+    # Given a task created under an Idempotency-Key, and a turn of it under a reused messageId
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client, ttl_days=7, clock=lambda: T0 + timedelta(days=3))
+    scope = Scope("acme", "al#ice")
+    record = TaskRecord(scope=scope, task=a_task("t1"), created_at=T0)
+    created = store.create_task(record, [], key=SendKey.header("k#1/é", "f1"))
+    store.commit(replace(created, pending_message_id="m1"), key=SendKey.message("m1", "f2").reused())
+
+    # Then both keys live in the scope, hold the task and the fingerprint, and expire when it does
+    by_sk = {(i["pk"]["S"], i["sk"]["S"]): i for i in _items(client, table)}
+    header = by_sk[("IDEM#acme#al%23ice#k%231%2F%C3%A9", "IDEM")]
+    reused = by_sk[("MSG#acme#al%23ice#m1", "MSG#f2")]
+    head = by_sk[("TASK#acme#al%23ice#t1", "META")]
+    expiry = str(int((T0 + timedelta(days=7)).timestamp()))
+    assert {header["ttl"]["N"], reused["ttl"]["N"], head["ttl"]["N"]} == {expiry}
+    assert [(k["taskId"]["S"], k["fp"]["S"]) for k in (header, reused)] == [("t1", "f1"), ("t1", "f2")]
 
 
 def test_dynamodb_log_items_hold_a_commits_events_and_large_payloads_are_compressed(

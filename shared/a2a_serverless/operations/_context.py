@@ -45,7 +45,7 @@ as SendMessage for a tenant called ``v1`` (digest 7.3)."""
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """Who calls, for which tenant, with which protocol version, seen from which base URL, resuming
-    which stream."""
+    which stream, under which idempotency key."""
 
     principal: Principal
     tenant: str = ""
@@ -55,6 +55,9 @@ class CallContext:
     last_event_id: int | None = None
     """A stream's ``Last-Event-ID``: the sequence number of the last event the caller received,
     when it resumes a stream (only streaming methods read it)."""
+    idempotency_key: str | None = None
+    """The ``Idempotency-Key`` request header as sent, None without one (only SendMessage and
+    SendStreamingMessage read it)."""
 
 
 def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False, task_id: str = "") -> Scope:

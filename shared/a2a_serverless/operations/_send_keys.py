@@ -7,7 +7,12 @@ key exists, the failed condition hands back what it holds, and this module decid
 * the same fingerprint: a re-send, answered with the first request's task, nothing run again;
 * a messageId reused for a different request: processed as the new message it is, under a key of
   the messageId and the fingerprint together (so its own re-sends are recognised in turn), and
-  logged once at INFO; or, with ``A2A_MESSAGE_ID_REUSE=reject``, InvalidParams naming it.
+  logged once at INFO; or, with ``A2A_MESSAGE_ID_REUSE=reject``, InvalidParams naming it;
+* an ``Idempotency-Key`` header used before for a different request: InvalidParams naming the
+  header. A request with the header is keyed by it alone (its messageId is not looked at), whatever
+  ``A2A_IDEMPOTENT_SEND`` says. The header is ahead of the A2A specification: it follows the
+  proposal of a2aproject/A2A issue 1893 in the v1.1 candidates' epic, issue 1987 ("Idempotency &
+  safe retries"), and the IETF draft draft-ietf-httpapi-idempotency-key-header.
 """
 
 from __future__ import annotations
@@ -21,7 +26,15 @@ from ..errors import FieldViolation, InvalidParamsError
 from ..models import SendMessageConfiguration, SendMessageRequest
 from ..ports import AcceptedMessage, KeyKind, SendKey
 
-__all__ = ["is_resend", "log_accepted", "next_key", "request_fingerprint", "reused_error", "send_key"]
+__all__ = [
+    "IDEMPOTENCY_KEY_HEADER",
+    "is_resend",
+    "log_accepted",
+    "next_key",
+    "request_fingerprint",
+    "reused_error",
+    "send_key",
+]
 
 logger = logging.getLogger("a2a_serverless.operations.send_message")
 
@@ -39,11 +52,32 @@ def request_fingerprint(request: SendMessageRequest) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def send_key(request: SendMessageRequest, settings: Settings) -> SendKey | None:
-    """The key this request writes: its messageId's, or none when sends are not de-duplicated."""
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+_MAX_HEADER_KEY_BYTES = 256  # as an id: it is part of a DynamoDB key
+
+
+def send_key(request: SendMessageRequest, settings: Settings, header: str | None = None) -> SendKey | None:
+    """The key this request writes: its ``Idempotency-Key`` header's (``header``, as sent), else its
+    messageId's, or none when messageIds are not de-duplicated."""
+    if header is not None:
+        return SendKey.header(_header_key(header), request_fingerprint(request))
     if not settings.idempotent_send:
         return None
     return SendKey.message(request.message.message_id, request_fingerprint(request))
+
+
+def _header_key(raw: str) -> str:
+    """The header's key: a token, or a Structured Fields string (the IETF draft's form, quoted),
+    of 1 to 256 printable ASCII characters; InvalidParams naming the header otherwise."""
+    value = raw.strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    if not value or len(value) > _MAX_HEADER_KEY_BYTES or not all(" " <= c <= "~" for c in value):
+        raise InvalidParamsError(
+            f"The {IDEMPOTENCY_KEY_HEADER} header must be 1 to {_MAX_HEADER_KEY_BYTES} printable ASCII characters",
+            violations=[FieldViolation(IDEMPOTENCY_KEY_HEADER, "must be 1 to 256 printable ASCII characters")],
+        )
+    return value
 
 
 def is_resend(stored: AcceptedMessage, key: SendKey, task_id: str) -> bool:
@@ -56,7 +90,19 @@ def is_resend(stored: AcceptedMessage, key: SendKey, task_id: str) -> bool:
 
 def next_key(key: SendKey, settings: Settings) -> SendKey:
     """The key to try once ``key`` turned out to hold another request: a reused messageId's own,
-    or InvalidParams when reuse is refused."""
+    or InvalidParams when reuse is refused (always, for an ``Idempotency-Key``)."""
+    if key.kind is KeyKind.HEADER:
+        raise InvalidParamsError(
+            f"{IDEMPOTENCY_KEY_HEADER} {key.name!r} was already used for a different request",
+            violations=[
+                FieldViolation(
+                    IDEMPOTENCY_KEY_HEADER,
+                    "already used for a different request: a retry must repeat the request exactly"
+                    " (its message and configuration); a new request needs a new key",
+                )
+            ],
+            metadata={"idempotencyKey": key.name},
+        )
     if key.kind is KeyKind.MESSAGE and settings.message_id_reuse == "new":
         return key.reused()
     raise reused_error(key.name)

@@ -15,6 +15,10 @@
   No read comes before the write: the key's conditional write detects a re-send (:mod:`._send_keys`).
   ``A2A_IDEMPOTENT_SEND=false`` turns de-duplication off: every SendMessage is then a new message,
   as in the reference servers.
+* An ``Idempotency-Key`` header (ahead of the spec: a2aproject/A2A issue 1987) keys the request
+  instead of its messageId: the same key with the same request is a re-send as above (a stream
+  resumes the first task's events); with another request it is InvalidParams naming the header.
+  Keys are per tenant and caller, and expire with the task.
 * If the agent answers with a Message alone, a blocking call returns ``{"message": ...}`` and the
   task that carried the work is completed with it and left out of ListTasks. (A caller that chose
   ``returnImmediately`` got the task id, and GetTask shows the reply as the completed status.)
@@ -120,7 +124,7 @@ def submit_message(request: SendMessageRequest, ctx: CallContext, runtime: Runti
     _check_ids(message, config)
     check_no_references(message)
     work = _checked_work_item(scope, request, ctx)
-    key = send_key(request, runtime.settings)
+    key = send_key(request, runtime.settings, ctx.idempotency_key)
     try:
         if message.task_id:
             push = _inline_config(runtime, scope, message.task_id, config)  # validated before anything changes
@@ -271,8 +275,9 @@ def _continue_task(
 
 def _sent_before(runtime: Runtime, scope: Scope, task_id: str, key: SendKey) -> bool:
     """Whether the task took this very request before: its key, or its reuse's, names the task with
-    the same fingerprint (two reads, on the path of a task that cannot take a message). A messageId
-    the task has for another message is refused when reuse is, else the task's own error follows."""
+    the same fingerprint (two reads, on the path of a task that cannot take a message). A key that
+    holds another request is refused when reuse is (an ``Idempotency-Key`` always), else the task's
+    own error follows."""
     stored = runtime.store.find_key(scope, key)
     if stored is not None and is_resend(stored, key, task_id):
         return True

@@ -306,4 +306,5 @@ def call_context(
         extensions=extensions,
         base_url=base_url(request, runtime),
         last_event_id=last_event_id,
+        idempotency_key=request.headers.get("idempotency-key"),
     )
