@@ -52,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     try:
+        from ._parent import stop_with_make
         from .moto_fixes import MotoShapeError
         from .resources import load_template, repo_template_path
         from .stack import DevOptions, StackError, check_host, run
@@ -83,6 +84,7 @@ def _dev(args: argparse.Namespace) -> int:
     except ImportPathError as exc:
         return _fail(str(exc), code=2)
     _configure_logging(args.log_format)
+    stop_with_make()  # `make dev &` then `kill $!` in a script: make forwards no signal to the stack
     try:
         return run(options, template=template, template_dir=template_path.parent)
     except (StackError, MotoShapeError) as exc:  # a moto the fixes do not fit: its message, no traceback
