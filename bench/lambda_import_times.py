@@ -1,0 +1,304 @@
+"""Cold start where it happens: each Lambda handler's import time inside the Lambda Python 3.13 image.
+
+For every function of a ``sam build`` output (its built template names the handlers), a fresh
+container of the image (``make docker``; docs/lambda-runtime.md) imports the handler's module with
+the built layer mounted read-only at ``/opt`` and the function's code at ``/var/task``, on the
+search path the image's bootstrap gives a function: what a cold start pays before its first
+event. The gateway under the Web Adapter (``functions/run.sh``) counts uvicorn and the app it
+serves; a handler chosen by a template condition is measured for each branch. Beside them, the
+reference A2A server (``bench/_reference_server.py``: ``a2a-sdk[http-server]`` pip-installed for
+CPython 3.13 and compiled, mounted the same way) in the same image: its imports, and its imports
+with the Starlette app built, which its cold start pays before serving. Each figure is the median of
+``--runs`` containers, wall and CPU time; the targets take turns, so load on the machine weighs on
+all of them alike, and CPU time is the steadier figure on a busy machine.
+
+``--compiled-preview LABEL`` measures a copy of that build's layer too, compiled by the image's
+interpreter with PEP 552's unchecked-hash invalidation: a layer that ships bytecode, before the
+build makes one.
+
+    .venv/bin/python bench/lambda_import_times.py [--build LABEL=DIR ...] [--compiled-preview LABEL] \\
+        [--runs 5] [--json out.json]
+
+``--build`` names a ``sam build`` output of this machine's architecture (default: ``.aws-sam/build``);
+given several times, their functions are measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from a2a_serverless.devstack.resources import load_template
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGE = "public.ecr.aws/lambda/python:3.13-x86_64"
+# The search path infra/lambda-image/bootstrap gives a function (Lambda's for Python 3.11 and later).
+PYTHONPATH = "/var/task:/opt/python/lib/python3.13/site-packages:/opt/python"
+GATEWAY_IMPORT = "uvicorn, a2a_serverless.transport.app"  # functions/run.sh: uvicorn --factory ...app:create_app
+REFERENCE_SDK = "a2a-sdk[http-server]"
+# Timed inside the container: the target's code (a handler's imports), nothing before it but `time`.
+_PROBE = (
+    "import time\nw, c = time.perf_counter(), time.process_time()\n{code}\n"
+    "print(time.perf_counter() - w, time.process_time() - c)"
+)
+REFERENCE_IMPORT = "import _reference_server"
+REFERENCE_APP = REFERENCE_IMPORT + "\n_reference_server.create_reference_app('http://127.0.0.1:8000')"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a fresh container times: its code, what is mounted at /opt and /var/task."""
+
+    name: str
+    code: str
+    opt: Path
+    task: Path
+
+
+def built_functions(build_dir: Path) -> list[tuple[str, str, Path]]:
+    """Each function of the built template: (its name, the import its handler needs, its built
+    code). A handler chosen by a condition (the gateway's: run.sh under the Web Adapter, else a
+    Python handler) gives one entry per branch."""
+    resources = load_template(build_dir / "template.yaml")["Resources"]
+    functions: list[tuple[str, str, Path]] = []
+    for name, resource in sorted(resources.items()):
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        properties = resource["Properties"]
+        handler = properties["Handler"]
+        handlers = handler["Fn::If"][1:] if isinstance(handler, dict) else [handler]
+        for each in handlers:
+            modules = GATEWAY_IMPORT if each.endswith(".sh") else each.rsplit(".", 1)[0]
+            label = f"{name} ({each})" if len(handlers) > 1 else name
+            functions.append((label, f"import {modules}", build_dir / properties["CodeUri"]))
+    return functions
+
+
+def built_layer(build_dir: Path) -> Path:
+    """The one layer the template builds (layers named by ARN, such as the Web Adapter, are not built)."""
+    resources = load_template(build_dir / "template.yaml")["Resources"]
+    (layer,) = [r for r in resources.values() if r.get("Type") == "AWS::Serverless::LayerVersion"]
+    return build_dir / layer["Properties"]["ContentUri"]
+
+
+def docker_python(image: str, mounts: dict[Path, str], *args: str, read_only: bool = True) -> str:
+    """Run the image's python3.13 (not the Lambda entrypoint) in a fresh container without network."""
+    volumes = [f"--volume={host}:{path}{':ro' if read_only else ''}" for host, path in mounts.items()]
+    command = ["docker", "run", "--rm", "--network=none", *volumes, f"--env=PYTHONPATH={PYTHONPATH}"]
+    if not read_only:  # what it writes belongs to the caller
+        command.append(f"--user={os.getuid()}:{os.getgid()}")
+    command += ["--entrypoint=python3.13", image, *args]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+
+def compile_copy(image: str, layer: Path, into: Path) -> Path:
+    """A copy of ``layer`` with every module compiled by the image's interpreter (unchecked-hash)."""
+    shutil.copytree(layer, into, symlinks=True)
+    docker_python(
+        image, {into: "/opt"}, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", "/opt",
+        read_only=False,
+    )  # fmt: skip
+    return into
+
+
+def reference_stack(image: str, into: Path, version: str) -> Path:
+    """``a2a-sdk[http-server]`` for CPython 3.13 (manylinux x86_64 wheels), compiled by the image's
+    interpreter, as a layer: ``into/python``. Reused when ``into`` already holds it."""
+    site = into / "python"
+    if not (into / f".installed-{version}").exists():
+        shutil.rmtree(into, ignore_errors=True)
+        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        pip += ["--no-warn-conflicts", "--no-compile", "--target", str(site), "--only-binary=:all:"]
+        pip += ["--platform", "manylinux2014_x86_64", "--python-version", "3.13", "--implementation", "cp"]
+        subprocess.run([*pip, f"{REFERENCE_SDK}=={version}"], check=True)
+        shutil.rmtree(site / "bin", ignore_errors=True)
+        docker_python(
+            image, {into: "/opt"}, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", "/opt",
+            read_only=False,
+        )  # fmt: skip
+        (into / f".installed-{version}").touch()
+    return into
+
+
+def layer_facts(layer: Path) -> dict[str, int]:
+    """Modules and bytecode for CPython 3.13, files, and the size unzipped and zipped (as deployed)."""
+    modules = [p for p in layer.rglob("*.py") if "__pycache__" not in p.parts]
+    compiled = sum((p.parent / "__pycache__" / f"{p.stem}.cpython-313.pyc").is_file() for p in modules)
+    files = [p for p in layer.rglob("*") if p.is_file()]
+    with tempfile.TemporaryFile() as out:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in files:
+                archive.write(path, path.relative_to(layer))
+        zipped = out.tell()
+    return {
+        "modules": len(modules),
+        "modules_compiled": compiled,
+        "files": len(files),
+        "unzipped_bytes": sum(p.stat().st_size for p in files),
+        "zipped_bytes": zipped,
+    }
+
+
+def measure(image: str, target: Target) -> tuple[float, float] | str:
+    """(wall ms, CPU ms) of one fresh container's import, or the error that stopped it."""
+    probe = _PROBE.format(code=target.code)
+    try:
+        out = docker_python(image, {target.opt: "/opt", target.task: "/var/task"}, "-c", probe)
+    except subprocess.CalledProcessError as exc:
+        lines = exc.stderr.strip().splitlines()
+        return lines[-1] if lines else f"exit {exc.returncode}"
+    wall, cpu = (float(v) * 1000 for v in out.split())
+    return wall, cpu
+
+
+def rounds(targets: list[Target], runs: int) -> Iterator[Target]:
+    """Every target once per round, ``runs`` rounds: load on the machine falls on all of them alike."""
+    for _ in range(runs):
+        yield from targets
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--build",
+        action="append",
+        metavar="LABEL=DIR",
+        help="a sam build output to measure, under a label (repeat to measure several side by side; "
+        "default: 'as built=.aws-sam/build')",
+    )
+    parser.add_argument("--image", default=IMAGE)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--compiled-preview",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="measure a compiled copy of that build's layer too",
+    )
+    parser.add_argument("--reference-version", default=_installed("a2a-sdk") or "1.3.0")
+    parser.add_argument(
+        "--reference-dir", type=Path, help="where the reference stack is installed (kept for the next run)"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    builds = dict(_labelled(b) for b in args.build or [f"as built={ROOT / '.aws-sam' / 'build'}"])
+
+    scratch = Path(tempfile.mkdtemp(prefix="lambda-import-times."))
+    try:
+        layers: dict[str, tuple[Path, Path]] = {}  # variant: (its build, its layer)
+        for label, build_dir in builds.items():
+            layers[label] = (build_dir, built_layer(build_dir))
+            if label in args.compiled_preview:
+                copy = compile_copy(args.image, layers[label][1], scratch / f"compiled-{len(layers)}")
+                layers[f"{label}, compiled"] = (build_dir, copy)
+        reference_dir = args.reference_dir or scratch / "reference"
+        reference = reference_stack(args.image, reference_dir.resolve(), args.reference_version)
+        reference_code = scratch / "reference-code"
+        reference_code.mkdir()
+        shutil.copy(ROOT / "bench" / "_reference_server.py", reference_code)
+
+        targets = [
+            Target("reference a2a-sdk server: imports + app", REFERENCE_APP, reference, reference_code),
+            Target("reference a2a-sdk server: imports", REFERENCE_IMPORT, reference, reference_code),
+        ]
+        functions = {
+            (name, variant): Target(f"{name} [{variant}]", statement, layer, code)
+            for variant, (build_dir, layer) in layers.items()
+            for name, statement, code in built_functions(build_dir)
+        }
+        targets += [functions[key] for key in sorted(functions)]  # each function's variants together
+        samples: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
+        errors: dict[str, str] = {}
+        for target in rounds(targets, args.runs):
+            if target.name in errors:
+                continue
+            result = measure(args.image, target)
+            if isinstance(result, str):
+                errors[target.name] = result
+            else:
+                samples[target.name].append(result)
+        facts = {variant: layer_facts(layer) for variant, (_, layer) in layers.items()}
+        facts["reference"] = layer_facts(reference)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    results = _summary(targets, samples, errors)
+    _print(results, facts, args.runs)
+    if args.json:
+        document = {
+            "image": args.image,
+            "builds": {label: str(build_dir) for label, build_dir in builds.items()},
+            "runs": args.runs,
+            "load_average": os.getloadavg(),
+            "reference_sdk": f"{REFERENCE_SDK}=={args.reference_version}",
+            "layers": facts,
+            "imports": results,
+        }
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def _labelled(build: str) -> tuple[str, Path]:
+    label, _, directory = build.rpartition("=")
+    return label or "as built", Path(directory).resolve()
+
+
+def _installed(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _summary(
+    targets: list[Target], samples: dict[str, list[tuple[float, float]]], errors: dict[str, str]
+) -> dict[str, dict[str, object]]:
+    reference = samples[targets[0].name]
+    reference_wall = statistics.median(w for w, _ in reference) if reference else None
+    reference_cpu = statistics.median(c for _, c in reference) if reference else None
+    results: dict[str, dict[str, object]] = {}
+    for target in targets:
+        if target.name in errors:
+            results[target.name] = {"code": target.code, "error": errors[target.name]}
+            continue
+        wall = statistics.median(w for w, _ in samples[target.name])
+        cpu = statistics.median(c for _, c in samples[target.name])
+        results[target.name] = {
+            "code": target.code,
+            "wall_ms": round(wall, 1),
+            "cpu_ms": round(cpu, 1),
+            "wall_of_reference": round(wall / reference_wall, 2) if reference_wall else None,
+            "cpu_of_reference": round(cpu / reference_cpu, 2) if reference_cpu else None,
+            "samples_ms": [[round(w, 1), round(c, 1)] for w, c in samples[target.name]],
+        }
+    return results
+
+
+def _print(results: dict[str, dict[str, object]], facts: dict[str, dict[str, int]], runs: int) -> None:
+    width = max(len(name) for name in results)
+    print(f"{'import in the Lambda image':<{width}}  wall ms   CPU ms  of reference (wall, CPU)  [median of {runs}]")
+    for name, row in results.items():
+        if "error" in row:
+            print(f"{name:<{width}}  {row['error']}")
+            continue
+        ratio = f"{row['wall_of_reference']:.2f}, {row['cpu_of_reference']:.2f}"
+        print(f"{name:<{width}}  {row['wall_ms']:7.0f}  {row['cpu_ms']:7.0f}  {ratio}")
+    for variant, fact in facts.items():
+        print(
+            f"layer [{variant}]: {fact['modules']} modules, {fact['modules_compiled']} with 3.13 bytecode, "
+            f"{fact['unzipped_bytes'] / 1e6:.1f} MB unzipped, {fact['zipped_bytes'] / 1e6:.1f} MB zipped"
+        )
+
+
+if __name__ == "__main__":
+    main()
