@@ -138,21 +138,25 @@ _DURABLE_START = {
     "lambda.SendDurableExecutionCallbackFailure",
 }
 
+# CardSigning=true: the functions that serve a card sign it with the KMS key, and publish its public key.
+_CARD_SIGNING = {"kms.Sign", "kms.GetPublicKey"}
+
 AWS_CALLS: dict[str, set[str]] = {
     # The whole app: every A2A method over JSON-RPC, streaming, /tasks/{id} (get, cancel, subscribe).
     "GatewayFunction": _API_READ
     | _API_WRITE
     | _BLOBS_WRITE
     | _DURABLE_START
+    | _CARD_SIGNING
     | {"dynamodb.DeleteItem", "sqs.SendMessage"},
-    "AgentCardFunction": {"ssm.GetParameter", "ssm.PutParameter"},
+    "AgentCardFunction": {"ssm.GetParameter", "ssm.PutParameter"} | _CARD_SIGNING,
     "SendMessageFunction": _API_READ | _API_WRITE | _BLOBS_WRITE | _DURABLE_START | {"sqs.SendMessage"},
     "ListTasksFunction": {"dynamodb.Query", "dynamodb.BatchGetItem"},
     "CreatePushConfigFunction": {"dynamodb.GetItem", "dynamodb.UpdateItem"},
     "GetPushConfigFunction": {"dynamodb.GetItem"},
     "ListPushConfigsFunction": {"dynamodb.GetItem", "dynamodb.Query"},
     "DeletePushConfigFunction": {"dynamodb.GetItem", "dynamodb.DeleteItem"},
-    "GetExtendedCardFunction": set(),
+    "GetExtendedCardFunction": _CARD_SIGNING,
     "AuthorizerFunction": set(),  # HTTPS to the token issuer only
     "WorkerFunction": _API_READ | _API_WRITE | _BLOBS_WRITE,
     # ExecutionMode Durable: the worker's calls, and the durable execution SDK's checkpoints and replay.

@@ -9,19 +9,19 @@ circle):
    :mod:`.models` (the proto messages, ProtoJSON on the wire), :mod:`.config` (``Settings``, read
    once at cold start), :mod:`.jwt` (JSON Web Token verification, for the authorizer and for
    receivers of push notifications).
-2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``: the
-   small interfaces the core talks to, and the records they carry), :mod:`.aws` (the AWS clients,
-   typed, with one retry policy).
+2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``,
+   ``SigningKey``: the small interfaces the core talks to, and the records they carry), :mod:`.aws`
+   (the AWS clients, typed, with one retry policy).
 3. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
    (the run's state machine as named transitions), :mod:`.mutation` (``mutate``, the one
    optimistic read-modify-write loop that applies them), :mod:`.blobs` (large parts as objects),
    :mod:`.auth` (credentials -> principal), :mod:`.v03` (the v0.3 wire shapes <-> the v1.0 models).
 4. **Runtime**: :mod:`.runtime` (what a call needs: settings, store, queue, executor...).
 5. **Core**: :mod:`.operations` (one function per A2A method), :mod:`.methods` (the typed method
-   table), :mod:`.card` (the agent card), :mod:`.execution` (the executor API, the worker, the run
-   log, the sweeper, durable runs), :mod:`.push` (dispatch, delivery, signing; ``verify`` for
-   receivers).
-6. **Adapters**: :mod:`.adapters` (DynamoDB, SQS, S3, Lambda durable functions, in-memory).
+   table), :mod:`.card` (the agent card and its signatures), :mod:`.execution` (the executor API,
+   the worker, the run log, the sweeper, durable runs), :mod:`.push` (dispatch, delivery, signing;
+   ``verify`` for receivers).
+6. **Adapters**: :mod:`.adapters` (DynamoDB, SQS, S3, Lambda durable functions, KMS, in-memory).
 7. **Wiring**: :mod:`.wiring` (the runtime built from settings, adapters chosen; the only place
    that picks them).
 8. **Edges**: :mod:`.transport` (the Starlette app: the binding rows, ``invoke``, JSON-RPC, REST,

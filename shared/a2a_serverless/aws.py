@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from botocore.config import Config
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kms import KMSClient
     from mypy_boto3_lambda import LambdaClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_ssm import SSMClient
 
-__all__ = ["dynamodb_client", "lambda_client", "s3_client", "sqs_client", "ssm_client"]
+__all__ = ["dynamodb_client", "kms_client", "lambda_client", "s3_client", "sqs_client", "ssm_client"]
 
 
 def _endpoint_url() -> str | None:
@@ -69,3 +70,9 @@ def ssm_client() -> SSMClient:
     import boto3
 
     return boto3.client("ssm", endpoint_url=_endpoint_url())
+
+
+def kms_client() -> KMSClient:
+    import boto3
+
+    return boto3.client("kms", config=_config(5), endpoint_url=_endpoint_url())

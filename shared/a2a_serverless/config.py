@@ -95,6 +95,11 @@ class Settings(BaseModel):
     """The FIFO queue of push deliveries: the dispatcher fills it, the delivery function drains it."""
     push_dead_letter_queue_url: str = ""
     """Where deliveries that failed for good are parked (``a2a-serverless push-redrive`` replays them)."""
+    card_signing_key: str = ""
+    """An AWS KMS asymmetric RSA key (id, ARN or alias) that signs the public and extended cards
+    (RS256 JWS; the template's ``CardSigningKey`` with ``CardSigning=true``). Empty: unsigned."""
+    card_signing_key_file: str = ""
+    """The same with an RSA private key in a PEM file (the local stack, tests)."""
     push_signing: bool = False
     """Sign every notification (ES256 JWT, keys published at ``/.well-known/jwks.json``)."""
     push_signing_key_parameter: str = ""
@@ -223,6 +228,8 @@ class Settings(BaseModel):
         for card_file in (settings.card_file, settings.extended_card_file):
             if card_file:
                 settings.load_card_file(card_file)  # a bad card file fails the cold start, not a request
+        if settings.card_signing_key and settings.card_signing_key_file:
+            raise ConfigError("A2A_CARD_SIGNING_KEY and A2A_CARD_SIGNING_KEY_FILE: set one of them, not both")
         if settings.push_signing and not settings.push_signing_key_parameter:
             raise ConfigError("A2A_PUSH_SIGNING_KEY_PARAMETER is required when A2A_PUSH_SIGNING=true")
         if settings.auth_mode == "api-key" and not settings.api_keys:

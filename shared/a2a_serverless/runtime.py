@@ -1,5 +1,5 @@
-"""What a call needs: the settings, the store, the queue, the executor and the push signer of this
-process, as one value passed to every operation.
+"""What a call needs: the settings, the store, the queue, the executor and the push and card signers
+of this process, as one value passed to every operation.
 
 This module only describes the runtime; :mod:`.wiring` builds it from the settings (choosing the
 adapters) and keeps the process's one. The executor and the push signer are made on first use,
@@ -19,6 +19,7 @@ from .ports import TaskStore, WorkQueue
 from .ports.durable import DurableRuns
 
 if TYPE_CHECKING:
+    from .card.signing import CardSigner
     from .execution.api import AgentExecutor
     from .push.signing import NotificationSigner
 
@@ -41,8 +42,11 @@ class Runtime:
     """Creates the configured executor (``wiring.load_executor``), called once, on first use."""
     make_push_signer: Callable[[], NotificationSigner | None] | None = field(default=None, repr=False)
     """Creates the notification signer (None: notifications are not signed), once, on first use."""
+    make_card_signer: Callable[[], CardSigner | None] | None = field(default=None, repr=False)
+    """Creates the agent card signer (None: cards are not signed), once, on first use."""
     _executor: AgentExecutor | None = field(default=None, repr=False)
     _push_signer: NotificationSigner | None = field(default=None, repr=False)
+    _card_signer: CardSigner | None = field(default=None, repr=False)
 
     @property
     def executor(self) -> AgentExecutor:
@@ -61,3 +65,12 @@ class Runtime:
         if self._push_signer is None and self.make_push_signer is not None:
             self._push_signer = self.make_push_signer()
         return self._push_signer
+
+    @property
+    def card_signer(self) -> CardSigner | None:
+        """The agent card signer when a card signing key is configured (made on first use)."""
+        if not (self.settings.card_signing_key or self.settings.card_signing_key_file):
+            return None
+        if self._card_signer is None and self.make_card_signer is not None:
+            self._card_signer = self.make_card_signer()
+        return self._card_signer

@@ -1,7 +1,8 @@
 """The wiring: the process's :class:`~.runtime.Runtime`, built from the settings.
 
 This is the one place that chooses adapters (DynamoDB or memory store, SQS or in-process queue,
-durable executions, S3 blobs, the SSM-backed push signer) and imports the executor. It does no I/O
+durable executions, S3 blobs, the SSM-backed push signer, the card signing key) and imports the
+executor. It does no I/O
 at import: ``get_runtime()`` builds the runtime from the environment on first use and caches it
 for warm invocations; tests build their own with ``build_runtime(settings, ...)`` and pass it
 explicitly (``create_app(runtime)``), so no test depends on process globals.
@@ -21,6 +22,7 @@ from .runtime import Runtime
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor as SdkAgentExecutor
 
+    from .card.signing import CardSigner
     from .execution.api import AgentExecutor
     from .push.signing import NotificationSigner
 
@@ -62,6 +64,7 @@ def build_runtime(
     push_signer: NotificationSigner | None = None,
     offloader: PartOffloader | None = None,
     durable: DurableRuns | None = None,
+    card_signer: CardSigner | None = None,
 ) -> Runtime:
     """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
     benchmarks). An explicit store keeps its own large-part handling: pass the ``offloader`` it
@@ -110,8 +113,19 @@ def build_runtime(
         durable=durable,
         make_executor=lambda: load_executor(settings.executor),
         make_push_signer=(lambda: push_signer) if push_signer is not None else lambda: _ssm_signer(settings),
+        make_card_signer=(lambda: card_signer) if card_signer is not None else lambda: _card_signer(settings),
     )
     return runtime
+
+
+def _card_signer(settings: Settings) -> CardSigner:
+    """The card signer of the configured key: the KMS key on AWS, a PEM file locally."""
+    from .adapters.card_keys import KmsSigningKey, PemSigningKey
+    from .card.signing import CardSigner
+
+    if settings.card_signing_key_file:
+        return CardSigner(PemSigningKey(settings.card_signing_key_file))
+    return CardSigner(KmsSigningKey(settings.card_signing_key))
 
 
 def _ssm_signer(settings: Settings) -> NotificationSigner:

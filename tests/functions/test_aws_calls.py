@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -111,6 +112,7 @@ def test_each_function_calls_only_what_it_declares(
     webhook_receiver: WebhookReceiver,
     aws_calls: dict[str, set[str]],
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     hook = {"taskPushNotificationConfig": {"url": f"{webhook_receiver.url}/hook"}}
     with recorder.calls_of("SendMessageFunction"):
@@ -145,11 +147,20 @@ def test_each_function_calls_only_what_it_declares(
         assert invoke("list_push_configs", api_event("GET", path))["statusCode"] == 200
     with recorder.calls_of("DeletePushConfigFunction"):
         assert invoke("delete_push_config", api_event("DELETE", f"{path}/{config_id}"))["statusCode"] == 200
-    lambda_aws.configure()  # a fresh cold start, as its own Lambda: no signer keys cached
+    # The cards, signed with a KMS key (CardSigning=true), each function a fresh cold start: no keys cached
+    card_key = boto3.client("kms").create_key(KeySpec="RSA_2048", KeyUsage="SIGN_VERIFY")["KeyMetadata"]["Arn"]
+    extended = tmp_path / "extended.json"
+    extended.write_text(json.dumps({"description": "For callers with credentials."}))
+    lambda_aws.configure(A2A_CARD_SIGNING_KEY=card_key, A2A_EXTENDED_CARD_FILE=str(extended))
     with recorder.calls_of("AgentCardFunction"):
         assert invoke("agent_card", api_event("GET", "/.well-known/jwks.json"))["statusCode"] == 200
+        assert "signatures" in body(invoke("agent_card", api_event("GET", "/.well-known/agent-card.json")))
+    lambda_aws.configure()
     with recorder.calls_of("GetExtendedCardFunction"):
-        invoke("get_extended_card", api_event("GET", "/extendedAgentCard"))
+        assert "signatures" in body(invoke("get_extended_card", api_event("GET", "/extendedAgentCard")))
+    monkeypatch.delenv("A2A_CARD_SIGNING_KEY")
+    monkeypatch.delenv("A2A_EXTENDED_CARD_FILE")
+    lambda_aws.configure()
 
     # A work item that SQS gave up on
     body(invoke("send_message", send("doomed")))

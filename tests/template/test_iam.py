@@ -40,6 +40,9 @@ DURABLE_ONLY = {
     "lambda:GetDurableExecutionState",
 }
 
+# The calls that only CardSigning=true makes: signing the cards with the KMS key.
+CARD_SIGNING_ONLY = {"kms:Sign", "kms:GetPublicKey"}
+
 # Which queues each function may send to (logical ids).
 SENDS_TO = {
     "GatewayFunction": {"WorkQueue"},
@@ -96,8 +99,13 @@ def _granted(statements: list[dict[str, Any]]) -> set[str]:
 
 
 def _needed(deployed: Deployed, actions: set[str]) -> set[str]:
-    """The actions a function's calls need in the deployed mode: Queue makes no durable calls."""
-    return actions if deployed.parameters["ExecutionMode"] == "Durable" else actions - DURABLE_ONLY
+    """The actions a function's calls need in the deployed mode: Queue makes no durable calls, and
+    without CardSigning nothing signs cards."""
+    if deployed.parameters["ExecutionMode"] != "Durable":
+        actions = actions - DURABLE_ONLY
+    if deployed.parameters.get("CardSigning") != "true":
+        actions = actions - CARD_SIGNING_ONLY
+    return actions
 
 
 def _functions(translated: dict[str, Any]) -> list[str]:
@@ -206,3 +214,25 @@ def test_durable_permissions_name_the_durable_worker_only(
             expected = alias if actions == {"lambda:InvokeFunction"} else executions
             assert "lambda:InvokeFunction" not in actions or actions == {"lambda:InvokeFunction"}, statement
             assert _as_list(statement["Resource"]) == [expected], (function, statement)
+
+
+def test_with_card_signing_the_card_functions_sign_with_the_card_key_only(
+    translate: Callable[[dict[str, str]], dict[str, Any]],
+    aws_calls: dict[str, set[str]],
+    needed_iam_actions: Callable[[set[str]], set[str]],
+) -> None:
+    deployed = Deployed(translate({"CardSigning": "true"}), CardSigning="true", ExecutionMode="Queue")
+    assert deployed.resources["CardSigningKey"]["Properties"]["KeySpec"] == "RSA_2048"
+    signers = {}
+    for function in deployed.functions():
+        statements = _statements(deployed, function)
+        granted = _granted(statements)
+        assert _needed(deployed, needed_iam_actions(aws_calls[function])) <= granted, function
+        kms = [s for s in statements if any(a.startswith("kms:") for a in _as_list(s["Action"]))]
+        if kms:
+            signers[function] = {a for s in kms for a in _as_list(s["Action"])}
+            assert all(_as_list(s["Resource"]) == [{"Fn::GetAtt": ["CardSigningKey", "Arn"]}] for s in kms)
+    card_functions = ["AgentCardFunction", "GatewayFunction", "GetExtendedCardFunction"]
+    assert signers == dict.fromkeys(card_functions, CARD_SIGNING_ONLY)
+    key = deployed.resources["GatewayFunction"]["Properties"]["Environment"]["Variables"]["A2A_CARD_SIGNING_KEY"]
+    assert key == {"Fn::GetAtt": ["CardSigningKey", "Arn"]}

@@ -1,8 +1,9 @@
-"""GetExtendedAgentCard (spec 3.1.11, 13.3): only for authenticated callers, only if declared."""
+"""GetExtendedAgentCard (spec 3.1.11, 13.3): only for authenticated callers, only if declared;
+signed as the public card is, when a card signing key is configured."""
 
 from __future__ import annotations
 
-from ..card import extended_card
+from ..card import extended_card, signed_card
 from ..errors import UnauthenticatedError, UnsupportedOperationError
 from ..models import AgentCard, GetExtendedAgentCardRequest
 from ..runtime import Runtime
@@ -18,4 +19,4 @@ def get_extended_card(request: GetExtendedAgentCardRequest, ctx: CallContext, ru
         raise UnsupportedOperationError("This agent does not declare an extended agent card")
     if not ctx.principal.authenticated:
         raise UnauthenticatedError(headers={"WWW-Authenticate": 'Bearer realm="a2a"'})
-    return card
+    return signed_card(card, runtime.card_signer, ctx.base_url)

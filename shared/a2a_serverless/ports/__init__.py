@@ -2,6 +2,7 @@
 
 from .blobs import BlobError, BlobStore
 from .queue import WorkItem, WorkQueue
+from .signing import SigningKey
 from .store import (
     MAX_ITEM_PAYLOAD_BYTES,
     AcceptedMessage,
@@ -36,6 +37,7 @@ __all__ = [
     "PushTarget",
     "Scope",
     "SendKey",
+    "SigningKey",
     "StoreError",
     "StoredEvent",
     "TaskHead",

@@ -19,9 +19,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 
-from ..card import card_etag, public_card
+from ..card import card_etag, public_card, signed_card
 from ..config import ConfigError
 from ..errors import A2AError, MethodNotFoundError
+from ..json_types import JsonValue
 from ..push import JWKS_PATH
 from ..runtime import Runtime
 from ..v03.card import merged_card
@@ -104,10 +105,12 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
     caller without the header, or saying 0.x, the card both generations read: the v1.0 card with
     the v0.3 top-level fields merged in (digest 7.3), which v0.3 clients need and v1.x SDKs parse.
     Each variant has its own ETag, and every answer says ``Vary: A2A-Version`` (``Accept`` too).
+    With a card signing key, both carry the signature of the v1.0 card (:mod:`..card.signing`).
     A card that cannot be built (the executor's module fails to import, its card is invalid) is
     one logged line and a generic internal error."""
+    base = base_url(request, runtime)
     try:
-        card = public_card(runtime.settings, base_url(request, runtime)).to_wire()
+        card = signed_card(public_card(runtime.settings, base), runtime.card_signer, base).to_wire()
     except ConfigError as exc:  # one line says it all: no traceback
         error = internal_error(request_id(request), f"cannot serve the agent card: {exc}", traceback=False)
         return error_response(error)
@@ -128,12 +131,15 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
 
 
 def serve_jwks(request: Request, runtime: Runtime) -> Response:
-    """The signer's public keys (every key still valid, so rotation never breaks a receiver's
-    cache); 404 when notifications are not signed."""
-    signer = runtime.push_signer
-    if signer is None:
-        return error_response(MethodNotFoundError("Push notifications are not signed by this agent"))
-    body = json.dumps(signer.jwks(), separators=(",", ":"), sort_keys=True).encode()
+    """The agent's public keys: the push signer's (every key still valid, so rotation never breaks a
+    receiver's cache) and the card signer's; 404 when nothing is signed."""
+    keys: list[JsonValue] = []
+    for signer in (runtime.push_signer, runtime.card_signer):
+        if signer is not None:
+            keys.extend(signer.jwks()["keys"])
+    if not keys:
+        return error_response(MethodNotFoundError("This agent signs neither push notifications nor its card"))
+    body = json.dumps({"keys": keys}, separators=(",", ":"), sort_keys=True).encode()
     headers = {"Cache-Control": f"public, max-age={CARD_MAX_AGE}", "ETag": card_etag(body)}
     return Response(body, media_type="application/jwk-set+json", headers=headers)
 

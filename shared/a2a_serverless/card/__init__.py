@@ -16,14 +16,19 @@ checks (a card file's own are replaced: a card must not promise what the deploym
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
-from .config import Settings, card_fields
-from .execution._path import executor_target
-from .json_types import Json
-from .models import AgentCapabilities, AgentCard, AgentInterface
-from .versions import ProtocolVersion
+from ..config import Settings, card_fields
+from ..execution._path import executor_target
+from ..json_types import Json
+from ..models import AgentCapabilities, AgentCard, AgentInterface
+from ..push import JWKS_PATH
+from ..versions import ProtocolVersion
 
-__all__ = ["card_etag", "executor_card", "extended_card", "public_card"]
+if TYPE_CHECKING:
+    from .signing import CardSigner
+
+__all__ = ["card_etag", "executor_card", "extended_card", "public_card", "signed_card"]
 
 
 def _interfaces(base_url: str) -> list[AgentInterface]:
@@ -130,3 +135,11 @@ def _requirement(scheme: str) -> Json:
 
 def card_etag(body: bytes) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def signed_card(card: AgentCard, signer: CardSigner | None, base_url: str) -> AgentCard:
+    """``card`` signed by ``signer`` (its JWS header naming the agent's JWKS under ``base_url``), or
+    as it is without one (:mod:`.signing`)."""
+    if signer is None:
+        return card
+    return signer.sign(card, base_url.rstrip("/") + JWKS_PATH)
