@@ -25,14 +25,11 @@ from typing import Any
 import httpcore
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from a2a_serverless.push._guard import BlockedAddressError, GuardedBackend, GuardedTransport, address_class
 from a2a_serverless.push.sender import SendResult, WebhookSender, parse_retry_after
 from a2a_serverless.push.urls import validate_webhook_url
+from testkit.tls import server_certificate
 
 PUBLIC = "public.example.test"
 SECRET = "Bearer s3cr3t-token-value"
@@ -653,45 +650,13 @@ class Certs:
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
     """A throwaway CA and a server certificate for public.example.test only (no IP SANs)."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, PUBLIC)]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(PUBLIC)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    made = server_certificate(PUBLIC, valid_for=datetime.timedelta(hours=1))
     directory = tmp_path_factory.mktemp("tls")
-    (directory / "leaf.pem").write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    (directory / "key.pem").write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
+    (directory / "leaf.pem").write_bytes(made.certificate)
+    (directory / "key.pem").write_bytes(made.key)
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(directory / "leaf.pem", directory / "key.pem")
-    client = ssl.create_default_context(cadata=ca.public_bytes(serialization.Encoding.PEM).decode())
+    client = ssl.create_default_context(cadata=made.ca.decode())
     return Certs(server, client)
 
 
