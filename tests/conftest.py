@@ -223,11 +223,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
-    """pytest-xdist: a worker finished; warn of the runs it left alive."""
+    """pytest-xdist: a worker finished; warn of the runs it left alive, and write the lines its tests
+    left for the terminal (``terminal_lines``: a worker has none)."""
     output: dict[str, object] = getattr(node, "workeroutput", {})
     alive = output.get("runs_alive")
     if isinstance(alive, list):
         _warn_runs_alive(node.config, alive)
+    lines = output.get("terminal_lines")
+    reporter = node.config.pluginmanager.get_plugin("terminalreporter")
+    if isinstance(lines, list) and reporter is not None:
+        for line in lines:
+            reporter.write_line(str(line))
 
 
 def _warn_runs_alive(config: pytest.Config, alive: list[str]) -> None:

@@ -98,6 +98,15 @@ def _python313() -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def python313() -> Path:
+    """The functions' Python (3.13) on this machine, for what is built for them."""
+    found = _python313()
+    if found is None:
+        unavailable("no Python 3.13: install it (pyenv) or put python3.13 on PATH")
+    return found
+
+
+@pytest.fixture(scope="session")
 def sam_build(tmp_path_factory: pytest.TempPathFactory) -> SamBuild:
     """`sam build` of the repository's template for this machine's architecture, once a run (the
     pytest-xdist workers of a run share it). A2A_LAMBDA_BUILD_DIR names a build to use instead
