@@ -92,6 +92,16 @@ SKIPPED: tuple[Skip, ...] = (
     ),
     Skip(r"^sam build\b", "needs the AWS SAM CLI and a real Python 3.13 (make template runs it)"),
     Skip(r"^sam local\b", "runs the functions in Lambda containers: needs Docker and the image (tests/lambda_runtime)"),
+    Skip(
+        r"^docker (network create|run -d)\b",
+        "starts a Docker network or container that outlives the command: the sam local setup, which "
+        "tests/lambda_runtime/test_sam_local.py runs (and takes down)",
+    ),
+    Skip(
+        r"\bcreate_resources\(",
+        "creates the template's resources in the moto container started above (skipped): "
+        "tests/lambda_runtime/test_sam_local.py does",
+    ),
     Skip(r"^sam deploy\b", "deploys to AWS: needs an account and credentials (--guided also asks questions)"),
     Skip(r"\bpip install\b", "installs from the network (PyPI)"),
     Skip(
