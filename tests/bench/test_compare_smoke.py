@@ -41,7 +41,6 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_a_quick_run_reports_no_errors(result: dict[str, Any]) -> None:
     assert result["errors"] == []
-    assert result["duration_s"] < 60
 
 
 def test_cold_start_has_both_sides_for_every_entry_point(result: dict[str, Any]) -> None:

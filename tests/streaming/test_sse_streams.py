@@ -887,21 +887,20 @@ async def test_resending_a_finished_stream_from_its_last_event_id_is_an_empty_st
     binding: str, executor: str | None, text: str, ended_by: str
 ) -> None:
     overrides = {"executor": executor} if executor else {}
-    async with serve(stream_max_seconds=20.0, **overrides) as server:
+    # (a stream deadline far beyond rest()'s bound: a stream left open fails there, never by a clock)
+    async with serve(stream_max_seconds=600.0, **overrides) as server:
         # Given a SendStreamingMessage stream that ran to its end
         payload = {"message": message(text)}
         async with open_stream(server.http, binding, "SendStreamingMessage", payload) as stream:
             first = await stream.rest()
         assert (first[-1].kind if ended_by == "message" else first[-1].state) == ended_by
         # When the client re-sends it, resuming after the last event it got
-        start = time.monotonic()
         async with open_stream(
             server.http, binding, "SendStreamingMessage", payload, last_event_id=first[-1].id
         ) as stream:
             again = await stream.rest()
         # Then the stream closes at once with nothing in it (not at the stream deadline)
         assert again == []
-        assert time.monotonic() - start < CLOSE_WITHIN
         if ended_by != "message":  # (a message-only task has no task id to look up)
             assert first[-1].id == server.store.log(first[0].body["task"]["id"])[-1][0]
 
@@ -1047,9 +1046,9 @@ async def test_a_message_only_reply_is_a_stream_of_exactly_that_message(binding:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("binding", JSONRPC_AND_REST)
 async def test_a_late_message_only_reply_ends_the_task_stream_with_completed(binding: str) -> None:
-    async with serve(executor=SLOW_REPLY_EXECUTOR, stream_max_seconds=20.0) as server:
+    # (a stream deadline far beyond rest()'s bound: a stream left open fails there, never by a clock)
+    async with serve(executor=SLOW_REPLY_EXECUTOR, stream_max_seconds=600.0) as server:
         # Given an agent that answers with a Message only, but after the snapshot was sent
-        start = time.monotonic()
         async with open_stream(server.http, binding, "SendStreamingMessage", {"message": message("Ann")}) as stream:
             snapshot = await stream.next()
             assert snapshot.kind == "task"
@@ -1058,12 +1057,10 @@ async def test_a_late_message_only_reply_ends_the_task_stream_with_completed(bin
             async with open_stream(server.http, "rest-get", "SubscribeToTask", {"id": task_id}) as subscriber:
                 # When the reply arrives
                 events = [snapshot, *await stream.rest()]
-                elapsed = time.monotonic() - start
                 watched = await subscriber.rest()
 
         # Then the stream is the snapshot, the claim, the Message and COMPLETED, and it closed
         # with the task (not at the stream deadline)
-        assert elapsed < CLOSE_WITHIN
         kinds = [e.kind for e in events]
         assert kinds[0] == "task"
         assert kinds[-2:] == ["message", "statusUpdate"]
