@@ -90,6 +90,11 @@ SKIPPED: tuple[Skip, ...] = (
         r"matrix_table\.py /tmp/matrix\.json",
         "reads /tmp/matrix.json, which the matrix run before it (skipped) writes",
     ),
+    Skip(
+        r"^make docker\b",
+        "starts dockerd (installing Debian's docker.io with apt-get where it is missing) and builds the Lambda "
+        "image: root, minutes; CI runs it before the tests",
+    ),
     Skip(r"^sam build\b", "needs the AWS SAM CLI and a real Python 3.13 (make template runs it)"),
     Skip(r"^sam local\b", "runs the functions in Lambda containers: needs Docker and the image (tests/lambda_runtime)"),
     Skip(
