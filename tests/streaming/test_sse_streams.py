@@ -35,7 +35,8 @@ from a2a_serverless.auth import ANONYMOUS
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
 from a2a_serverless.execution.updater import TaskUpdater
-from a2a_serverless.models import Part
+from a2a_serverless.models import Part, TaskState
+from a2a_serverless.operations.streaming import FIRST_EVENT_HOLD_SECONDS
 from a2a_serverless.ports import Scope, StoredEvent
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
@@ -74,9 +75,47 @@ class SlowReplyExecutor(AgentExecutor):
         return None
 
 
+class SteppedExecutor(AgentExecutor):
+    """Works in :attr:`STEPS` steps, each one only once the test lets it (:meth:`release`): WORKING,
+    a progress update per step ("step 1 of 3"), then an artifact and COMPLETED. Its task cannot end
+    before the test says so, so what a stream delivers before that was delivered while it worked."""
+
+    STEPS = 3
+
+    def __init__(self) -> None:
+        self._steps = threading.Semaphore(0)
+
+    def release(self) -> None:
+        """Let the next step happen (from the test's thread)."""
+        self._steps.release()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        for step in range(1, self.STEPS + 1):
+            await self._next_step()
+            progress = updater.new_agent_message([Part(text=f"step {step} of {self.STEPS}")])
+            await updater.update_status(TaskState.TASK_STATE_WORKING, progress)
+        await updater.add_artifact([Part(text=f"took {self.STEPS} steps")], name="steps")
+        await updater.complete()
+
+    async def _next_step(self) -> None:
+        # Polled, not awaited on a thread: the worker's event loop stays free to be stopped. A
+        # test that never releases the step fails the run after about a minute (a hang guard).
+        for _ in range(6000):
+            if self._steps.acquire(blocking=False):
+                return
+            await asyncio.sleep(0.01)
+        raise RuntimeError("the test never released the next step")
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
 # The runtime imports the executor by path: name this module however pytest imported it.
 REPLY_EXECUTOR = f"{ReplyExecutor.__module__}:{ReplyExecutor.__qualname__}"
 SLOW_REPLY_EXECUTOR = f"{SlowReplyExecutor.__module__}:{SlowReplyExecutor.__qualname__}"
+STEPPED_EXECUTOR = f"{SteppedExecutor.__module__}:{SteppedExecutor.__qualname__}"
 
 
 # --------------------------------------------------------------------------- the server
@@ -119,6 +158,13 @@ class Server:
     http: httpx.AsyncClient
     runtime: Runtime
     store: CountingStore
+
+    def stepped(self) -> SteppedExecutor:
+        """The runtime's agent, served with ``executor=STEPPED_EXECUTOR``. (Ask before the first
+        message: the runtime makes its executor on first use, and the worker must find this one.)"""
+        agent = self.runtime.executor
+        assert isinstance(agent, SteppedExecutor)
+        return agent
 
 
 @contextmanager
@@ -401,6 +447,15 @@ def texts(parts: list[dict[str, Any]]) -> list[str]:
     return [p["text"] for p in parts]
 
 
+def progress(events: list[Event]) -> list[list[str]]:
+    """The texts of the WORKING updates that carry a message (an agent's progress reports)."""
+    return [
+        texts(e.body["statusUpdate"]["status"]["message"]["parts"])
+        for e in events
+        if e.state == "TASK_STATE_WORKING" and "message" in e.body["statusUpdate"]["status"]
+    ]
+
+
 def assert_task_stream(events: list[Event], final_state: str) -> str:
     """A task-lifecycle stream: the Task snapshot first, consecutive ids, one task, ending at
     ``final_state`` and nowhere before. Returns the task id."""
@@ -470,26 +525,45 @@ async def test_hello_streams_snapshot_then_updates_then_closes(binding: str, ten
 @pytest.mark.parametrize("binding", JSONRPC_AND_REST)
 async def test_sleep_streams_progress_and_closes_after_completed(binding: str) -> None:
     async with serve() as server:
-        start = time.monotonic()
         async with open_stream(server.http, binding, "SendStreamingMessage", {"message": message("sleep 2")}) as stream:
-            first = await stream.next()
-            first_after = time.monotonic() - start
-            events = [first, *await stream.rest()]
-        elapsed = time.monotonic() - start
+            events = await stream.rest()
 
-        assert first_after < 1.5  # immediate feedback, long before the task ends
-        assert elapsed > 1.9
         task_id = assert_task_stream(events, "TASK_STATE_COMPLETED")
-        progress = [
-            texts(e.body["statusUpdate"]["status"]["message"]["parts"])
-            for e in events
-            if e.state == "TASK_STATE_WORKING" and "message" in e.body["statusUpdate"]["status"]
-        ]
-        assert progress == [["worked 1s of 2s"], ["worked 2s of 2s"]]
+        assert progress(events) == [["worked 1s of 2s"], ["worked 2s of 2s"]]
         kinds = [e.kind for e in events]
         assert kinds.count("artifactUpdate") == 1
         assert kinds.index("artifactUpdate") == len(kinds) - 2  # the artifact, then COMPLETED
         assert texts(events[-2].body["artifactUpdate"]["artifact"]["parts"]) == ["slept 2s"]
+        assert [(e.id, e.body) for e in events[1:]] == server.store.log(task_id, events[0].id)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", JSONRPC_AND_REST)
+async def test_each_event_is_streamed_while_the_task_still_works(binding: str) -> None:
+    async with serve(executor=STEPPED_EXECUTOR) as server:
+        agent = server.stepped()
+        # Given a task that takes each of its steps only when the test lets it
+        async with open_stream(server.http, binding, "SendStreamingMessage", {"message": message("go")}) as stream:
+            # When the stream is open, the Task arrives while the task is still working: immediate
+            # feedback, not the log played back at the end (a stream that held its events back
+            # would give none before the test lets the task go on, and fail next()'s hang guard)
+            first = await stream.next()
+            assert first.kind == "task"
+            task_id = first.body["task"]["id"]
+            assert (await get_task(server.http, task_id))["status"]["state"] not in TERMINAL
+            # And each step's update arrives before the next step is let through
+            steps = [[f"step {n} of {SteppedExecutor.STEPS}"] for n in range(1, SteppedExecutor.STEPS + 1)]
+            for expected in steps[:-1]:
+                agent.release()
+                await stream.until(lambda e, expected=expected: progress([e]) == [expected])
+                assert (await get_task(server.http, task_id))["status"]["state"] == "TASK_STATE_WORKING"
+            # Then, the last step let through, the stream runs to COMPLETED and closes
+            agent.release()
+            await stream.rest()
+
+        events = stream.events
+        assert_task_stream(events, "TASK_STATE_COMPLETED")
+        assert progress(events) == steps
         assert [(e.id, e.body) for e in events[1:]] == server.store.log(task_id, events[0].id)
 
 
@@ -811,30 +885,36 @@ async def test_last_event_id_resume_gets_exactly_the_rest(binding: str, how: str
 
 @pytest.mark.asyncio
 async def test_stream_deadline_ends_cleanly_and_resume_continues() -> None:
-    async with serve(stream_max_seconds=1.0) as server:
-        start = time.monotonic()
-        async with open_stream(server.http, "jsonrpc", "SendStreamingMessage", {"message": message("sleep 5")}) as s:
-            first = await s.rest(within=5.0)
-        assert time.monotonic() - start < 3.0
+    # (the deadline is past the stream's hold of its first event, so the snapshot always goes out)
+    async with serve(executor=STEPPED_EXECUTOR, stream_max_seconds=2 * FIRST_EVENT_HOLD_SECONDS) as server:
+        agent = server.stepped()
+        # Given a task held at its first step: only the stream's deadline can end its stream
+        async with open_stream(server.http, "jsonrpc", "SendStreamingMessage", {"message": message("go")}) as s:
+            first = await s.rest(within=15.0)
+        # Then the stream ended cleanly (rest() returned: the server closed it), without the task
         assert first
         assert first[0].kind == "task"
         task_id = first[0].body["task"]["id"]
-        assert first[-1].state not in TERMINAL  # ended by the deadline, not by the task
-        assert (await get_task(server.http, task_id))["status"]["state"] == "TASK_STATE_WORKING"
+        assert first[-1].state not in TERMINAL
+        await wait_for(server.http, task_id, {"TASK_STATE_WORKING"})
 
+        # When the client resumes on SubscribeToTask after each step the task takes, on each binding
         collected = list(first)
         cycle = ["rest", "rest-get", "jsonrpc"]
         rounds = 0
         while collected[-1].state != "TASK_STATE_COMPLETED":
             rounds += 1
             assert rounds < 15, [e.state for e in collected]
+            if rounds <= SteppedExecutor.STEPS:
+                agent.release()
             async with open_stream(
                 server.http, cycle[rounds % 3], "SubscribeToTask", {"id": task_id}, last_event_id=collected[-1].id
             ) as s:
-                more = await s.rest(within=5.0)
+                more = await s.rest(within=15.0)
             assert all(e.kind != "task" for e in more)
             collected.extend(more)
-        assert rounds >= 3
+        # Then the streams, each ended by its deadline until the last step, add up to the whole log
+        assert rounds >= SteppedExecutor.STEPS
         assert_task_stream(collected, "TASK_STATE_COMPLETED")
         assert [(e.id, e.body) for e in collected[1:]] == server.store.log(task_id, collected[0].id)
 
