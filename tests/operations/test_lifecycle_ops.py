@@ -398,15 +398,17 @@ async def test_list_include_artifacts(api: Api) -> None:
 
 @pytest.mark.asyncio
 async def test_cancel_running_task(api: Api) -> None:
-    task = await api.send(message("sleep 5", "m-1"), returnImmediately=True)
+    # Given a task whose agent works for a minute, far beyond wait_for()'s bound
+    task = await api.send(message("sleep 60", "m-1"), returnImmediately=True)
     await api.wait_for(task["id"], {"TASK_STATE_WORKING"})
-    started = time.monotonic()
+    # When it is canceled
     canceled = await api.cancel(task["id"])
     if canceled["status"]["state"] != "TASK_STATE_CANCELED":  # the worker acknowledges asynchronously
         canceled = await api.wait_for(task["id"], TERMINAL)
+    # Then it is CANCELED within that bound: the agent was stopped, not waited for
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
-    assert time.monotonic() - started < 4.0
     assert canceled["id"] == task["id"]
+    assert "artifacts" not in await api.get(task["id"])  # it never got to "slept 60s"
 
     with pytest.raises(ApiError) as info:
         await api.cancel(task["id"])
