@@ -4,7 +4,9 @@ semantics built on them."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, 
 from a2a_serverless.lifecycle import apply_event, with_history_length
 from a2a_serverless.models import (
     Artifact,
+    GetTaskRequest,
     Message,
     Part,
     Role,
@@ -29,7 +32,7 @@ from a2a_serverless.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_serverless.operations import CallContext, send_message
+from a2a_serverless.operations import CallContext, get_task, send_message
 from a2a_serverless.wiring import build_runtime
 
 
@@ -145,11 +148,20 @@ class AuthThenWork(AgentExecutor):
         return None
 
 
-class SlowWork(AgentExecutor):
+class HeldWork(AgentExecutor):
+    """Starts work, then holds its task WORKING until the test lets it finish (``finish``)."""
+
+    def __init__(self) -> None:
+        self.finish = threading.Event()
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
-        await asyncio.sleep(1.5)
+        # Polled, so the worker's event loop stays free; a hang guard lets it go after a minute.
+        for _ in range(6000):
+            if self.finish.is_set():
+                break
+            await asyncio.sleep(0.01)
         await updater.complete(updater.new_agent_message([Part(text="finally")]))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -178,21 +190,41 @@ def test_an_auth_required_task_continues_with_a_message_on_the_same_task() -> No
 
 
 def test_a_blocking_send_returns_the_current_task_at_the_wait_cap() -> None:
-    settings = Settings(store="memory", executor=f"{__name__}:SlowWork", blocking_wait_seconds=0.4)
+    # Given an agent that holds its task WORKING until the test lets it finish
+    settings = Settings(store="memory", executor=f"{__name__}:HeldWork", blocking_wait_seconds=0.4)
     runtime = build_runtime(settings, store=MemoryTaskStore())
-    start = time.monotonic()
-    result = send_message(SendMessageRequest(message=message("go", "m1")), CTX, runtime).task
-    waited = time.monotonic() - start
-    assert result is not None
-    assert result.status.state is TaskState.TASK_STATE_WORKING
-    assert 0.4 <= waited < 1.4
-    # and the work goes on: a later blocking re-send of the same message returns the finished task
-    done = send_message(
-        SendMessageRequest(message=message("go", "m1"), configuration=SendMessageConfiguration()),
-        CTX,
-        build_runtime(
-            settings.model_copy(update={"blocking_wait_seconds": 5}), store=runtime.store, queue=runtime.queue
-        ),
-    ).task
-    assert done is not None
-    assert done.status.state is TaskState.TASK_STATE_COMPLETED
+    agent = runtime.executor  # (made now, before the worker asks for it)
+    assert isinstance(agent, HeldWork)
+    try:
+        send = SendMessageRequest(message=message("go", "m1"))
+        # When a blocking send waits on it
+        sent = send_message(send, CTX, runtime).task
+        # Then it returns at the cap with the task unfinished (nothing else could end its wait)
+        assert sent is not None
+        assert sent.status.state in {TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING}
+        # And a blocking re-send of the same message, once the agent works, returns the task as it is
+        lookup = GetTaskRequest(id=sent.id)
+        for _ in range(1000):  # a hang guard (about 10 s)
+            if get_task(lookup, CTX, runtime).status.state is TaskState.TASK_STATE_WORKING:
+                break
+            time.sleep(0.01)
+        current = send_message(send, CTX, runtime).task
+        assert current is not None
+        assert current.status.state is TaskState.TASK_STATE_WORKING
+        # and the work goes on: a blocking re-send with a long cap waits while the agent holds the task,
+        # and returns the finished task once it is let go
+        patient = build_runtime(
+            settings.model_copy(update={"blocking_wait_seconds": 60}), store=runtime.store, queue=runtime.queue
+        )
+        with ThreadPoolExecutor(1) as pool:
+            again = SendMessageRequest(message=message("go", "m1"), configuration=SendMessageConfiguration())
+            waiting = pool.submit(send_message, again, CTX, patient)
+            with pytest.raises(TimeoutError):  # still waiting
+                waiting.result(timeout=0.5)
+            agent.finish.set()
+            done = waiting.result(timeout=60).task
+        assert done is not None
+        assert done.status.state is TaskState.TASK_STATE_COMPLETED
+    finally:  # no run left behind, whatever happened
+        agent.finish.set()
+        runtime.queue.shutdown()  # type: ignore[attr-defined]
