@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -31,9 +30,12 @@ from a2a.types import (
     SendMessageConfiguration,
     SendMessageRequest,
     TaskPushNotificationConfig,
+    TaskState,
 )
 from e2e_stack import StackProcess, running_stack
+from httpx_sse import aconnect_sse
 
+from a2a_serverless.push.redrive import deliveries_pending, read_dead_letters
 from a2a_serverless.push.verify import JwksCache
 
 if TYPE_CHECKING:
@@ -80,11 +82,14 @@ def events_of(receiver: WebhookReceiver, path: str) -> list[ReceivedRequest]:
     return receiver.accepted(path)
 
 
-def is_complete(requests: list[ReceivedRequest], path: str) -> bool:
+def reached(requests: list[ReceivedRequest], path: str, state: str) -> bool:
+    """``path`` accepted a status update to ``state``."""
     accepted = [r for r in requests if r.path == path and r.status < 300]
-    return any(
-        r.json().get("statusUpdate", {}).get("status", {}).get("state") == "TASK_STATE_COMPLETED" for r in accepted
-    )
+    return any(r.json().get("statusUpdate", {}).get("status", {}).get("state") == state for r in accepted)
+
+
+def is_complete(requests: list[ReceivedRequest], path: str) -> bool:
+    return reached(requests, path, "TASK_STATE_COMPLETED")
 
 
 def assert_whole_log_in_order(received: list[ReceivedRequest], task_id: str) -> None:
@@ -155,7 +160,7 @@ async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
     # Given a task whose notifications were all refused until the attempts ran out
     task_id = await send_with_webhook(base_url, "JSONRPC", "nobody home", f"{webhook_receiver.url}/down")
     endpoint, _, dead_letter_url = _redrive_urls(stack)
-    dead = _wait_for_dead_letters(endpoint, dead_letter_url)
+    dead = await _until_dead_lettered(base_url, stack, task_id)
     attempts = [r for r in webhook_receiver.requests if r.path == "/down"]
     assert attempts
     assert all(r.status == 503 for r in attempts)
@@ -188,7 +193,7 @@ async def test_a_redrive_to_a_receiver_that_still_refuses_sends_each_dead_letter
     # Given a task whose every notification was refused (404: final, each event dead-lettered alone)
     task_id = await send_with_webhook(base_url, "JSONRPC", "refused", f"{webhook_receiver.url}/refused")
     endpoint, _, dead_letter_url = _redrive_urls(stack)
-    _wait_for_dead_letters(endpoint, dead_letter_url)
+    await _until_dead_lettered(base_url, stack, task_id)
     refused = len([r for r in webhook_receiver.requests if r.path == "/refused"])
     assert refused >= 4  # the task, its updates, its artifact: one POST each
 
@@ -208,28 +213,42 @@ async def test_a_redrive_to_a_receiver_that_still_refuses_sends_each_dead_letter
 async def test_deleting_a_config_stops_its_deliveries(
     push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
 ) -> None:
-    base_url, _ = push_stack
+    base_url, stack = push_stack
     hook = f"{webhook_receiver.url}/deleted"
-    task_id = await send_with_webhook(base_url, "HTTP+JSON", "sleep 3", hook, return_immediately=True)
-    webhook_receiver.wait_for(lambda requests: any(r.path == "/deleted" for r in requests))
+    # Given a task waiting for input, whose webhook got everything up to that point
+    task_id = await send_with_webhook(base_url, "HTTP+JSON", "ask me", hook, return_immediately=True)
+    webhook_receiver.wait_for(lambda requests: reached(requests, "/deleted", "TASK_STATE_INPUT_REQUIRED"))
 
     async with httpx.AsyncClient(timeout=30.0) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
         client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-        configs = await client.list_task_push_notification_configs(
-            ListTaskPushNotificationConfigsRequest(task_id=task_id)
-        )
-        (config,) = configs.configs
-        await client.delete_task_push_notification_config(
-            DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config.id)
-        )
-        deleted_at = time.time()
-        await client.close()
+        try:
+            # And a second webhook on the same task, which stays
+            await client.create_task_push_notification_config(
+                TaskPushNotificationConfig(task_id=task_id, url=f"{webhook_receiver.url}/kept", token="tok-e2e")
+            )
+            # When the first one's config is deleted, and only then the task goes on to its end
+            configs = await client.list_task_push_notification_configs(
+                ListTaskPushNotificationConfigsRequest(task_id=task_id)
+            )
+            (config,) = [c for c in configs.configs if c.url == hook]
+            await client.delete_task_push_notification_config(
+                DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config.id)
+            )
+            before = [r for r in webhook_receiver.requests if r.path == "/deleted"]
+            answer = Message(
+                message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text="Ann")], task_id=task_id
+            )
+            (answered,) = [event async for event in client.send_message(SendMessageRequest(message=answer))]
+            assert answered.task.status.state == TaskState.TASK_STATE_COMPLETED
+        finally:
+            await client.close()
 
-    await asyncio.sleep(4.5)  # the task finishes (3 s of work) and its later events are logged
-    late = [r for r in webhook_receiver.requests if r.path == "/deleted" and r.at > deleted_at + 0.5]
-    assert late == []
-    assert not is_complete(webhook_receiver.requests, "/deleted")
+    # Then the kept webhook gets the task's end, and once every delivery it caused is done, the
+    # deleted one has got nothing since its deletion: none of the events logged after it
+    webhook_receiver.wait_for(lambda requests: is_complete(requests, "/kept"))
+    await _until_deliveries_done(stack)
+    assert [r for r in webhook_receiver.requests if r.path == "/deleted"] == before
 
 
 def _has_whole_log(requests: list[ReceivedRequest], path: str) -> bool:
@@ -279,15 +298,45 @@ def _dead_letter_count(endpoint: str, url: str) -> int:
     return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
 
 
-def _wait_for_dead_letters(endpoint: str, url: str, within: float = 60.0) -> int:
-    """Wait until the dead letters stop growing (every pending delivery gave up); return the count."""
-    deadline = time.monotonic() + within
-    last, stable_since = -1, time.monotonic()
-    while time.monotonic() < deadline:
-        count = _dead_letter_count(endpoint, url)
-        if count != last:
-            last, stable_since = count, time.monotonic()
-        elif count and time.monotonic() - stable_since > 4.0:  # longer than one item's 3 attempts
-            return count
-        time.sleep(0.25)
-    raise AssertionError(f"dead letters did not settle within {within}s (last count {last})")
+async def _until_deliveries_done(stack: StackProcess, within: float = 60.0) -> None:
+    """Until nothing is left on the delivery queue: none pending, in flight or delayed."""
+    endpoint, queue_url, _ = _redrive_urls(stack)
+    sqs = _sqs(endpoint)
+    for _ in range(int(within / 0.25)):  # a hang guard
+        if deliveries_pending(sqs, queue_url) == 0:
+            return
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"deliveries still pending after {within}s")
+
+
+async def _until_dead_lettered(base_url: str, stack: StackProcess, task_id: str, within: float = 60.0) -> int:
+    """Until every event of the task (which must end) has been dead-lettered and nothing is left on
+    the delivery queue; returns what the dead-letter queue then holds (SQS's count)."""
+    endpoint, queue_url, dead_letter_url = _redrive_urls(stack)
+    log = set(range(1, await asyncio.wait_for(_last_event_id(base_url, task_id), within) + 1))
+    sqs = _sqs(endpoint)
+    for _ in range(int(within / 0.25)):  # a hang guard
+        letters = read_dead_letters(sqs, dead_letter_url, long_poll_seconds=0).letters
+        covered = {
+            seq
+            for letter in letters
+            if letter.item is not None and letter.item.task_id == task_id
+            for seq in range(letter.item.from_seq, letter.item.up_to_seq + 1)
+        }
+        if covered >= log and deliveries_pending(sqs, queue_url) == 0:
+            return _dead_letter_count(endpoint, dead_letter_url)
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"the task's events were not all dead-lettered within {within}s")
+
+
+async def _last_event_id(base_url: str, task_id: str) -> int:
+    """The task's last event id (its sequence number): the last id of a stream of the whole log, a
+    SubscribeToTask resumed from the start, which ends with the task."""
+    headers = {"A2A-Version": "1.0", "Last-Event-ID": "0"}
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=60.0) as http,
+        aconnect_sse(http, "GET", f"/tasks/{task_id}:subscribe", headers=headers) as source,
+    ):
+        ids = [int(sse.id) async for sse in source.aiter_sse()]
+    assert ids, f"no events for task {task_id}"
+    return ids[-1]
