@@ -330,10 +330,11 @@ class LongSleep(ThreeSteps):
 
 def test_a_run_sleeping_holds_no_invocation_and_cancel_wakes_it_to_end_canceled() -> None:
     for durable in _durable(executor=_path(LongSleep), cancel_wait_seconds=0):
+        sent_at = int(time.time())  # (read before the sleep began: however long ago that was)
         task_id = durable.send("go", "m-1")
         sleeping = durable.until(task_id, lambda h: bool(h.waiting_callback))
         assert sleeping.state is S.TASK_STATE_WORKING
-        assert sleeping.lease_until > time.time() + 600  # the lease is held over the sleep
+        assert sleeping.lease_until > sent_at + 600  # the lease is held over the sleep
         deadline = time.monotonic() + 10
         while durable.worker.running and time.monotonic() < deadline:
             time.sleep(0.02)
