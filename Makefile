@@ -2,7 +2,7 @@
 # into .venv by `bootstrap`, which every target below depends on.
 #
 #   make dev [ARGS="--port 9000 --executor my_pkg.agent:MyAgent"]   the local stack
-#   make test                                                       ruff + mypy + pytest + template (CI)
+#   make test                                                       ruff + mypy + docker + pytest + template (CI)
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -74,8 +74,10 @@ $(DEV_STAMP):
 		echo "==> installing a2a-serverless[dev] into $(VENV)"; \
 		$(BIN)/python -m pip install --quiet --disable-pip-version-check --editable '.[dev]' && touch $@; fi
 
-test: bootstrap ## what CI runs: lint, type check, the whole suite, the template checks (all run; any failure fails)
-	@$(MAKE) --no-print-directory --keep-going lint typecheck pytest template
+# `docker` comes before `pytest`: the suite's Lambda runtime tests (tests/lambda_runtime) need the
+# engine and the image, and fail without them in CI (CI=true); elsewhere they are skipped.
+test: bootstrap ## what CI runs: lint, type check, the Lambda image, the whole suite, the template checks (all run; any failure fails)
+	@$(MAKE) --no-print-directory --keep-going lint typecheck docker pytest template
 
 lint: bootstrap ## ruff: the rules and the formatting
 	@echo "==> ruff check"
