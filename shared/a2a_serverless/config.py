@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .json_types import Json, JsonValue
-from .models import AgentCard
 
 __all__ = ["ConfigError", "Settings", "card_fields"]
 
@@ -260,6 +259,10 @@ def card_fields(data: object, source: str) -> Json:
     valid AgentCard with the rest filled in. Raises ``ConfigError`` otherwise."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source} must hold a JSON object")
+    # Imported here, not at module level: the models are the card's and the core's, and a function
+    # that reads only its settings (the authorizer) must not pay for them at every cold start.
+    from .models import AgentCard
+
     try:
         AgentCard.model_validate({**_CARD_DEFAULTS, **data})
     except ValidationError as exc:

@@ -1,0 +1,66 @@
+"""What a Lambda function's cold start imports: only what the function uses (issue 29's cold start).
+
+Each handler module is imported in a fresh interpreter, as Lambda's runtime does, and the modules it
+loaded are read from ``sys.modules``. bench/README.md ("Cold start in the Lambda image") measures what
+these cuts are worth; this keeps them from silently coming back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+# The app, its method table, the operations, the store port and the models: the HTTP functions' core.
+HTTP_CORE = (
+    "a2a_serverless.lambda_.http",
+    "a2a_serverless.transport",
+    "a2a_serverless.methods",
+    "a2a_serverless.operations",
+    "mangum",
+    "starlette",
+)
+
+
+def loaded_by(module: str) -> set[str]:
+    """The modules a fresh interpreter holds after importing ``module`` (off Lambda: nothing preloaded)."""
+    environment = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_FUNCTION_NAME"}
+    code = f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environment)
+    return set(json.loads(out.stdout))
+
+
+def under(modules: set[str], package: str) -> list[str]:
+    return sorted(m for m in modules if m == package or m.startswith(package + "."))
+
+
+def test_the_authorizer_loads_neither_the_app_nor_the_models() -> None:
+    # Given the authorizer's entry point, when a cold start imports it
+    loaded = loaded_by("a2a_serverless.functions.authorizer")
+
+    # Then it has what it runs (settings, JWT verification, logging) and none of the app's core
+    assert {"a2a_serverless.config", "a2a_serverless.jwt", "a2a_serverless.lambda_.authorizer"} <= loaded
+    for package in (*HTTP_CORE, "a2a_serverless.models", "a2a_serverless.ports", "a2a_serverless.wiring"):
+        assert under(loaded, package) == [], f"the authorizer imports {package}"
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param("dead_letter", id="dead-letter"),
+        pytest.param("sweeper", id="sweeper"),
+        pytest.param("worker", id="worker"),
+        pytest.param("push_delivery", id="push-delivery"),
+        pytest.param("push_dispatcher", id="push-dispatcher"),
+    ],
+)
+def test_event_functions_do_not_load_the_http_app(function: str) -> None:
+    # Given a function driven by SQS, a stream or a schedule, when a cold start imports it
+    loaded = loaded_by(f"a2a_serverless.functions.{function}")
+
+    # Then the API's app (Starlette under mangum, the method table) is not loaded with it
+    assert f"a2a_serverless.functions.{function}" in loaded
+    for package in HTTP_CORE:
+        assert under(loaded, package) == [], f"{function} imports {package}"
