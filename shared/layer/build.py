@@ -180,7 +180,7 @@ def _platform_options(architecture: str) -> list[str]:
 
 def _pip(*args: str) -> None:
     quiet = ("--quiet", "--disable-pip-version-check", "--root-user-action=ignore")
-    result = subprocess.run([sys.executable, "-m", "pip", *args, *quiet], check=False)  # noqa: S603 - our arguments
+    result = subprocess.run([sys.executable, "-m", "pip", *args, *quiet], check=False)  # our arguments only
     if result.returncode != 0:
         raise BuildError(f"pip {args[0]} failed (exit status {result.returncode}; its output is above)")
 
