@@ -17,7 +17,7 @@ interpreter with PEP 552's unchecked-hash invalidation: a layer that ships bytec
 build makes one.
 
     .venv/bin/python bench/lambda_import_times.py [--build LABEL=DIR ...] [--compiled-preview LABEL] \\
-        [--runs 5] [--json out.json]
+        [--function NAME ...] [--runs 5] [--json out.json]
 
 ``--build`` names a ``sam build`` output of this machine's architecture (default: ``.aws-sam/build``);
 given several times, their functions are measured side by side.
@@ -190,6 +190,13 @@ def main() -> None:
     parser.add_argument(
         "--reference-dir", type=Path, help="where the reference stack is installed (kept for the next run)"
     )
+    parser.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="measure only this function of the template (e.g. AuthorizerFunction; repeat for several)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     builds = dict(_labelled(b) for b in args.build or [f"as built={ROOT / '.aws-sam' / 'build'}"])
@@ -216,6 +223,7 @@ def main() -> None:
             (name, variant): Target(f"{name} [{variant}]", statement, layer, code)
             for variant, (build_dir, layer) in layers.items()
             for name, statement, code in built_functions(build_dir)
+            if not args.function or name.split(" ")[0] in args.function
         }
         targets += [functions[key] for key in sorted(functions)]  # each function's variants together
         samples: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
