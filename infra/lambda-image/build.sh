@@ -12,7 +12,8 @@
 # too (the base image `sam local` looks for; with --skip-pull-image it uses it as it is) unless that
 # tag holds another image (AWS's own, pulled by the user: it is kept, and SAM uses it).
 #
-# Environment: ARCH (x86_64 or arm64; default x86_64; arm64 needs qemu-user-static on an x86_64 host),
+# Environment: ARCH (x86_64 or arm64; default x86_64; the other architecture runs under Debian's
+# qemu-user-static, installed when missing, and takes minutes more),
 # PYTHON (any Python >= 3.9 with pip, used to fetch the wheels; default python3), RIE (the emulator
 # binary; default: the one in .venv-sam's SAM CLI), DEBIAN_MIRROR (default: the Debian archive apt
 # uses here, read from /etc/apt/sources.list*). debootstrap and chroot need root: sudo is used
@@ -30,8 +31,8 @@ LABEL=a2a-serverless.lambda-image.recipe
 
 ARCH=${ARCH:-x86_64}
 case $ARCH in
-    x86_64) DEB_ARCH=amd64 PIP_PLATFORM=manylinux2014_x86_64 ;;
-    arm64) DEB_ARCH=arm64 PIP_PLATFORM=manylinux2014_aarch64 ;;
+    x86_64) DEB_ARCH=amd64 QEMU_ARCH=x86_64 PIP_PLATFORM=manylinux2014_x86_64 ;;
+    arm64) DEB_ARCH=arm64 QEMU_ARCH=aarch64 PIP_PLATFORM=manylinux2014_aarch64 ;;
     *) echo "build.sh: ARCH must be x86_64 or arm64, not $ARCH" >&2; exit 2 ;;
 esac
 OWN_TAG=a2a-serverless/lambda-python:3.13-$ARCH
@@ -39,6 +40,7 @@ SAM_TAG=public.ecr.aws/lambda/python:3.13-$ARCH
 PYTHON=${PYTHON:-python3}
 RIE=${RIE:-$(ls "$ROOT"/.venv-sam/lib/python3*/site-packages/samcli/local/rapid/aws-lambda-rie-"$ARCH" 2>/dev/null | head -1)}
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+WORK=${TMPDIR:-/tmp}/a2a-lambda-image-$ARCH
 
 say() { echo "==> lambda image: $*"; }
 
@@ -69,14 +71,18 @@ build() {
         echo "build.sh: no Debian archive in /etc/apt/sources.list*: set DEBIAN_MIRROR to one" >&2
         exit 1
     fi
-    command -v debootstrap > /dev/null || {
-        say "apt-get install debootstrap"
-        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap > /dev/null
-    }
-    work=$(mktemp -d "${TMPDIR:-/tmp}/lambda-image.XXXXXX")
-    # shellcheck disable=SC2064 # expand $work now
-    trap "$SUDO rm -rf '$work'" EXIT
+    command -v debootstrap > /dev/null || apt_install debootstrap
+    # Another architecture's binaries (debootstrap's second stage, compileall) run under qemu.
+    if [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ] && [ ! -e "/proc/sys/fs/binfmt_misc/qemu-$QEMU_ARCH" ]; then
+        apt_install qemu-user-static binfmt-support
+        $SUDO update-binfmts --enable "qemu-$QEMU_ARCH" > /dev/null
+    fi
+    # One work tree per architecture, removed when the build ends and before it starts: a build cut
+    # off (a timeout's SIGKILL runs no trap) leaves its tree, and perhaps debootstrap's /proc mount.
+    work=$WORK
+    remove_work
+    trap remove_work EXIT
+    mkdir -p "$work"
     rootfs=$work/rootfs
 
     say "debootstrap $DEBIAN_SUITE ($DEB_ARCH, minbase + python3.13)"
@@ -117,15 +123,54 @@ build() {
     env+=" LANG=C.UTF-8 TZ=:/etc/localtime LAMBDA_TASK_ROOT=/var/task LAMBDA_RUNTIME_DIR=/var/runtime"
     env+=" LD_LIBRARY_PATH=/var/lang/lib:/lib64:/usr/lib64:/var/runtime:/var/runtime/lib:/var/task:/var/task/lib:/opt/lib"
     $SUDO tar --numeric-owner -C "$rootfs" -cf - . | docker import \
-        $([ "$ARCH" = x86_64 ] || echo "--platform linux/$DEB_ARCH") \
         --change "ENV $env" \
         --change "LABEL $LABEL=$recipe" \
         --change "WORKDIR /var/task" \
         --change 'ENTRYPOINT ["/lambda-entrypoint.sh"]' \
         --message "Lambda-compatible Python 3.13 ($DEBIAN_SUITE, awslambdaric $AWSLAMBDARIC_VERSION)" \
         - "$OWN_TAG" > /dev/null
+    set_architecture "$OWN_TAG"
 }
 
+apt_install() {
+    say "apt-get install $*"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" > /dev/null
+}
+
+remove_work() { # unmount what debootstrap left mounted inside (deepest first), then remove, never across a mount
+    awk -v w="$WORK/" 'index($2, w) == 1 { print $2 }' /proc/mounts 2> /dev/null | sort -r \
+        | while read -r mount; do $SUDO umount -l "$mount"; done
+    $SUDO rm -rf --one-file-system "$WORK"
+}
+
+set_architecture() { # docker import records the engine's architecture: an arm64 image must say arm64
+    [ "$(docker image inspect --format '{{.Architecture}}' "$1")" = "$DEB_ARCH" ] && return
+    local saved=$WORK/saved old
+    mkdir -p "$saved"
+    old=$(docker image inspect --format '{{.Id}}' "$1")
+    docker save "$1" | tar -x -C "$saved"
+    "$PYTHON" - "$saved" "$DEB_ARCH" <<'EOF'
+import hashlib, json, pathlib, sys
+saved, architecture = pathlib.Path(sys.argv[1]), sys.argv[2]
+manifest = json.loads((saved / "manifest.json").read_text())
+config = json.loads((saved / manifest[0]["Config"]).read_text())
+config["architecture"] = architecture
+data = json.dumps(config).encode()
+(saved / manifest[0]["Config"]).unlink()
+manifest[0]["Config"] = hashlib.sha256(data).hexdigest() + ".json"
+(saved / manifest[0]["Config"]).write_bytes(data)
+(saved / "manifest.json").write_text(json.dumps(manifest))
+EOF
+    tar -C "$saved" -cf - . | docker load > /dev/null
+    docker rmi "$old" > /dev/null 2>&1 || true
+}
+
+# One build of an architecture at a time: a second waits, then finds the image up to date.
+if command -v flock > /dev/null; then
+    exec 9> "$WORK.lock"
+    flock 9
+fi
 if [ -z "${FORCE:-}" ] && [ "$(label_of "$OWN_TAG" || true)" = "$recipe" ]; then
     say "$OWN_TAG is up to date (recipe $recipe)"
 else
