@@ -16,15 +16,14 @@ The ``kid`` is the key's RFC 7638 JWK thumbprint: stable, and derived from the k
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from joserfc.jwk import RSAKey
 
 from ..aws import kms_client
 from ..config import ConfigError
@@ -39,20 +38,12 @@ ALGORITHM = "RS256"
 _KMS_RAW_LIMIT = 4096
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _uint(value: int) -> str:
-    return _b64(value.to_bytes((value.bit_length() + 7) // 8, "big"))
-
-
 def rsa_jwk(public_key: rsa.RSAPublicKey) -> Json:
-    """The key as a JWK for RS256 signatures, ``kid`` its RFC 7638 thumbprint (SHA-256)."""
-    numbers = public_key.public_numbers()
-    required = {"e": _uint(numbers.e), "kty": "RSA", "n": _uint(numbers.n)}
-    thumbprint = hashlib.sha256(json.dumps(required, separators=(",", ":"), sort_keys=True).encode()).digest()
-    return {**required, "kid": _b64(thumbprint), "alg": ALGORITHM, "use": "sig"}
+    """The key as a JWK for RS256 signatures, ``kid`` its RFC 7638 thumbprint (SHA-256), as the
+    push signing keys' (:mod:`a2a_serverless.push.signing`)."""
+    jwk = RSAKey.import_key(public_key, {"alg": ALGORITHM, "use": "sig"})
+    jwk.ensure_kid()
+    return dict(jwk.as_dict(private=False))
 
 
 class PemSigningKey:
@@ -62,20 +53,22 @@ class PemSigningKey:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._key: rsa.RSAPrivateKey | None = None
+        self._loaded: tuple[rsa.RSAPrivateKey, Json] | None = None
         self._lock = threading.Lock()
 
-    def _private(self) -> rsa.RSAPrivateKey:
+    def _load(self) -> tuple[rsa.RSAPrivateKey, Json]:
+        """The private key and its public JWK, read and made once."""
         with self._lock:
-            if self._key is None:
-                self._key = load_rsa_private_key(self._path)
-            return self._key
+            if self._loaded is None:
+                key = load_rsa_private_key(self._path)
+                self._loaded = key, rsa_jwk(key.public_key())
+            return self._loaded
 
     def public_jwk(self) -> Json:
-        return rsa_jwk(self._private().public_key())
+        return self._load()[1]
 
     def sign(self, signing_input: bytes) -> bytes:
-        return self._private().sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
+        return self._load()[0].sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
 
 
 def load_rsa_private_key(path: str) -> rsa.RSAPrivateKey:
