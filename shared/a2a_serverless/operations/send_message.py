@@ -61,7 +61,6 @@ from ..models import (
 )
 from ..mutation import mutate
 from ..ports import (
-    AcceptedMessage,
     BlobError,
     DuplicateMessage,
     ItemTooLarge,
@@ -191,6 +190,11 @@ def _resent(runtime: Runtime, scope: Scope, task_id: str, message: Message) -> t
     record = runtime.store.get_task(scope, task_id)
     if record is None:
         raise TaskNotFoundError(metadata={"taskId": task_id})
+    return _resend_of(record, message)
+
+
+def _resend_of(record: TaskRecord, message: Message) -> tuple[TaskRecord, bool, bool]:
+    """:func:`_resent`'s answer from the task's record as just read."""
     return record, record.pending_message_id == message.message_id, False
 
 
@@ -225,7 +229,7 @@ def _create_task(
             # response was lost and the retry found it: answer with that task. Or a reuse of the
             # messageId for another message: a new task under the reuse's own key, or refused.
             assert key is not None  # (no key, no duplicate)
-            if is_resend(AcceptedMessage(dup.task_id, dup.fingerprint), key, ""):
+            if is_resend(dup.accepted, key, ""):
                 return _resent(runtime, scope, dup.task_id, message)
             key = next_key(key, runtime.settings)
             continue
@@ -260,7 +264,7 @@ def _continue_task(
             # The task took the message, but the key exists: a re-send (the task asked again since),
             # or the messageId of another message, this task's or another's.
             assert key is not None
-            if is_resend(AcceptedMessage(dup.task_id, dup.fingerprint), key, message.task_id):
+            if is_resend(dup.accepted, key, message.task_id):
                 return _resent(runtime, scope, message.task_id, message)
             key = next_key(key, runtime.settings)
             continue
@@ -269,7 +273,7 @@ def _continue_task(
             return committed.record, True, True
         assert key is not None  # (the rule says "perhaps a re-send" only with a key)
         if _sent_before(runtime, scope, message.task_id, key):
-            return _resent(runtime, scope, message.task_id, message)
+            return _resend_of(committed.record, message)  # the task as just read: not read again
         refuse_message(committed.record)  # not this request's: a message the task cannot take now
 
 

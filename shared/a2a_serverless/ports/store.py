@@ -232,6 +232,11 @@ class DuplicateMessage(StoreError):
     def __str__(self) -> str:
         return f"message already accepted for task {self.task_id}"
 
+    @property
+    def accepted(self) -> AcceptedMessage:
+        """The key as stored."""
+        return AcceptedMessage(self.task_id, self.fingerprint)
+
 
 class ItemTooLarge(StoreError):
     """An event, or a snapshot the caller asked for, would exceed what one stored item may hold
