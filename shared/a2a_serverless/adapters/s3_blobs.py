@@ -96,12 +96,10 @@ def attachment(filename: str) -> str:
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
 
 
-def _made_name(key: str, media_type: str) -> str:
-    """A name for a part that has none: its digest (the key's last segment) and an extension
-    only a passive type gets."""
-    served = served_media_type(media_type).partition(";")[0]
-    extension = PASSIVE_MEDIA_TYPES[served] if served != OPAQUE_MEDIA_TYPE else ".bin"
-    return f"part-{key.rsplit('/', 1)[-1][:16]}{extension}"
+def _made_name(key: str, served_type: str) -> str:
+    """A name for a part that has none: its digest (the key's last segment) and the extension of
+    the type it is served as (:func:`served_media_type`: a passive type's own, else ``.bin``)."""
+    return f"part-{key.rsplit('/', 1)[-1][:16]}{PASSIVE_MEDIA_TYPES[served_type.partition(';')[0]]}"
 
 
 class S3BlobStore:
@@ -140,11 +138,12 @@ class S3BlobStore:
             raise BlobError(f"could not read stored part {key}: {_reason(exc)}") from exc
 
     def url(self, key: str, *, filename: str, media_type: str, expires_seconds: int) -> str | None:
+        served = served_media_type(media_type)
         params = {
             "Bucket": self._bucket,
             "Key": key,
-            "ResponseContentType": served_media_type(media_type),
-            "ResponseContentDisposition": attachment(filename or _made_name(key, media_type)),
+            "ResponseContentType": served,
+            "ResponseContentDisposition": attachment(filename or _made_name(key, served)),
         }
         try:
             return str(self.client.generate_presigned_url("get_object", Params=params, ExpiresIn=expires_seconds))
