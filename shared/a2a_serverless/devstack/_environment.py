@@ -9,10 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._template import FunctionEnvironment
 
-__all__ = ["FAKE_CREDENTIALS", "LOCAL_DEFAULTS", "REGION", "LocalEnvironment", "apply_environment"]
+if TYPE_CHECKING:
+    from boto3.session import Session
+
+__all__ = ["FAKE_CREDENTIALS", "LOCAL_DEFAULTS", "REGION", "LocalEnvironment", "apply_environment", "moto_session"]
 
 REGION = "us-east-1"
 
@@ -35,6 +39,20 @@ FAKE_CREDENTIALS: Mapping[str, str] = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_SESSION_TOKEN": "testing",
 }
+
+
+def moto_session(region: str | None = None) -> Session:
+    """A boto3 session for the local stack's moto: its fake credentials and ``region`` (default
+    :data:`REGION`), never the user's AWS credentials, which a local process has no business seeing.
+    Explicit settings: it works before (or without) :func:`apply_environment`."""
+    import boto3
+
+    return boto3.session.Session(
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=region or REGION,
+    )
+
 
 # Anything that could route a boto3 client past the local endpoint or to real credentials.
 _REMOVED_PREFIXES = ("AWS_ENDPOINT_URL_",)

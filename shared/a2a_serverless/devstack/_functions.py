@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Literal, cast, overload
 
-import boto3
 import uvicorn
 
 from ..transport.sse import end_streams
-from ._environment import FAKE_CREDENTIALS, REGION
+from ._environment import moto_session
 from ._imports import ImportPathError, import_object
 from ._template import (
     ScheduleEventSource,
@@ -97,13 +96,9 @@ def aws_client(service: Literal["sqs"], endpoint: str) -> SQSClient: ...
 @overload
 def aws_client(service: Literal["s3"], endpoint: str) -> S3Client: ...
 def aws_client(service: str, endpoint: str) -> DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client:
-    """A client of ``service`` on the stack's moto."""
-    # Explicit settings: these clients exist before the process environment is set.
-    session = boto3.session.Session(
-        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        region_name=REGION,
-    )
+    """A client of ``service`` on the stack's moto (these clients exist before the process
+    environment is set)."""
+    session = moto_session()
     # The stubs type client() per literal service name; the overloads above carry that through.
     client: DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client = session.client(  # type: ignore[call-overload]
         service, endpoint_url=endpoint

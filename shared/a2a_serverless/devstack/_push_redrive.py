@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ._command import fail, positive
 
@@ -104,26 +105,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _redrive_session(endpoint_url: str | None, region: str | None) -> Any:
     """A boto3 session; for a loopback endpoint (the local stack's moto), its fake credentials and
-    region: never the user's AWS credentials, which a local process has no business seeing."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
+    region (:func:`._environment.moto_session`)."""
     import boto3
 
-    host = urlsplit(endpoint_url).hostname if endpoint_url else None
-    try:
-        loopback = host == "localhost" or (host is not None and ipaddress.ip_address(host).is_loopback)
-    except ValueError:
-        loopback = False
-    if not loopback:
-        return boto3.session.Session(region_name=region)
-    from ._environment import FAKE_CREDENTIALS, REGION
+    from ._hosts import is_loopback
 
-    return boto3.session.Session(
-        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        region_name=region or REGION,
-    )
+    host = urlsplit(endpoint_url).hostname if endpoint_url else None
+    if host is not None and is_loopback(host):
+        from ._environment import moto_session
+
+        return moto_session(region)
+    return boto3.session.Session(region_name=region)
 
 
 def _say_moved(report: RedriveReport, *, dry_run: bool, limit: int | None) -> None:
