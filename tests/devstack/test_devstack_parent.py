@@ -9,12 +9,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from a2a_serverless.devstack._parent import stop_with_make
+from testkit.waiting import wait_until
+
+WAIT = 20.0
+"""Hang guard (seconds); never a measured expectation."""
 
 # Stands in for the stack: watches its parent as the dev command does, says when SIGTERM stopped it.
 _CHILD = textwrap.dedent(
@@ -37,15 +38,6 @@ _CHILD = textwrap.dedent(
 )
 
 
-def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -59,7 +51,7 @@ def _start_child(tmp_path: Path, launcher: list[str], env: dict[str, str]) -> tu
     script.write_text(_CHILD)
     out = tmp_path / "child.out"
     parent = subprocess.Popen([*launcher, str(script), str(out)], env=env, cwd=tmp_path, start_new_session=True)
-    _wait_for(lambda: out.exists() and "watching=" in out.read_text(), "the child to start")
+    wait_until(lambda: out.exists() and "watching=" in out.read_text(), "the child to start", within=WAIT)
     return parent, out
 
 
@@ -80,14 +72,16 @@ def test_the_stack_stops_when_make_is_killed(tmp_path: Path) -> None:
         start_new_session=True,
     )
     try:
-        _wait_for(lambda: out.exists() and "watching=True" in out.read_text(), "the stack to start under make")
+        wait_until(
+            lambda: out.exists() and "watching=True" in out.read_text(), "the stack to start under make", within=WAIT
+        )
         child = _child_pid(out)
         # When a script ends make with `kill` (SIGTERM)
         make.send_signal(signal.SIGTERM)
         make.wait(timeout=20)
         # Then the stack gets SIGTERM too, and exits
-        _wait_for(lambda: "stopped" in out.read_text(), "the stack to stop with make")
-        _wait_for(lambda: not _alive(child), "the stack's process to exit")
+        wait_until(lambda: "stopped" in out.read_text(), "the stack to stop with make", within=WAIT)
+        wait_until(lambda: not _alive(child), "the stack's process to exit", within=WAIT)
     finally:
         if make.poll() is None:
             make.kill()
@@ -105,7 +99,7 @@ def test_a_stack_not_started_by_make_outlives_its_parent(tmp_path: Path) -> None
         shell.kill()
         shell.wait(timeout=20)
         # Then nothing stops it: it is re-parented and keeps running (many polls of a watcher later)
-        _wait_for(lambda: _parent_of(child) != shell.pid, "the child to be re-parented")
+        wait_until(lambda: _parent_of(child) != shell.pid, "the child to be re-parented", within=WAIT)
         time.sleep(0.5)
         assert _alive(child)
         assert "stopped" not in out.read_text()

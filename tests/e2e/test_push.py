@@ -37,6 +37,7 @@ from httpx_sse import aconnect_sse
 
 from a2a_serverless.push.redrive import deliveries_pending, read_dead_letters
 from a2a_serverless.push.verify import JwksCache
+from testkit.waiting import wait_until
 
 if TYPE_CHECKING:
     from conftest import ReceivedRequest, WebhookReceiver  # tests/conftest.py
@@ -302,11 +303,9 @@ async def _until_deliveries_done(stack: StackProcess, within: float = 60.0) -> N
     """Until nothing is left on the delivery queue: none pending, in flight or delayed."""
     endpoint, queue_url, _ = _redrive_urls(stack)
     sqs = _sqs(endpoint)
-    for _ in range(int(within / 0.25)):  # a hang guard
-        if deliveries_pending(sqs, queue_url) == 0:
-            return
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"deliveries still pending after {within}s")
+    await asyncio.to_thread(
+        wait_until, lambda: deliveries_pending(sqs, queue_url) == 0, "the deliveries done", within=within, every=0.25
+    )
 
 
 async def _until_dead_lettered(base_url: str, stack: StackProcess, task_id: str, within: float = 60.0) -> int:
@@ -315,7 +314,8 @@ async def _until_dead_lettered(base_url: str, stack: StackProcess, task_id: str,
     endpoint, queue_url, dead_letter_url = _redrive_urls(stack)
     log = set(range(1, await asyncio.wait_for(_last_event_id(base_url, task_id), within) + 1))
     sqs = _sqs(endpoint)
-    for _ in range(int(within / 0.25)):  # a hang guard
+
+    def all_dead_lettered() -> bool:
         letters = read_dead_letters(sqs, dead_letter_url, long_poll_seconds=0).letters
         covered = {
             seq
@@ -323,10 +323,12 @@ async def _until_dead_lettered(base_url: str, stack: StackProcess, task_id: str,
             if letter.item is not None and letter.item.task_id == task_id
             for seq in range(letter.item.from_seq, letter.item.up_to_seq + 1)
         }
-        if covered >= log and deliveries_pending(sqs, queue_url) == 0:
-            return _dead_letter_count(endpoint, dead_letter_url)
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"the task's events were not all dead-lettered within {within}s")
+        return covered >= log and deliveries_pending(sqs, queue_url) == 0
+
+    await asyncio.to_thread(
+        wait_until, all_dead_lettered, "the task's events all dead-lettered", within=within, every=0.25
+    )
+    return _dead_letter_count(endpoint, dead_letter_url)
 
 
 async def _last_event_id(base_url: str, task_id: str) -> int:
