@@ -1,4 +1,5 @@
-"""``a2a-serverless dev`` refuses a bad executor before starting anything."""
+"""``a2a-serverless dev`` refuses a bad executor before starting anything; ``push-redrive`` says what
+went wrong in one line, and signs for the local stack with its test key."""
 
 from __future__ import annotations
 
@@ -9,9 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from a2a_serverless.devstack import cli, stack
 from a2a_serverless.devstack._command import command_line
+from testkit.served import served
 
 
 @pytest.fixture
@@ -80,6 +86,8 @@ def test_the_environments_executor_is_checked_too(
         pytest.param(["dev", "--workers", "0"], id="no-workers"),
         pytest.param(["dev", "--port", "70000"], id="bad-port"),
         pytest.param([], id="no-command"),
+        pytest.param(["push-redrive", "--endpoint-url", "localhost:4566"], id="endpoint-without-scheme"),
+        pytest.param(["push-redrive", "--endpoint-url", "http://[::1:4566"], id="endpoint-malformed"),
     ],
 )
 def test_bad_arguments_exit_2(args: list[str]) -> None:
@@ -193,3 +201,42 @@ def test_a_printed_command_runs_from_the_shell_that_started_it(
     # When a command line is printed for it, Then it names the command as that shell can run it
     line = command_line("push-redrive", "--queue-url", "http://127.0.0.1:1/q one")
     assert line.split(" ", 1) == [" ".join(head), "push-redrive --queue-url 'http://127.0.0.1:1/q one'"]
+
+
+def test_push_redrive_signs_for_the_local_stack_with_its_test_key_never_yours(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given your own AWS credentials in the environment, and a stand-in for the local stack's moto
+    # on a loopback address that records how each request was signed
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAYOURSYOURSYOURS")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "your-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    signed: list[str] = []
+
+    async def sqs(request: Request) -> Response:
+        signed.append(request.headers.get("authorization", ""))
+        return JSONResponse({"__type": "AWS.SimpleQueueService.NonExistentQueue", "message": "no such queue"}, 400)
+
+    with served(Starlette(routes=[Route("/", sqs, methods=["POST"])])) as endpoint:
+        # When push-redrive is pointed at it
+        code = cli.main(["push-redrive", "--endpoint-url", endpoint, "--queue-url", "q", "--dead-letter-url", "d"])
+
+    # Then it signed with the local stack's test key and region, and said the error in one line
+    assert signed
+    assert all("Credential=testing/" in header and "/us-east-1/sqs/" in header for header in signed), signed
+    assert code == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("a2a-serverless push-redrive: error: ")
+
+
+def test_push_redrive_with_a_profile_that_does_not_exist_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+
+    code = cli.main(["push-redrive", "--queue-url", "q", "--dead-letter-url", "d"])
+
+    assert code == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "a2a-serverless push-redrive: error: The config profile (no-such-profile) could not be found"
+    ]

@@ -37,6 +37,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     redrive.add_argument("--dead-letter-url", help="the push dead-letter queue (output PushDeadLetterQueueUrl)")
     redrive.add_argument(
         "--endpoint-url",
+        type=_endpoint,
         help="an SQS endpoint other than AWS's (the local stack prints it); a loopback one is the local stack's "
         "moto, reached with its test credentials and region, never yours",
     )
@@ -65,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     from a2a_serverless.push.redrive import follow, redrive
 
-    session = _redrive_session(args.endpoint_url, args.region)
     try:
+        session = _redrive_session(args.endpoint_url, args.region)  # a profile that does not exist raises
         queue_url, dead_letter_url = args.queue_url, args.dead_letter_url
         if args.stack:
             outputs = _stack_outputs(session, args.stack)
@@ -101,6 +102,17 @@ def run(args: argparse.Namespace) -> int:
         f"queue, not redriven again), still pending {counts['pending']}\n"
     )
     return 0
+
+
+def _endpoint(value: str) -> str:
+    try:
+        parts = urlsplit(value)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed IPv6 literal
+        usable = False
+    if not usable:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an http(s) URL")
+    return value
 
 
 def _redrive_session(endpoint_url: str | None, region: str | None) -> Any:
