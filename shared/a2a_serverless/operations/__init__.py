@@ -4,7 +4,7 @@ No HTTP and no boto3 here: transports parse and render, ports store and queue. T
 (:mod:`a2a_serverless.methods`) maps each A2A method to its function.
 """
 
-from ._context import CallContext, resolve_scope
+from ._context import IDEMPOTENCY_KEY_HEADER, CallContext, resolve_scope
 from .cancel_task import cancel_task
 from .extended_card import get_extended_card
 from .get_task import get_task
@@ -14,6 +14,7 @@ from .send_message import send_message
 from .streaming import EventStream, open_message_stream, open_subscription
 
 __all__ = [
+    "IDEMPOTENCY_KEY_HEADER",
     "CallContext",
     "EventStream",
     "cancel_task",

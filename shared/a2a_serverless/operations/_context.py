@@ -11,6 +11,7 @@ from ..runtime import Runtime
 from ..versions import CURRENT, ProtocolVersion
 
 __all__ = [
+    "IDEMPOTENCY_KEY_HEADER",
     "MAX_ID_LENGTH",
     "RESERVED_TENANT",
     "CallContext",
@@ -35,6 +36,11 @@ def check_id_length(field: str, value: str) -> None:
     """InvalidParams naming ``field`` when ``value`` is longer than an id may be."""
     if id_too_long(value):
         raise InvalidParamsError(violations=[FieldViolation(field, f"must be at most {MAX_ID_LENGTH} bytes (UTF-8)")])
+
+
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+"""The request header that keys a SendMessage instead of its messageId (:mod:`._send_keys`): 1 to
+:data:`MAX_ID_LENGTH` printable ASCII characters, since it is part of a DynamoDB key as an id is."""
 
 
 RESERVED_TENANT = "v1"

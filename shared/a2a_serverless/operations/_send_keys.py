@@ -25,9 +25,9 @@ from ..config import Settings
 from ..errors import FieldViolation, InvalidParamsError
 from ..models import SendMessageConfiguration, SendMessageRequest
 from ..ports import AcceptedMessage, KeyKind, SendKey
+from ._context import IDEMPOTENCY_KEY_HEADER, MAX_ID_LENGTH
 
 __all__ = [
-    "IDEMPOTENCY_KEY_HEADER",
     "is_resend",
     "log_accepted",
     "next_key",
@@ -52,10 +52,6 @@ def request_fingerprint(request: SendMessageRequest) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
-_MAX_HEADER_KEY_BYTES = 256  # as an id: it is part of a DynamoDB key
-
-
 def send_key(request: SendMessageRequest, settings: Settings, header: str | None = None) -> SendKey | None:
     """The key this request writes: its ``Idempotency-Key`` header's (``header``, as sent), else its
     messageId's, or none when messageIds are not de-duplicated."""
@@ -68,14 +64,15 @@ def send_key(request: SendMessageRequest, settings: Settings, header: str | None
 
 def _header_key(raw: str) -> str:
     """The header's key: a token, or a Structured Fields string (the IETF draft's form, quoted),
-    of 1 to 256 printable ASCII characters; InvalidParams naming the header otherwise."""
+    of 1 to :data:`MAX_ID_LENGTH` printable ASCII characters; InvalidParams naming the header otherwise."""
     value = raw.strip()
     if len(value) >= 2 and value[0] == value[-1] == '"':
         value = value[1:-1]
-    if not value or len(value) > _MAX_HEADER_KEY_BYTES or not all(" " <= c <= "~" for c in value):
+    if not value or len(value) > MAX_ID_LENGTH or not all(" " <= c <= "~" for c in value):
+        rule = f"1 to {MAX_ID_LENGTH} printable ASCII characters"
         raise InvalidParamsError(
-            f"The {IDEMPOTENCY_KEY_HEADER} header must be 1 to {_MAX_HEADER_KEY_BYTES} printable ASCII characters",
-            violations=[FieldViolation(IDEMPOTENCY_KEY_HEADER, "must be 1 to 256 printable ASCII characters")],
+            f"The {IDEMPOTENCY_KEY_HEADER} header must be {rule}",
+            violations=[FieldViolation(IDEMPOTENCY_KEY_HEADER, f"must be {rule}")],
         )
     return value
 

@@ -20,7 +20,7 @@ from ..errors import (
     VersionNotSupportedError,
 )
 from ..json_types import Json, JsonValue
-from ..operations import CallContext
+from ..operations import IDEMPOTENCY_KEY_HEADER, CallContext
 from ..runtime import Runtime
 from ..versions import SUPPORTED, ProtocolVersion
 
@@ -306,5 +306,5 @@ def call_context(
         extensions=extensions,
         base_url=base_url(request, runtime),
         last_event_id=last_event_id,
-        idempotency_key=request.headers.get("idempotency-key"),
+        idempotency_key=request.headers.get(IDEMPOTENCY_KEY_HEADER),
     )

@@ -29,7 +29,7 @@ from pydantic_core import core_schema
 from ..json_types import Json
 from ..methods import METHODS, MethodInfo, RestRoute
 from ..models import ProtoModel, SendMessageRequest, StreamResponse
-from ..operations._context import MAX_ID_LENGTH, RESERVED_TENANT
+from ..operations._context import IDEMPOTENCY_KEY_HEADER, MAX_ID_LENGTH, RESERVED_TENANT
 from ..versions import CURRENT
 from .rest import REST_MEDIA_TYPE, TENANT_PREFIX
 
@@ -101,13 +101,13 @@ def _operation(method: MethodInfo, route: RestRoute, prefix: str, components: Js
     if method.request is SendMessageRequest:
         parameters.append(
             {
-                "name": "Idempotency-Key",
+                "name": IDEMPOTENCY_KEY_HEADER,
                 "in": "header",
                 "required": False,
                 "description": "Ahead of the A2A specification (a2aproject/A2A issue 1987): a retry of this "
                 "request under the same key answers with the first one's task and runs nothing (a stream "
                 "resumes its events); another request under it is refused. Per caller; expires with the task.",
-                "schema": {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[ -~]+$"},
+                "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": "^[ -~]+$"},
             }
         )
     spec: Json = {"operationId": operation_id, "tags": [method.name], "parameters": parameters}
