@@ -329,6 +329,65 @@ async def test_dead_letters_need_the_a2a_credential_and_are_the_caller_s_own(que
     assert sorted(DeliveryItem.from_json(m["Body"]).owner for m in queued) == ["alice", "alice"]
 
 
+@pytest.mark.asyncio
+async def test_a_dead_letter_queue_that_does_not_answer_is_told_not_a_500(queues: tuple[Any, str, str]) -> None:
+    # Given a stack whose dead-letter queue is gone (deleted, or moto not answering)
+    sqs, queue, dead = queues
+    sqs.delete_queue(QueueUrl=dead)
+    runtime = build_runtime(Settings(store="memory", push_queue_url=queue, push_dead_letter_queue_url=dead))
+    app = with_console(create_app(runtime), lambda: runtime, sqs=lambda: sqs)
+    async with _client(app) as client:
+        # When the console reads the dead letters, redrives them, or follows a redrive
+        answers = [
+            await client.get("/_console/api/dead-letters", headers=CONSOLE),
+            await client.post("/_console/api/dead-letters:redrive", headers=CONSOLE),
+            await client.post(
+                "/_console/api/dead-letters:redrive-outcomes",
+                headers=CONSOLE,
+                json={"redriveId": "r1", "moved": [{"taskId": "t", "configId": "c", "upToSeq": 1}]},
+            ),
+        ]
+    runtime.queue.shutdown()  # type: ignore[attr-defined]
+    # Then each answer is a 502 with an error the page shows, naming what SQS said
+    for answer in answers:
+        assert answer.status_code == 502, answer.text
+        assert "NonExistentQueue" in answer.json()["error"]
+
+
+@pytest.mark.asyncio
+async def test_a_redrive_s_outcomes_refuse_numbers_no_sequence_can_be(queues: tuple[Any, str, str]) -> None:
+    sqs, queue, dead = queues
+    runtime = build_runtime(Settings(store="memory", push_queue_url=queue, push_dead_letter_queue_url=dead))
+    app = with_console(create_app(runtime), lambda: runtime, sqs=lambda: sqs)
+    body = b'{"redriveId": "r1", "moved": [{"taskId": "t", "configId": "c", "upToSeq": 1e400}]}'
+    async with _client(app) as client:
+        answer = await client.post(
+            "/_console/api/dead-letters:redrive-outcomes",
+            headers={**CONSOLE, "Content-Type": "application/json"},
+            content=body,
+        )
+    runtime.queue.shutdown()  # type: ignore[attr-defined]
+    assert answer.status_code == 400, answer.text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param("http://127.0.0.1:99999/", id="a-port-beyond-tcp"),
+        pytest.param("http://127.0.0.1:0/", id="port-zero"),
+        pytest.param(f"http://{'a' * 64}.example:4566/", id="a-name-no-dns-label-holds-on-moto-s-port"),
+    ],
+)
+async def test_the_proxy_refuses_a_target_no_connection_can_reach(
+    client: httpx.AsyncClient, target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")  # the local stack's moto
+    answer = await client.post("/_console/api/proxy", headers={**CONSOLE, "X-A2A-Target": target})
+    assert answer.status_code == 403, answer.text
+    assert answer.json()["error"].startswith(("the proxy does not go to", "no A2A agent card found"))
+
+
 async def _send_with_webhook(client: httpx.AsyncClient, text: str, url: str) -> dict[str, Any]:
     body = {
         "jsonrpc": "2.0",

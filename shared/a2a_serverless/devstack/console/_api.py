@@ -14,11 +14,13 @@ other origin. The events and attempts are read in the caller's own scope, as A2A
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import BotoCoreError, ClientError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -45,6 +47,8 @@ ATTEMPTS_SHOWN = 500
 """A task's most recent delivery attempts the timeline gets (older ones are counted, not sent)."""
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+
+_log = logging.getLogger(__name__)
 
 
 def _json(body: JsonValue, status_code: int = 200) -> JSONResponse:
@@ -95,7 +99,8 @@ Answer = Callable[[Runtime, Scope, _Call], tuple[JsonValue, int]]
 
 def _scoped(get_runtime: Callable[[], Runtime], answer: Answer) -> Endpoint:
     """A dev endpoint answered in the caller's scope (401 for an unauthenticated caller), in a thread
-    (store and queue calls block; the API's event loop serves streams)."""
+    (store and queue calls block; the API's event loop serves streams). A store or queue that does
+    not answer (moto stopped, a queue deleted) is a 502 the page can show, not a 500."""
 
     async def endpoint(request: Request) -> Response:
         runtime = get_runtime()
@@ -109,7 +114,16 @@ def _scoped(get_runtime: Callable[[], Runtime], answer: Answer) -> Endpoint:
             except ValueError:
                 return _json({"error": "the body is not JSON"}, 400)
         call = _Call({k: str(v) for k, v in request.path_params.items()}, body)
-        result, status = await run_in_threadpool(answer, runtime, scope, call)
+        try:
+            result, status = await run_in_threadpool(answer, runtime, scope, call)
+        except (BotoCoreError, ClientError) as exc:
+            _log.warning("console API %s: AWS call failed", request.url.path, exc_info=True)
+            what = (
+                f"{exc.operation_name}: {exc.response.get('Error', {}).get('Code')}"
+                if isinstance(exc, ClientError)
+                else type(exc).__name__
+            )
+            return _json({"error": f"an AWS call of the local stack failed ({what})"}, 502)
         return _json(result, status)
 
     return endpoint
@@ -296,7 +310,7 @@ def _moved_items(body: JsonValue, scope: Scope) -> tuple[str, list[DeliveryItem]
                     redrive=redrive_id,
                 )
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: int(1e400)
             return None
     return redrive_id, items
 

@@ -116,7 +116,7 @@ async def _on_this_machine(host: str) -> bool:
         return literal
     try:
         found = await asyncio.get_running_loop().getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except OSError:
+    except (OSError, UnicodeError):  # UnicodeError: a name no DNS label can hold (IDNA)
         return False
     return any(reaches_this_machine(str(info[4][0])) for info in found)
 
@@ -126,10 +126,13 @@ async def _check_hop(request: httpx.Request) -> None:
     url = request.url
     if url.scheme not in _DEFAULT_PORTS:
         raise ProxyRefused(f"the proxy speaks http(s) only, not {url.scheme}")
+    port = _DEFAULT_PORTS[url.scheme] if url.port is None else url.port
+    if not 0 < port < 1 << 16:  # httpx takes any number; connect() would raise OverflowError
+        raise ProxyRefused(f"{port} is not a TCP port")
     if url.path.lower().startswith(_MOTO_API):
         raise ProxyRefused("moto's admin routes (/moto-api) are not an agent's")
     moto = _moto_port()
-    if moto is not None and (url.port or _DEFAULT_PORTS[url.scheme]) == moto and await _on_this_machine(url.host):
+    if moto is not None and port == moto and await _on_this_machine(url.host):
         raise ProxyRefused("the local stack's moto (its AWS_ENDPOINT_URL) is not an agent")
 
 
