@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,20 +15,13 @@ import pytest
 
 from a2a_serverless.adapters import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.models import (
-    AuthenticationInfo,
-    StreamResponse,
-    Task,
-    TaskPushNotificationConfig,
-    TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
-)
-from a2a_serverless.ports import Scope, TaskRecord
+from a2a_serverless.models import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_serverless.ports import Scope
 from a2a_serverless.push.attempts import ATTEMPT_LOG_VARIABLE, Attempt, AttemptLog, read_attempts
 from a2a_serverless.push.delivery import DeliveryItem, deliver
 from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.push.signing import MemoryKeySource, NotificationSigner
+from testkit.tasks import a_task_with_events
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
@@ -40,18 +32,9 @@ SECRETS = ("sekrit-token", "sekrit-credentials", "sekrit-query")
 
 @pytest.fixture
 def store() -> MemoryTaskStore:
-    task = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
     store = MemoryTaskStore()
-    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)])
-    update = TaskStatusUpdateEvent(task_id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
-    store.commit(record, [StreamResponse(status_update=update)])
+    a_task_with_events(store, SCOPE, 2)
     return store
-
-
-@pytest.fixture
-def sender() -> Iterator[WebhookSender]:
-    with WebhookSender(timeout=2.0, allow_private=True) as s:
-        yield s
 
 
 def _config(store: MemoryTaskStore, receiver: WebhookReceiver) -> None:

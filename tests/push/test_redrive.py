@@ -20,20 +20,14 @@ from a2a_serverless.devstack.pollers import SqsPoller, running
 from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.functions import push_delivery
 from a2a_serverless.lambda_.push import reset_push_services
-from a2a_serverless.models import (
-    StreamResponse,
-    Task,
-    TaskPushNotificationConfig,
-    TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
-)
-from a2a_serverless.ports import Scope, TaskRecord, TaskStore
+from a2a_serverless.models import TaskPushNotificationConfig
+from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.redrive import Outcome, deliveries_pending, follow, read_dead_letters, redrive
 from a2a_serverless.wiring import get_runtime, reset_runtime
 from testkit.aws import moto_clients
+from testkit.tasks import a_task_with_events
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
@@ -207,14 +201,9 @@ def delivery(queues: Queues, monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskSt
 
 
 def a_task_with_a_webhook(store: TaskStore, receiver: WebhookReceiver, events: int) -> None:
-    task = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
-    config = TaskPushNotificationConfig(id="p1", url=f"{receiver.url}/hook")
-    record = store.create_task(TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], push_config=config)
-    for n in range(2, events + 1):
-        update = TaskStatusUpdateEvent(
-            task_id="t1", context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING), metadata={"n": n}
-        )
-        record = store.commit(record, [StreamResponse(status_update=update)])
+    a_task_with_events(
+        store, ALICE, events, push_config=TaskPushNotificationConfig(id="p1", url=f"{receiver.url}/hook")
+    )
 
 
 def until_settled(queues: Queues, dead_letters: int) -> None:
