@@ -114,15 +114,15 @@ def shipped(install: list[dict[str, Any]]) -> list[str]:
     """The requirements to install, pinned to the files pip resolved: every distribution of pip's
     report that the requested ones need (with the extras they ask for), except through one the
     runtime carries."""
-    items = {_name(item["metadata"]["name"]): item for item in install}
-    extras = {name: set(map(_name, item.get("requested_extras") or [])) for name, item in items.items()}
+    items = {normalized(item["metadata"]["name"]): item for item in install}
+    extras = {name: set(map(normalized, item.get("requested_extras") or [])) for name, item in items.items()}
     kept: set[str] = set()
     todo = [name for name, item in items.items() if item.get("requested")]
     while todo:
         name = todo.pop()
         kept.add(name)
         for requirement in items[name]["metadata"].get("requires_dist") or []:
-            dep, dep_extras, for_extras = _parse(requirement)
+            dep, dep_extras, for_extras = parse_requirement(requirement)
             if dep in RUNTIME_PROVIDED or dep not in items or (for_extras and not for_extras & extras[name]):
                 continue
             if dep not in kept or not dep_extras <= extras[dep]:
@@ -197,21 +197,21 @@ def _remove(root: Path, relative: str) -> None:
             record.write_text("".join(kept), encoding="utf-8")
 
 
-def _name(name: str) -> str:
+def normalized(name: str) -> str:
     """A distribution's or an extra's normalized name (PEP 503, PEP 685)."""
     return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
 
-def _parse(requirement: str) -> tuple[str, set[str], set[str]]:
+def parse_requirement(requirement: str) -> tuple[str, set[str], set[str]]:
     """A Requires-Dist line: the distribution, the extras it asks of it, and the extras of the
     dependent it is for (empty: always)."""
     match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?", requirement)
     if match is None:
         raise BuildError(f"cannot read the requirement {requirement!r}")
-    asked = {_name(e) for e in (match.group(2) or "").split(",") if e.strip()}
+    asked = {normalized(e) for e in (match.group(2) or "").split(",") if e.strip()}
     marker = requirement.partition(";")[2]
-    for_extras = {_name(e) for e in re.findall(r"""\bextra\s*==\s*['"]([^'"]+)['"]""", marker)}
-    return _name(match.group(1)), asked, for_extras
+    for_extras = {normalized(e) for e in re.findall(r"""\bextra\s*==\s*['"]([^'"]+)['"]""", marker)}
+    return normalized(match.group(1)), asked, for_extras
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import ast
 import email
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..json_types import Json, JsonValue
+from .kit.layer import build as layer_build
 from .project import ProjectError, python_for_sam
 from .resources import load_template
 
@@ -36,16 +36,15 @@ __all__ = ["LayerReport", "check_build", "main", "runtime_python"]
 
 UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024  # Lambda: function code and all its layers, unzipped
 
-RUNTIME_PROVIDED = frozenset({"boto3", "botocore"})
-"""What the Lambda runtime carries (and the layer leaves out, shared/layer/build.py)."""
-
-NOT_SHIPPED = ("a2a_serverless/devstack",)
-"""The kit's local stack (moto fixes, the console): it never runs on Lambda."""
+# What the layer leaves out (what the Lambda runtime carries; the kit's local stack and console
+# scripts), and the wheels' machine names per architecture, are the layer build's own
+# (shared/layer/build.py, shipped beside the kit's template as kit/layer/build.py).
+RUNTIME_PROVIDED: frozenset[str] = layer_build.RUNTIME_PROVIDED
+NOT_SHIPPED: tuple[str, ...] = layer_build.NOT_SHIPPED
+MACHINES: dict[str, str] = layer_build.ARCHITECTURES
 
 TOOLS = frozenset({"moto", "pytest", "hypothesis", "aws-durable-execution-sdk-python-testing", "schemathesis"})
 """Distributions of the local stack and the tests: never in a layer."""
-
-MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
 
 # Run by the runtime's Python: every module under argv[1] must have bytecode in __pycache__ for this
 # interpreter, hash-based and unchecked (PEP 552 flags 0b01), of the module's current source.
@@ -136,22 +135,18 @@ def _handler_problem(code_dir: Path, layers: list[Path], handler: str) -> str | 
     return None if attr in names else f"{module} defines no {attr}"
 
 
-def _name(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _requirement_names(requirements: Path) -> list[str]:
     names = []
     for line in requirements.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
         if line and not line.startswith("-"):  # an option (--find-links .), not a requirement
-            names.append(re.split(r"[<>=!~\[; @]", line, maxsplit=1)[0])
+            names.append(layer_build.parse_requirement(line)[0])
     return names
 
 
 def _distributions(python: Path) -> dict[str, Path]:
     """The layer's installed distributions: normalized name -> its .dist-info directory."""
-    return {_name(p.name.split("-")[0]): p for p in python.glob("*.dist-info")}
+    return {layer_build.normalized(p.name.split("-")[0]): p for p in python.glob("*.dist-info")}
 
 
 def _kit_requirements(installed: dict[str, Path]) -> list[str]:
@@ -161,12 +156,8 @@ def _kit_requirements(installed: dict[str, Path]) -> list[str]:
     if kit is None or not (kit / "METADATA").is_file():
         return []
     metadata = email.message_from_string((kit / "METADATA").read_text(encoding="utf-8"))
-    names = [
-        re.split(r"[<>=!~\[; @(]", r.strip(), maxsplit=1)[0]
-        for r in metadata.get_all("Requires-Dist") or []
-        if "extra ==" not in r.partition(";")[2]
-    ]
-    return [n for n in names if _name(n) not in RUNTIME_PROVIDED]
+    requirements = [layer_build.parse_requirement(r) for r in metadata.get_all("Requires-Dist") or []]
+    return [name for name, _, for_extras in requirements if not for_extras and name not in RUNTIME_PROVIDED]
 
 
 def _layer_problems(python: Path, architecture: str | None, requirements: Path | None) -> list[str]:
@@ -179,7 +170,7 @@ def _layer_problems(python: Path, architecture: str | None, requirements: Path |
     wanted = [(n, "the kit's dependency") for n in _kit_requirements(installed)]
     if requirements is not None:
         wanted += [(n, str(requirements)) for n in _requirement_names(requirements)]
-    problems += [f"{n} ({source}) is not installed in the layer" for n, source in wanted if _name(n) not in installed]
+    problems += [f"{n} ({source}) is not installed in the layer" for n, source in wanted if n not in installed]
     problems += [f"{path} is in the layer: it never runs on Lambda" for path in NOT_SHIPPED if (python / path).exists()]
     problems += [
         f"{name} is in the layer: a tool of the tests or the local stack" for name in sorted(TOOLS & installed.keys())
