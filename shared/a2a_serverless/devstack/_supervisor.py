@@ -64,8 +64,8 @@ class _Child:
     process: subprocess.Popen[str] | None = None
     started: float = 0.0
     ready: threading.Event = field(default_factory=threading.Event)
-    has_run: bool = False
-    """It once wrote ``ready_text``: a death after that is restarted, one before stops the stack."""
+    """Set once any of its processes wrote ``ready_text``, never cleared: a death after that is
+    restarted, one before stops the stack."""
     crashes_in_a_row: int = 0
     restart_at: float | None = None
 
@@ -82,7 +82,6 @@ def run_processes(
     *,
     save: Callable[[], None] | None,
     log_format: LogFormat,
-    ready_line: str,
     api: ApiSpec,
     functions: list[FunctionSpec],
 ) -> int:
@@ -99,7 +98,6 @@ def run_processes(
     def start(child: _Child) -> None:
         if child.process is not None and child.process.stdin is not None:
             child.process.stdin.close()
-        child.ready = threading.Event()
         child.process = subprocess.Popen(
             child.command,
             stdin=subprocess.PIPE,
@@ -135,8 +133,7 @@ def run_processes(
                     if time.monotonic() >= child.restart_at:
                         start(child)
                 elif (code := child.popen.poll()) is not None:
-                    child.has_run = child.has_run or child.ready.is_set()
-                    if child.ready_text is None or not child.has_run:
+                    if child.ready_text is None or not child.ready.is_set():
                         _log.error("a process of the stack stopped: %s (%s)", child.name, _how(code))
                         return 1
                     moto.end_waits()  # its long polls would take messages for nobody

@@ -211,7 +211,6 @@ def run(
                 moto,
                 save=partial(save_logged, options.state_dir, resources, clients) if options.state_dir else None,
                 log_format=options.log_format,
-                ready_line=ready_line,
                 api=ApiSpec(
                     fd=sock.fileno(),
                     host=options.host,
