@@ -27,6 +27,7 @@ from typing import Any, NoReturn, Protocol
 import httpx
 import pytest
 
+from a2a_serverless.devstack.build_check import runtime_python
 from a2a_serverless.devstack.resources import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,20 +88,11 @@ class SamBuild:
         return properties["Handler"], self.directory / properties["CodeUri"]
 
 
-def _python313() -> Path | None:
-    """pyenv's own Python 3.13 (not its shim, which runs whichever version pyenv selected), else
-    python3.13 on PATH: `sam build` needs the functions' runtime."""
-    installed = sorted(Path.home().glob(".pyenv/versions/3.13*/bin/python3.13"))
-    if installed:
-        return installed[-1]
-    found = shutil.which("python3.13")
-    return Path(found) if found and "/shims/" not in found else None
-
-
 @pytest.fixture(scope="session")
 def python313() -> Path:
-    """The functions' Python (3.13) on this machine, for what is built for them."""
-    found = _python313()
+    """The functions' Python (3.13) on this machine, for what is built for them: the one `sam
+    build` runs (python3.13 on PATH if it is one, else pyenv's own install, never its shim)."""
+    found = runtime_python()
     if found is None:
         unavailable("no Python 3.13: install it (pyenv) or put python3.13 on PATH")
     return found
@@ -116,7 +108,7 @@ def sam_build(tmp_path_factory: pytest.TempPathFactory) -> SamBuild:
         return SamBuild(Path(reuse).resolve())
     if not SAM.exists():
         unavailable("no SAM CLI in .venv-sam: `make docker` installs it")
-    python313 = _python313()
+    python313 = runtime_python()
     if python313 is None:
         unavailable("no Python 3.13 for sam build: install it (pyenv) or put python3.13 on PATH")
     run_dir = tmp_path_factory.getbasetemp()
