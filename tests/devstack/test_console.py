@@ -5,6 +5,7 @@ the proxy to another agent)."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +20,7 @@ import pytest_asyncio
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from a2a_serverless.adapters.s3_blobs import PASSIVE_MEDIA_TYPES
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.console import CONSOLE_PATH, _proxy, console_routes, with_console
 from a2a_serverless.devstack.resources import load_template
@@ -128,6 +130,7 @@ def test_the_template_routes_nothing_under_the_console(monkeypatch: pytest.Monke
         pytest.param("/_console/", id="page"),
         pytest.param("/_console/static/app.js", id="module"),
         pytest.param("/_console/static/console.css", id="stylesheet"),
+        pytest.param("/_console/static/media-types.js", id="written-module"),
     ],
 )
 async def test_the_console_is_served_with_a_strict_content_security_policy(
@@ -153,6 +156,18 @@ async def test_the_page_has_no_inline_script_or_style_and_nothing_from_another_o
     assert scripts == [(' type="module" src="/_console/static/app.js"', "")]
     assert "http://" not in page
     assert "https://" not in page
+
+
+@pytest.mark.asyncio
+async def test_the_page_shows_as_themselves_the_media_types_stored_parts_are_served_as(
+    client: httpx.AsyncClient,
+) -> None:
+    # The page's list (render.js) is the S3 adapter's allowlist, as a module the server writes
+    module = await client.get("/_console/static/media-types.js")
+    assert module.headers["content-type"] == "text/javascript; charset=utf-8"
+    found = re.search(r"export const PASSIVE_MEDIA_TYPES = new Set\((\[.*\])\);", module.text)
+    assert found is not None, module.text
+    assert sorted(json.loads(found.group(1))) == sorted(PASSIVE_MEDIA_TYPES)
 
 
 @pytest.mark.asyncio

@@ -1,13 +1,18 @@
-"""The console's page and its static files, each sent with the console's security headers."""
+"""The console's page and its static files, each sent with the console's security headers, and
+one module the server writes: ``media-types.js``, the media types the page may show as themselves
+(the S3 adapter's allowlist, so the list is written once)."""
 
 from __future__ import annotations
 
+import json
 import re
 from importlib import resources
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+
+from ...adapters.s3_blobs import PASSIVE_MEDIA_TYPES
 
 __all__ = ["CONSOLE_PATH", "SECURITY_HEADERS", "static_routes"]
 
@@ -45,8 +50,18 @@ _MEDIA_TYPES = {
 }
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(html|css|js|png|svg)$")
 
+_GENERATED = {
+    "media-types.js": (
+        "// Written by the server (console/_static.py) from a2a_serverless.adapters.s3_blobs.\n"
+        f"export const PASSIVE_MEDIA_TYPES = new Set({json.dumps(sorted(PASSIVE_MEDIA_TYPES))});\n"
+    ).encode()
+}
+"""Modules the server writes from its own constants, served like the static files."""
+
 
 def _file(name: str) -> bytes | None:
+    if name in _GENERATED:
+        return _GENERATED[name]
     if not _NAME.match(name):
         return None
     entry = resources.files(__package__).joinpath("static", name)

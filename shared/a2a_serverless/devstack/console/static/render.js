@@ -2,6 +2,8 @@
 // text, markdown (shown as text with minimal formatting), JSON data, files (a download link) and
 // images (inline when the page holds their bytes; a link to open when they live at a URL).
 
+import { PASSIVE_MEDIA_TYPES } from "./media-types.js";
+
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -59,23 +61,16 @@ function inline(node, text) {
   }
 }
 
-// Media types that cannot run script when a browser opens them (the S3 adapter's allowlist,
-// adapters/s3_blobs.py): anything else (HTML, SVG, XML, JavaScript, unknown) is never linked for
-// viewing, since it would run on the origin of its URL (moto's on the local stack, the console's
-// own for a blob), and its bytes are kept as opaque.
-const PASSIVE = new Set([
-  "text/plain", "text/csv", "text/markdown", "application/json", "application/pdf", "application/zip",
-  "application/gzip", "application/octet-stream", "image/png", "image/jpeg", "image/gif", "image/webp",
-  "image/avif", "image/bmp", "audio/mpeg", "audio/ogg", "audio/wav", "audio/webm", "audio/flac",
-  "audio/aac", "video/mp4", "video/webm", "video/ogg",
-]);
-
 function essence(mediaType) {
   return (mediaType || "").split(";")[0].trim().toLowerCase();
 }
 
+// A media type that cannot run script when a browser opens it: on the S3 adapter's allowlist
+// (adapters/s3_blobs.py, which console/_static.py serves as media-types.js). Anything else (HTML,
+// SVG, XML, JavaScript, unknown) is never linked for viewing, since it would run on the origin of its
+// URL (moto's on the local stack, the console's own for a blob), and its bytes are kept as opaque.
 function isPassive(mediaType) {
-  return PASSIVE.has(essence(mediaType));
+  return PASSIVE_MEDIA_TYPES.has(essence(mediaType));
 }
 
 function isImage(mediaType) {
