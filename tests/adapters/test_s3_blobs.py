@@ -20,6 +20,7 @@ from a2a_serverless.blobs import PartOffloader, PartPresenter, blob_key
 from a2a_serverless.devstack._moto import moto_server
 from a2a_serverless.models import Message, Part, Role
 from a2a_serverless.ports import Scope
+from testkit.aws import fake_credentials
 
 ALICE = Scope("acme", "alice")
 THRESHOLD = 1024
@@ -30,14 +31,8 @@ _buckets = itertools.count()
 
 @pytest.fixture(scope="module")
 def s3() -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as env:
-        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL"):
-            env.delenv(key, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        with moto_server() as endpoint:
-            yield boto3.client("s3", endpoint_url=endpoint)
+    with fake_credentials(), moto_server() as endpoint:
+        yield boto3.client("s3", endpoint_url=endpoint)
 
 
 @pytest.fixture

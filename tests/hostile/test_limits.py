@@ -46,13 +46,13 @@ from _jsonrpc_support import (
     message,
     rig,
 )
-from moto import mock_aws
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.moto_fixes import item_size_fix
 from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.wiring import reset_runtime
+from testkit.aws import moto_clients
 
 LIMIT = Settings().max_body_bytes
 SQS_LIMIT = 256 * 1024
@@ -305,16 +305,8 @@ def test_long_ids_are_refused_in_memory(r: Rig, method: str, params: dict[str, A
 
 @pytest.fixture(scope="module")
 def moto_tables() -> Iterator[tuple[Any, Any]]:
-    with pytest.MonkeyPatch.context() as env:
-        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
-            env.delenv(key, raising=False)
-        env.setenv("AWS_ACCESS_KEY_ID", "testing")
-        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        env.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        with mock_aws(), item_size_fix():
-            dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-            sqs = boto3.client("sqs", region_name="us-east-1")
-            yield dynamodb, sqs
+    with moto_clients() as clients, item_size_fix():
+        yield clients
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-__all__ = ["REGION", "SerializedClient", "moto_clients"]
+__all__ = ["REGION", "SerializedClient", "fake_credentials", "moto_clients"]
 
 REGION = "us-east-1"
 
@@ -42,14 +42,21 @@ class SerializedClient:
 
 
 @contextmanager
-def moto_clients() -> Iterator[tuple[Any, Any]]:
-    """moto with fake credentials (nothing from the environment can reach AWS): DynamoDB and SQS
-    clients on it."""
+def fake_credentials() -> Iterator[None]:
+    """Fake credentials and the region, and no profile or endpoint from the environment: nothing a
+    client built meanwhile does can reach AWS."""
     with pytest.MonkeyPatch.context() as env:
         for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
             env.delenv(key, raising=False)
         env.setenv("AWS_ACCESS_KEY_ID", "testing")
         env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         env.setenv("AWS_DEFAULT_REGION", REGION)
-        with mock_aws():
-            yield boto3.client("dynamodb", region_name=REGION), boto3.client("sqs", region_name=REGION)
+        yield
+
+
+@contextmanager
+def moto_clients() -> Iterator[tuple[Any, Any]]:
+    """moto with fake credentials (nothing from the environment can reach AWS): DynamoDB and SQS
+    clients on it."""
+    with fake_credentials(), mock_aws():
+        yield boto3.client("dynamodb", region_name=REGION), boto3.client("sqs", region_name=REGION)
