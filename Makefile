@@ -35,6 +35,8 @@ A2A_JS_STAMP := $(A2A_JS_DIR)/node_modules/.installed-$(firstword $(shell cksum 
 # The console's browser test (tests/browser) drives Debian's chromium through its chromedriver,
 # installed with apt-get when missing (as root, or with sudo).
 BROWSER_STAMP := $(VENV)/.browser-chromium
+BROWSER_NEEDS := make: the console's browser test needs /usr/bin/chromium and /usr/bin/chromedriver: install \
+	Chromium and its ChromeDriver yourself (docs/local-stack.md, Local console)
 # `sam build` builds the Python 3.13 layer without a container: it needs a python3.13 interpreter
 # (pyenv's own install, not its shim, which would resolve to the selected version); the build
 # goes to .aws-sam/build.
@@ -110,15 +112,7 @@ browser: $(BROWSER_STAMP) ## install Debian's chromium and chromium-driver (apt-
 
 $(BROWSER_STAMP): | $(STAMP)
 	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
-		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		if ! command -v apt-get > /dev/null || { [ -n "$$SUDO" ] && ! command -v sudo > /dev/null; }; then \
-			echo "make: the console's browser test needs /usr/bin/chromium and /usr/bin/chromedriver;" \
-				"this machine has no apt-get$${SUDO:+ or no sudo} to install them: install Chromium and its" \
-				"ChromeDriver there yourself (docs/local-stack.md, Local console)" >&2; exit 1; fi; \
-		echo "==> apt-get install chromium chromium-driver$${SUDO:+ (through sudo)}"; \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-		&& $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver > /dev/null \
-		|| { echo "make: apt-get could not install chromium and chromium-driver (the console's browser test needs them)" >&2; exit 1; }; fi
+		infra/apt-install.sh "$(BROWSER_NEEDS)" chromium chromium-driver; fi
 	@touch $@
 
 pytest: bootstrap $(A2A03_STAMP) $(A2A_JS_STAMP) $(BROWSER_STAMP) ## the test suite; extra options via PYTEST_ARGS="..."

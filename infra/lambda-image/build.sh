@@ -22,6 +22,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+APT_INSTALL=$ROOT/infra/apt-install.sh
 
 # What the image holds, pinned: a change here (or to this directory's files) rebuilds it.
 DEBIAN_SUITE=trixie
@@ -71,10 +72,10 @@ build() {
         echo "build.sh: no Debian archive in /etc/apt/sources.list*: set DEBIAN_MIRROR to one" >&2
         exit 1
     fi
-    command -v debootstrap > /dev/null || apt_install debootstrap
+    command -v debootstrap > /dev/null || "$APT_INSTALL" "build.sh: the image is built with debootstrap" debootstrap
     # Another architecture's binaries (debootstrap's second stage, compileall) run under qemu.
     if [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ] && [ ! -e "/proc/sys/fs/binfmt_misc/qemu-$QEMU_ARCH" ]; then
-        apt_install qemu-user-static binfmt-support
+        "$APT_INSTALL" "build.sh: an $ARCH image is built under qemu" qemu-user-static binfmt-support
         $SUDO update-binfmts --enable "qemu-$QEMU_ARCH" > /dev/null
     fi
     # One work tree per architecture, removed when the build ends and before it starts: a build cut
@@ -130,12 +131,6 @@ build() {
         --message "Lambda-compatible Python 3.13 ($DEBIAN_SUITE, awslambdaric $AWSLAMBDARIC_VERSION)" \
         - "$OWN_TAG" > /dev/null
     set_architecture "$OWN_TAG"
-}
-
-apt_install() {
-    say "apt-get install $*"
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" > /dev/null
 }
 
 remove_work() { # unmount what debootstrap left mounted inside (deepest first), then remove, never across a mount

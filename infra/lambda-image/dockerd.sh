@@ -34,14 +34,8 @@ if docker info > /dev/null 2>&1; then
 fi
 
 if ! command -v dockerd > /dev/null || ! command -v docker > /dev/null; then
-    if ! command -v apt-get > /dev/null || { [ -n "$SUDO" ] && ! command -v sudo > /dev/null; }; then
-        echo "dockerd.sh: no Docker engine answers and this machine has no apt-get${SUDO:+ or no sudo} to" \
-            "install Debian's docker.io: install Docker and start it (docs/lambda-runtime.md)" >&2
-        exit 1
-    fi
-    say "apt-get install docker.io"
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io > /dev/null
+    "$(dirname "${BASH_SOURCE[0]}")/../apt-install.sh" \
+        "dockerd.sh: no Docker engine answers: install Docker and start it (docs/lambda-runtime.md)" docker.io
 fi
 
 say "starting dockerd (log: $DOCKERD_LOG, PID file: $DOCKERD_PIDFILE)"
