@@ -8,6 +8,19 @@ export const INTERRUPTED = new Set(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUT
 export const API = "/_console/api";
 export const CONSOLE_HEADERS = { "X-A2A-Console": "1" };
 
+// A call of the console's dev API, with its header (and a JSON body, when given): the answer's JSON,
+// or an Error with the API's own message.
+export async function devApi(path, { method = "GET", body } = {}) {
+  const headers = { ...CONSOLE_HEADERS };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(`${API}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) {
+    const answer = await response.json().catch(() => ({}));
+    throw new Error(answer.error || `HTTP ${response.status}`);
+  }
+  return response.json();
+}
+
 const V03_METHODS = {
   SendMessage: "message/send",
   SendStreamingMessage: "message/stream",

@@ -1,7 +1,7 @@
 // Push: your dead letters on the local stack's push dead-letter queue, a button that redrives them,
 // and what became of each delivery the redrive moved (delivered, failed again, or still pending).
 
-import { API, CONSOLE_HEADERS } from "./a2a.js";
+import { devApi } from "./a2a.js";
 import { el } from "./render.js";
 
 const FOLLOW_MS = 2000;
@@ -34,9 +34,7 @@ export function setUpPush(agent) {
       return;
     }
     try {
-      const response = await fetch(`${API}/dead-letters`, { headers: CONSOLE_HEADERS });
-      const answer = await response.json();
-      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      const answer = await devApi("/dead-letters");
       if (!answer.configured) {
         status.textContent = "This stack has no push dead-letter queue.";
         return;
@@ -60,9 +58,7 @@ export function setUpPush(agent) {
   redrive.addEventListener("click", async () => {
     redrive.disabled = true;
     try {
-      const response = await fetch(`${API}/dead-letters:redrive`, { method: "POST", headers: CONSOLE_HEADERS });
-      const answer = await response.json();
-      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      const answer = await devApi("/dead-letters:redrive", { method: "POST" });
       box.hidden = false;
       show(answer.moved.map((m) => ({ ...m, outcome: "pending", returned: [] })));
       summary.textContent = `Moved ${answer.moved.length} dead letter(s) back onto the delivery queue.`;
@@ -80,13 +76,10 @@ export function setUpPush(agent) {
     clearTimeout(following);
     if (!run.moved.length) return;
     try {
-      const response = await fetch(`${API}/dead-letters:redrive-outcomes`, {
+      const answer = await devApi("/dead-letters:redrive-outcomes", {
         method: "POST",
-        headers: { ...CONSOLE_HEADERS, "Content-Type": "application/json" },
-        body: JSON.stringify({ redriveId: run.redriveId, moved: run.moved }),
+        body: { redriveId: run.redriveId, moved: run.moved },
       });
-      const answer = await response.json();
-      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
       show(answer.outcomes);
       const count = (outcome) => answer.outcomes.filter((o) => o.outcome === outcome).length;
       const pending = count("pending");

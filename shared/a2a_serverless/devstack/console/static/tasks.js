@@ -1,7 +1,7 @@
 // Tasks: ListTasks with its filters and paging (refreshed live), and one task's timeline: the local
 // stack's raw event log from the dev API, or, for another agent, what GetTask tells.
 
-import { API, CONSOLE_HEADERS } from "./a2a.js";
+import { devApi } from "./a2a.js";
 import { el } from "./render.js";
 
 const LIVE_MS = 2000;
@@ -65,9 +65,7 @@ export function setUpTasks(agent, visible) {
         return;
       }
       source.textContent = "The task's event log, read through the store by the dev API.";
-      const response = await fetch(`${API}/tasks/${encodeURIComponent(taskId)}/events`, { headers: CONSOLE_HEADERS });
-      const answer = await response.json();
-      if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+      const answer = await devApi(`/tasks/${encodeURIComponent(taskId)}/events`);
       for (const e of answer.events) rows.append(eventRow(e.seq, e.time, e.kind, e.event));
       if (!answer.pushConfigs.length) push.append(el("li", { class: "muted", text: "none" }));
       const attempts = answer.pushConfigs.length ? await deliveryAttempts(taskId) : null;
@@ -117,11 +115,8 @@ export function setUpTasks(agent, visible) {
     return spans.map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`)).join(", ");
   }
 
-  async function deliveryAttempts(taskId) {
-    const response = await fetch(`${API}/tasks/${encodeURIComponent(taskId)}/push-attempts`, { headers: CONSOLE_HEADERS });
-    const answer = await response.json();
-    if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
-    return answer;
+  function deliveryAttempts(taskId) {
+    return devApi(`/tasks/${encodeURIComponent(taskId)}/push-attempts`);
   }
 
   function attemptTable(attempts, recorded) {
