@@ -21,6 +21,7 @@ import pytest
 from a2a_serverless.devstack._moto import running_moto
 from a2a_serverless.devstack._supervisor import restart_delay
 from a2a_serverless.transitions import LEASE_LOST_TEXT
+from testkit.aws import fake_credentials
 from testkit.devstack import DevStack
 
 from .test_devstack_timeouts import _send, _settled
@@ -88,15 +89,9 @@ def test_a_killed_worker_process_is_restarted_and_the_sweeper_fails_its_cut_off_
     assert code == 0, "\n".join(stack.lines[-40:])
 
 
-def test_ended_waits_take_nothing_for_a_process_that_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ended_waits_take_nothing_for_a_process_that_is_gone() -> None:
     # Given a long poll waiting on moto's server (a function process's, about to be gone)
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "t",
-        "AWS_SECRET_ACCESS_KEY": "t",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-    with running_moto() as moto:
+    with fake_credentials(), running_moto() as moto:
         sqs = boto3.client("sqs", endpoint_url=moto.endpoint)
         url = sqs.create_queue(
             QueueName="work.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"}
