@@ -3,6 +3,6 @@
 stream (SendStreamingMessage, SubscribeToTask) is answered as one body holding all its events, once
 it ends. With the adapter, ``run.sh`` serves the same app and streams."""
 
-from a2a_serverless.lambda_.http import http_handler
+from a2a_serverless.lambda_.http import gateway_handler
 
-handler = http_handler(gateway=True)
+handler = gateway_handler()

@@ -11,13 +11,14 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 from mangum.types import LambdaContext as MangumContext
+from starlette.applications import Starlette
 
 from ..json_types import Json
 from ..methods import MethodInfo
 from ..transport.app import create_app
 from ._observability import logger, metrics
 
-__all__ = ["http_handler"]
+__all__ = ["gateway_handler", "http_handler"]
 
 # Bodies of these types go back to API Gateway as text, not base64.
 TEXT_MIME_TYPES = ["application/json", "application/a2a+json", "text/"]
@@ -25,17 +26,27 @@ TEXT_MIME_TYPES = ["application/json", "application/a2a+json", "text/"]
 LambdaHandler = Callable[[Json, LambdaContext], Json]
 
 
-def http_handler(method: MethodInfo | None = None, *, card: bool = False, gateway: bool = False) -> LambdaHandler:
+def http_handler(method: MethodInfo | None = None, *, card: bool = False) -> LambdaHandler:
     """A Lambda handler serving ``method``'s REST routes (its row of the method table), or, with
-    ``card``, the agent card, or, with ``gateway``, the whole app (JSON-RPC included).
+    ``card``, the agent card."""
+    served = () if method is None else (method.name,)
+    label = method.name if method is not None else "AgentCard"
+    return _handler(create_app(methods=served, jsonrpc=False, card=card), label)
+
+
+def gateway_handler() -> LambdaHandler:
+    """A Lambda handler serving the whole app (JSON-RPC, the streams, the card): the gateway without
+    the Lambda Web Adapter. A stream is answered as one body holding its events, once it ends."""
+    return _handler(create_app(), "Gateway")
+
+
+def _handler(app: Starlette, label: str) -> LambdaHandler:
+    """``app`` under mangum, with the function's logs and metrics.
 
     The app and mangum adapter are built at cold start (no I/O); the runtime (settings, AWS
     clients) is built at the first request and reused while the environment stays warm.
     """
-    served = None if gateway else () if method is None else (method.name,)
-    app = create_app(methods=served, jsonrpc=gateway, card=card or gateway)
     adapter = Mangum(app, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_MIME_TYPES)
-    label = "Gateway" if gateway else method.name if method is not None else "AgentCard"
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     @metrics.log_metrics
