@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import httpx
 import pytest
 import pytest_asyncio
@@ -32,6 +31,7 @@ from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from testkit.aws import moto_clients
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
@@ -221,15 +221,8 @@ async def test_without_a_dead_letter_queue_the_console_says_so(client: httpx.Asy
 
 
 @pytest.fixture
-def queues(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, str]]:
-    from moto import mock_aws
-
-    for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with mock_aws():
-        sqs = boto3.client("sqs", region_name="us-east-1")
+def queues() -> Iterator[tuple[Any, str, str]]:
+    with moto_clients() as (_, sqs):
         fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "false"}
         queue = sqs.create_queue(QueueName="push.fifo", Attributes=fifo)["QueueUrl"]
         dead = sqs.create_queue(QueueName="push-dlq.fifo", Attributes=fifo)["QueueUrl"]
