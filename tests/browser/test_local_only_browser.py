@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import uuid
@@ -80,13 +79,8 @@ class _Page(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("A2A_")}
-    running = DevStack.start(cwd=tmp_path_factory.mktemp("local-only-browser"), env=env)
-    try:
+    with DevStack.running(tmp_path_factory.mktemp("local-only-browser")) as running:
         yield running
-        assert running.stop() == 0
-    finally:
-        running.kill()
 
 
 def _message(context_id: str) -> dict[str, object]:
@@ -134,8 +128,7 @@ def test_a_page_of_another_origin_cannot_drive_the_local_stack(stack: DevStack, 
 
 
 def test_a_rebound_name_reads_and_stores_nothing(stack: DevStack, tmp_path: Path) -> None:
-    port = stack.base.rsplit(":", 1)[1]
-    moto_port = stack.moto.rsplit(":", 1)[1]
+    port, moto_port = stack.port, stack.moto_port
     context = str(uuid.uuid4())
     # Given a page on a name the attacker pointed at 127.0.0.1, on the stack's port
     with chromium(f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1") as browser:

@@ -5,11 +5,9 @@ never through the environment's proxy."""
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -62,31 +60,24 @@ class Recorder:
         self.server.server_close()
 
 
-@dataclass
-class Stack:
-    base: str
-    port: int
-    moto: str
-    moto_port: int
-    recorder: Recorder
-    """The environment's HTTP proxy, as the stack was started (``HTTP_PROXY``)."""
+@pytest.fixture(scope="module")
+def environment_proxy() -> Iterator[Recorder]:
+    """The environment's HTTP proxy, as the stack is started (``HTTP_PROXY``)."""
+    recorder = Recorder()
+    try:
+        yield recorder
+    finally:
+        recorder.close()
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, environment_proxy: Recorder) -> Iterator[DevStack]:
     """The local stack, started with an environment proxy that records what goes through it (only
     ``127.0.0.1`` bypasses it: moto, as boto3 reaches it)."""
-    recorder = Recorder()
-    proxy = {"HTTP_PROXY": recorder.url, "http_proxy": recorder.url, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("A2A_")}
-    running = DevStack.start(cwd=tmp_path_factory.mktemp("local-only"), env={**env, **proxy})
-    try:
-        base, moto = running.base, running.moto
-        yield Stack(base, int(base.rsplit(":", 1)[1]), moto, int(moto.rsplit(":", 1)[1]), recorder)
-        assert running.stop() == 0
-    finally:
-        running.kill()
-        recorder.close()
+    url = environment_proxy.url
+    proxy = {"HTTP_PROXY": url, "http_proxy": url, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    with DevStack.running(tmp_path_factory.mktemp("local-only"), proxy) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +96,7 @@ def _send(context_id: str, text: str = "hello") -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
 
 
-def _stored(stack: Stack, context_id: str) -> int:
+def _stored(stack: DevStack, context_id: str) -> int:
     """How many tasks the context has (asked as curl would: no Origin, the stack's own Host)."""
     answer = httpx.get(f"{stack.base}/tasks", params={"contextId": context_id}, headers=A2A, timeout=WAIT)
     assert answer.status_code == 200, answer.text
@@ -131,7 +122,7 @@ def _reason(body: Any) -> str:
         pytest.param("localhost.:{port}", id="trailing-dot"),
     ],
 )
-def test_a_request_for_another_host_is_refused_on_every_route(stack: Stack, host: str) -> None:
+def test_a_request_for_another_host_is_refused_on_every_route(stack: DevStack, host: str) -> None:
     # Given a request whose Host is not the stack's (a page on a name pointed at 127.0.0.1)
     headers = {"Host": host.format(port=stack.port)}
     with httpx.Client(base_url=stack.base, headers=headers, timeout=WAIT) as client:
@@ -159,7 +150,7 @@ def test_a_request_for_another_host_is_refused_on_every_route(stack: Stack, host
 @pytest.mark.parametrize(
     "host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"], ids=lambda h: h.split(":")[0]
 )
-def test_the_stack_s_own_names_are_answered(stack: Stack, host: str) -> None:
+def test_the_stack_s_own_names_are_answered(stack: DevStack, host: str) -> None:
     headers = {"Host": host.format(port=stack.port)}
     assert httpx.get(f"{stack.base}/.well-known/agent-card.json", headers=headers, timeout=WAIT).status_code == 200
     assert httpx.get(f"{stack.base}/_console/api/dead-letters", headers={**headers, **CONSOLE}).status_code == 200
@@ -174,7 +165,7 @@ def test_the_stack_s_own_names_are_answered(stack: Stack, host: str) -> None:
         pytest.param("null", id="opaque"),
     ],
 )
-def test_a_page_of_another_origin_is_refused_and_nothing_is_stored(stack: Stack, origin: str) -> None:
+def test_a_page_of_another_origin_is_refused_and_nothing_is_stored(stack: DevStack, origin: str) -> None:
     headers = {"Origin": origin.format(port=stack.port)}
     context = str(uuid.uuid4())
     # When a page of another origin sends a message (JSON-RPC and REST), lists tasks, redrives
@@ -194,7 +185,7 @@ def test_a_page_of_another_origin_is_refused_and_nothing_is_stored(stack: Stack,
     assert _stored(stack, context) == 0
 
 
-def test_the_stack_s_own_page_and_clients_without_an_origin_are_answered(stack: Stack) -> None:
+def test_the_stack_s_own_page_and_clients_without_an_origin_are_answered(stack: DevStack) -> None:
     for headers in ({"Origin": f"http://localhost:{stack.port}"}, {"Origin": stack.base}, {}):
         context = str(uuid.uuid4())
         answer = httpx.post(f"{stack.base}/", json=_send(context), headers={**headers, **A2A}, timeout=WAIT)
@@ -203,7 +194,7 @@ def test_the_stack_s_own_page_and_clients_without_an_origin_are_answered(stack: 
         assert _stored(stack, context) == 1
 
 
-def _proxy(stack: Stack, target: str, method: str = "GET", **kwargs: Any) -> httpx.Response:
+def _proxy(stack: DevStack, target: str, method: str = "GET", **kwargs: Any) -> httpx.Response:
     return httpx.request(
         method,
         f"{stack.base}/_console/api/proxy",
@@ -226,7 +217,7 @@ def _proxy(stack: Stack, target: str, method: str = "GET", **kwargs: Any) -> htt
         pytest.param("http://127.0.0.1:{port}/moto-api/reset", id="moto-api-on-the-agent"),
     ],
 )
-def test_the_proxy_never_reaches_moto(stack: Stack, target: str) -> None:
+def test_the_proxy_never_reaches_moto(stack: DevStack, target: str) -> None:
     # Given a task the stack holds
     context = str(uuid.uuid4())
     assert httpx.post(f"{stack.base}/", json=_send(context), headers=A2A, timeout=WAIT).status_code == 200
@@ -240,7 +231,7 @@ def test_the_proxy_never_reaches_moto(stack: Stack, target: str) -> None:
     assert _stored(stack, context) == 1
 
 
-def test_the_proxy_reaches_agents_only(stack: Stack, other_agent: str) -> None:
+def test_the_proxy_reaches_agents_only(stack: DevStack, other_agent: str) -> None:
     recorder = Recorder()
     try:
         # When the proxy is asked to POST to a server that serves no agent card
@@ -264,7 +255,9 @@ def test_the_proxy_reaches_agents_only(stack: Stack, other_agent: str) -> None:
     assert sent.json()["result"]["task"]["contextId"] == "c1"
 
 
-def test_the_proxy_ignores_the_environment_s_proxy(stack: Stack, other_agent: str) -> None:
+def test_the_proxy_ignores_the_environment_s_proxy(
+    stack: DevStack, other_agent: str, environment_proxy: Recorder
+) -> None:
     # Given the stack runs with HTTP_PROXY set (only 127.0.0.1 bypasses it)
     by_name = other_agent.replace("127.0.0.1", "localhost")
     # When the proxy calls an agent by a name the environment's proxy would take
@@ -273,7 +266,7 @@ def test_the_proxy_ignores_the_environment_s_proxy(stack: Stack, other_agent: st
     # Then the agent answered directly, and the environment's proxy saw nothing
     assert card.status_code == 200
     assert sent.status_code == 200, sent.text
-    assert stack.recorder.seen == []
+    assert environment_proxy.seen == []
 
 
 @pytest.mark.parametrize(
@@ -284,7 +277,7 @@ def test_the_proxy_ignores_the_environment_s_proxy(stack: Stack, other_agent: st
         pytest.param({"Origin": "http://127.0.0.1:{port}"}, "the console's page", id="the-stack-s-origin"),
     ],
 )
-def test_moto_refuses_a_foreign_host_or_origin(stack: Stack, headers: dict[str, str], reason: str) -> None:
+def test_moto_refuses_a_foreign_host_or_origin(stack: DevStack, headers: dict[str, str], reason: str) -> None:
     sent = {k: v.format(moto=stack.moto_port, port=stack.port) for k, v in headers.items()}
     for method, path in (("GET", "/moto-api/data.json"), ("POST", "/moto-api/reset")):
         answer = httpx.request(method, f"{stack.moto}{path}", headers=sent, timeout=WAIT)

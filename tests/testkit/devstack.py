@@ -1,15 +1,18 @@
 """``a2a-serverless dev`` in a subprocess, as a user runs it, for the tests that need the real
-command (its processes, its signals, its output): started with :func:`DevStack.start`, its output
-kept line by line (``lines``), its base URL from the ready line, stopped with one SIGINT."""
+command (its processes, its signals, its output): started with :func:`DevStack.start` (or
+:func:`DevStack.running`, which stops it too), its output kept line by line (``lines``), its base URL
+from the ready line, stopped with one SIGINT."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["READY", "DevStack"]
@@ -40,6 +43,19 @@ class DevStack:
             raise AssertionError("the stack did not start:\n" + "\n".join(stack.lines[-50:]))
         return stack
 
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, cwd: Path, env: Mapping[str, str] | None = None) -> Iterator[DevStack]:
+        """The stack started in ``cwd`` without this process's ``A2A_*`` settings (they would win
+        over the stack's defaults), with ``env`` on top; at the end it must stop cleanly (exit 0)."""
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("A2A_")}
+        stack = cls.start(cwd=cwd, env={**clean, **(env or {})})
+        try:
+            yield stack
+            assert stack.stop() == 0, "\n".join(stack.lines[-50:])
+        finally:
+            stack.kill()
+
     def _pump(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
@@ -48,6 +64,14 @@ class DevStack:
             if match and not self.base:
                 self.base = match.group(1)
                 self._ready.set()
+
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
+
+    @property
+    def moto_port(self) -> int:
+        return int(self.moto.rsplit(":", 1)[1])
 
     @property
     def moto(self) -> str:
