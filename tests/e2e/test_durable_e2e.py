@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import Client
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
@@ -32,6 +27,8 @@ from a2a.types import (
     TaskState,
 )
 from e2e_stack import running_stack
+
+from testkit.sdk import sdk_session, send, user_message
 
 pytestmark = pytest.mark.e2e
 
@@ -46,29 +43,6 @@ def durable_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with running_stack(tmp_path_factory.mktemp("durable-stack"), settings) as (base_url, stack):
         assert any("execution mode durable" in line for line in stack.stdout + stack.stderr), stack.output()
         yield base_url
-
-
-@asynccontextmanager
-async def sdk_client(base_url: str, *, streaming: bool = False) -> AsyncIterator[Client]:
-    async with httpx.AsyncClient(timeout=30.0) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
-        config = ClientConfig(supported_protocol_bindings=["JSONRPC"], streaming=streaming, httpx_client=http)
-        client = ClientFactory(config).create(card)
-        try:
-            yield client
-        finally:
-            await client.close()
-
-
-def user_message(text: str, **fields: Any) -> Message:
-    return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)], **fields)
-
-
-async def send(client: Client, request: SendMessageRequest) -> Task:
-    events = [event async for event in client.send_message(request)]
-    assert len(events) == 1, events
-    assert events[0].HasField("task"), events[0]
-    return events[0].task
 
 
 async def durable_status(base_url: str) -> dict[str, Any]:
@@ -108,7 +82,8 @@ async def test_the_stack_says_it_runs_durable_mode(durable_stack: str) -> None:
 @pytest.mark.asyncio
 async def test_a_blocking_hello_runs_as_a_durable_execution(durable_stack: str) -> None:
     before = await durable_status(durable_stack)
-    async with sdk_client(durable_stack) as client:
+    async with sdk_session(durable_stack) as session:
+        client = session.client
         task = await send(client, SendMessageRequest(message=user_message("hello durable")))
 
     assert task.status.state == S.TASK_STATE_COMPLETED
@@ -122,7 +97,8 @@ async def test_a_blocking_hello_runs_as_a_durable_execution(durable_stack: str) 
 async def test_a_multi_turn_task_waits_for_input_with_no_invocation_and_the_answer_completes_it(
     durable_stack: str,
 ) -> None:
-    async with sdk_client(durable_stack) as client:
+    async with sdk_session(durable_stack) as session:
+        client = session.client
         asked = await ask(client)
 
         # While it waits for input, no invocation of the durable worker runs
@@ -145,7 +121,8 @@ async def test_a_multi_turn_task_waits_for_input_with_no_invocation_and_the_answ
 
 @pytest.mark.asyncio
 async def test_cancel_during_the_wait_cancels_the_task(durable_stack: str) -> None:
-    async with sdk_client(durable_stack) as client:
+    async with sdk_session(durable_stack) as session:
+        client = session.client
         asked = await ask(client)
         await until_idle(durable_stack)
 
@@ -159,7 +136,8 @@ async def test_cancel_during_the_wait_cancels_the_task(durable_stack: str) -> No
 
 @pytest.mark.asyncio
 async def test_a_stream_of_hello(durable_stack: str) -> None:
-    async with sdk_client(durable_stack, streaming=True) as client:
+    async with sdk_session(durable_stack, streaming=True) as session:
+        client = session.client
         request = SendMessageRequest(
             message=user_message("hello stream"), configuration=SendMessageConfiguration(return_immediately=False)
         )

@@ -14,10 +14,11 @@ from typing import Any
 import httpx
 import pytest
 from a2a.types import GetTaskRequest, ListTasksRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
-from test_sdk_client import BINDINGS, sdk_session, send, user_message
+from test_sdk_client import BINDINGS
 from test_sdk_streaming import sdk_clients
 
 from a2a_serverless.execution.demo import demo_file, demo_text
+from testkit.sdk import sdk_session, send, user_message
 
 pytestmark = pytest.mark.e2e
 

@@ -14,19 +14,14 @@ import os
 import re
 import shlex
 import subprocess
-import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import (
     DeleteTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     TaskPushNotificationConfig,
@@ -37,6 +32,7 @@ from httpx_sse import aconnect_sse
 
 from a2a_serverless.push.redrive import deliveries_pending, read_dead_letters
 from a2a_serverless.push.verify import JwksCache
+from testkit.sdk import sdk_session, send, user_message
 from testkit.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -59,24 +55,15 @@ def push_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         yield stack
 
 
-async def send_with_webhook(base_url: str, binding: str, text: str, hook: str, **send: Any) -> str:
+async def send_with_webhook(base_url: str, binding: str, text: str, hook: str, **configuration: Any) -> str:
     """SendMessage through the a2a-sdk client with an inline push config; returns the task id."""
-    async with httpx.AsyncClient(timeout=60.0) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
-        client = ClientFactory(
-            ClientConfig(supported_protocol_bindings=[binding], streaming=False, httpx_client=http)
-        ).create(card)
-        try:
-            request = SendMessageRequest(
-                message=Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)]),
-                configuration=SendMessageConfiguration(
-                    task_push_notification_config=TaskPushNotificationConfig(url=hook, token="tok-e2e"), **send
-                ),
-            )
-            events = [event async for event in client.send_message(request)]
-            return str(events[0].task.id)
-        finally:
-            await client.close()
+    config = TaskPushNotificationConfig(url=hook, token="tok-e2e")
+    request = SendMessageRequest(
+        message=user_message(text),
+        configuration=SendMessageConfiguration(task_push_notification_config=config, **configuration),
+    )
+    async with sdk_session(base_url, binding) as session:
+        return str((await send(session.client, request)).id)
 
 
 def events_of(receiver: WebhookReceiver, path: str) -> list[ReceivedRequest]:
@@ -220,30 +207,23 @@ async def test_deleting_a_config_stops_its_deliveries(
     task_id = await send_with_webhook(base_url, "HTTP+JSON", "ask me", hook, return_immediately=True)
     webhook_receiver.wait_for(lambda requests: reached(requests, "/deleted", "TASK_STATE_INPUT_REQUIRED"))
 
-    async with httpx.AsyncClient(timeout=30.0) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-        try:
-            # And a second webhook on the same task, which stays
-            await client.create_task_push_notification_config(
-                TaskPushNotificationConfig(task_id=task_id, url=f"{webhook_receiver.url}/kept", token="tok-e2e")
-            )
-            # When the first one's config is deleted, and only then the task goes on to its end
-            configs = await client.list_task_push_notification_configs(
-                ListTaskPushNotificationConfigsRequest(task_id=task_id)
-            )
-            (config,) = [c for c in configs.configs if c.url == hook]
-            await client.delete_task_push_notification_config(
-                DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config.id)
-            )
-            before = [r for r in webhook_receiver.requests if r.path == "/deleted"]
-            answer = Message(
-                message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text="Ann")], task_id=task_id
-            )
-            (answered,) = [event async for event in client.send_message(SendMessageRequest(message=answer))]
-            assert answered.task.status.state == TaskState.TASK_STATE_COMPLETED
-        finally:
-            await client.close()
+    async with sdk_session(base_url) as session:
+        client = session.client
+        # And a second webhook on the same task, which stays
+        await client.create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id=task_id, url=f"{webhook_receiver.url}/kept", token="tok-e2e")
+        )
+        # When the first one's config is deleted, and only then the task goes on to its end
+        configs = await client.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task_id)
+        )
+        (config,) = [c for c in configs.configs if c.url == hook]
+        await client.delete_task_push_notification_config(
+            DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config.id)
+        )
+        before = [r for r in webhook_receiver.requests if r.path == "/deleted"]
+        answered = await send(client, SendMessageRequest(message=user_message("Ann", task_id=task_id)))
+        assert answered.status.state == TaskState.TASK_STATE_COMPLETED
 
     # Then the kept webhook gets the task's end, and once every delivery it caused is done, the
     # deleted one has got nothing since its deletion: none of the events logged after it

@@ -9,25 +9,18 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import Client
 from a2a.types import (
-    AgentCard,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     Task,
@@ -36,6 +29,8 @@ from a2a.types import (
     TaskPushNotificationConfig,
     TaskState,
 )
+
+from testkit.sdk import Session, sdk_session, send, user_message
 
 pytestmark = pytest.mark.e2e
 
@@ -48,42 +43,6 @@ TERMINAL = {
     TaskState.TASK_STATE_CANCELED,
     TaskState.TASK_STATE_REJECTED,
 }
-
-
-@dataclass
-class Session:
-    client: Client
-    card: AgentCard
-    requests: list[tuple[str, str]]
-    """(method, path) of every HTTP request the client made: proves which binding was used."""
-
-
-@asynccontextmanager
-async def sdk_session(base_url: str, binding: str) -> AsyncIterator[Session]:
-    requests: list[tuple[str, str]] = []
-
-    async def record(request: httpx.Request) -> None:
-        requests.append((request.method, request.url.path))
-
-    async with httpx.AsyncClient(timeout=60.0, event_hooks={"request": [record]}) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
-        config = ClientConfig(supported_protocol_bindings=[binding], streaming=False, httpx_client=http)
-        client = ClientFactory(config).create(card)
-        try:
-            yield Session(client=client, card=card, requests=requests)
-        finally:
-            await client.close()
-
-
-def user_message(text: str, **fields: Any) -> Message:
-    return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)], **fields)
-
-
-async def send(client: Client, request: SendMessageRequest) -> Task:
-    events = [event async for event in client.send_message(request)]
-    assert len(events) == 1, events
-    assert events[0].HasField("task"), events[0]
-    return events[0].task
 
 
 async def wait_for(client: Client, task_id: str, states: set[Any], within: float = 20.0) -> Task:

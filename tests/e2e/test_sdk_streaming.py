@@ -10,7 +10,6 @@ multi-turn exchange ends its first stream at INPUT_REQUIRED and continues on a n
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,15 +21,14 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
     TaskState,
 )
+
+from testkit.sdk import user_message
 
 pytestmark = pytest.mark.e2e
 
@@ -76,10 +74,6 @@ async def sdk_clients(base_url: str, binding: str) -> AsyncIterator[Clients]:
         finally:
             await streaming.close()
             await plain.close()
-
-
-def user_message(text: str, **fields: Any) -> Message:
-    return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)], **fields)
 
 
 def kind(event: StreamResponse) -> str:

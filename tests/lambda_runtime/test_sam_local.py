@@ -35,11 +35,7 @@ from a2a.types import (
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
-    Message,
-    Part,
-    Role,
     SendMessageRequest,
-    Task,
     TaskPushNotificationConfig,
     TaskState,
 )
@@ -53,6 +49,7 @@ from a2a_serverless.mutation import mutate
 from a2a_serverless.ports import Scope
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.transitions import LEASE_LOST_TEXT, claim
+from testkit.sdk import send, user_message
 
 pytestmark = pytest.mark.lambda_runtime
 
@@ -308,16 +305,6 @@ async def sdk_client(api: str, bearer: dict[str, str], binding: str, version: st
             await client.close()
 
 
-async def send(client: Client, text: str) -> Task:
-    request = SendMessageRequest(
-        message=Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
-    )
-    events = [event async for event in client.send_message(request)]
-    assert len(events) == 1, events
-    assert events[0].HasField("task"), events
-    return events[0].task
-
-
 # What the SDK's v0.3 REST transport lacks (list and delete of push configs) is sent raw, with the
 # version header its v0.3 transports send (the SDK sets 1.0 on its HTTP client's own headers).
 V03 = {"A2A-Version": "0.3"}
@@ -363,7 +350,7 @@ def test_every_unary_method_with_the_sdk_client(api: str, bearer: dict[str, str]
         async with sdk_client(api, bearer, binding, version) as sdk:
             client = sdk.client
             # SendMessage: the task is stored and its work queued (no worker runs behind start-api)
-            task = await send(client, text)
+            task = await send(client, SendMessageRequest(message=user_message(text)))
             assert task.status.state == TaskState.TASK_STATE_SUBMITTED
             # GetTask
             got = await client.get_task(GetTaskRequest(id=task.id))
@@ -430,8 +417,8 @@ def test_v03_method_names_without_a_version_header(http: httpx.Client) -> None:
         "role": "user",
         "parts": [{"kind": "text", "text": "v0.3"}],
     }
-    send = {"message": v03_message, "configuration": {"blocking": False}}
-    sent = http.post("/", json={"jsonrpc": "2.0", "id": "1", "method": "message/send", "params": send}, headers=JSON)
+    params = {"message": v03_message, "configuration": {"blocking": False}}
+    sent = http.post("/", json={"jsonrpc": "2.0", "id": "1", "method": "message/send", "params": params}, headers=JSON)
     assert sent.status_code == 200, sent.text
     task = sent.json()["result"]
     got = http.post(
