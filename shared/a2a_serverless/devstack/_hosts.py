@@ -124,8 +124,8 @@ class Authorities:
 
     def refusal(self, host: str | None, origin: str | None) -> Refusal | None:
         """Why a request with these ``Host`` and ``Origin`` headers must be refused (None: it may pass)."""
-        served = " or ".join(_show(name, self.port) for name in sorted(self.names))
         if host is None or not self.allows(host):
+            served = " or ".join(_show(name, self.port) for name in sorted(self.names))
             return Refusal(
                 "host",
                 f"This local stack answers requests for {served} only, not for Host {host!r}: a web page "
