@@ -70,6 +70,22 @@ def events_of(receiver: WebhookReceiver, path: str) -> list[ReceivedRequest]:
     return receiver.accepted(path)
 
 
+def posts_to(receiver: WebhookReceiver, path: str) -> list[ReceivedRequest]:
+    """Every POST ``path`` got, whatever the receiver answered."""
+    return [r for r in receiver.requests if r.path == path]
+
+
+async def a_dead_lettered_task(
+    push_stack: tuple[str, StackProcess], receiver: WebhookReceiver, status: int, path: str
+) -> tuple[str, int]:
+    """A task whose every notification ``path`` refused with ``status`` until each was
+    dead-lettered: its id, and what the dead-letter queue then holds."""
+    base_url, stack = push_stack
+    receiver.set_down(status)
+    task_id = await send_with_webhook(base_url, "JSONRPC", f"refused with {status}", f"{receiver.url}{path}")
+    return task_id, await _until_dead_lettered(base_url, stack, task_id)
+
+
 def reached(requests: list[ReceivedRequest], path: str, state: str) -> bool:
     """``path`` accepted a status update to ``state``."""
     accepted = [r for r in requests if r.path == path and r.status < 300]
@@ -142,14 +158,10 @@ async def test_a_receiver_that_fails_its_first_attempts_still_gets_everything(
 async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
     push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
 ) -> None:
-    base_url, stack = push_stack
-    webhook_receiver.set_down(503)
-
+    _, stack = push_stack
     # Given a task whose notifications were all refused until the attempts ran out
-    task_id = await send_with_webhook(base_url, "JSONRPC", "nobody home", f"{webhook_receiver.url}/down")
-    endpoint, _, dead_letter_url = _redrive_urls(stack)
-    dead = await _until_dead_lettered(base_url, stack, task_id)
-    attempts = [r for r in webhook_receiver.requests if r.path == "/down"]
+    task_id, dead = await a_dead_lettered_task(push_stack, webhook_receiver, 503, "/down")
+    attempts = posts_to(webhook_receiver, "/down")
     assert attempts
     assert all(r.status == 503 for r in attempts)
 
@@ -168,21 +180,17 @@ async def test_a_receiver_down_past_the_budget_gets_everything_after_a_redrive(
     assert len(ids) == len(set(ids)), ids
     assert sorted(int(i.rsplit(":", 1)[1]) for i in ids) == list(range(1, len(ids) + 1))
     assert {r.json().get("task", {}).get("id") for r in received} >= {task_id}
-    assert _dead_letter_count(endpoint, dead_letter_url) == 0
+    assert _dead_letter_count(stack) == 0
 
 
 @pytest.mark.asyncio
 async def test_a_redrive_to_a_receiver_that_still_refuses_sends_each_dead_letter_once(
     push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
 ) -> None:
-    base_url, stack = push_stack
-    webhook_receiver.set_down(404)
-
+    _, stack = push_stack
     # Given a task whose every notification was refused (404: final, each event dead-lettered alone)
-    task_id = await send_with_webhook(base_url, "JSONRPC", "refused", f"{webhook_receiver.url}/refused")
-    endpoint, _, dead_letter_url = _redrive_urls(stack)
-    await _until_dead_lettered(base_url, stack, task_id)
-    refused = len([r for r in webhook_receiver.requests if r.path == "/refused"])
+    task_id, _ = await a_dead_lettered_task(push_stack, webhook_receiver, 404, "/refused")
+    refused = len(posts_to(webhook_receiver, "/refused"))
     assert refused >= 4  # the task, its updates, its artifact: one POST each
 
     # When the printed command redrives them while the receiver still refuses
@@ -190,11 +198,11 @@ async def test_a_redrive_to_a_receiver_that_still_refuses_sends_each_dead_letter
 
     # Then it ends, each dead letter was POSTed once more and came back once, and it says so
     assert result.returncode == 0, result.stderr
-    assert len([r for r in webhook_receiver.requests if r.path == "/refused"]) == 2 * refused
+    assert len(posts_to(webhook_receiver, "/refused")) == 2 * refused
     mine = [line for line in result.stdout.splitlines() if f"task {task_id}" in line]
     assert len(mine) == refused, result.stdout
     assert all(line.split()[:2] == ["failed", "again"] and "refused: HTTP 404" in line for line in mine), mine
-    assert _dead_letter_count(endpoint, dead_letter_url) >= refused
+    assert _dead_letter_count(stack) >= refused
 
 
 @pytest.mark.asyncio
@@ -221,7 +229,7 @@ async def test_deleting_a_config_stops_its_deliveries(
         await client.delete_task_push_notification_config(
             DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config.id)
         )
-        before = [r for r in webhook_receiver.requests if r.path == "/deleted"]
+        before = posts_to(webhook_receiver, "/deleted")
         answered = await send(client, SendMessageRequest(message=user_message("Ann", task_id=task_id)))
         assert answered.status.state == TaskState.TASK_STATE_COMPLETED
 
@@ -229,7 +237,7 @@ async def test_deleting_a_config_stops_its_deliveries(
     # deleted one has got nothing since its deletion: none of the events logged after it
     webhook_receiver.wait_for(lambda requests: is_complete(requests, "/kept"))
     await _until_deliveries_done(stack)
-    assert [r for r in webhook_receiver.requests if r.path == "/deleted"] == before
+    assert posts_to(webhook_receiver, "/deleted") == before
 
 
 def _has_whole_log(requests: list[ReceivedRequest], path: str) -> bool:
@@ -238,23 +246,25 @@ def _has_whole_log(requests: list[ReceivedRequest], path: str) -> bool:
     return is_complete(requests, path) and seqs == set(range(1, max(seqs) + 1))
 
 
-def _redrive_urls(stack: StackProcess) -> tuple[str, str, str]:
+def _printed_redrive(stack: StackProcess) -> str:
+    """The redrive command line the stack printed."""
     for line in stack.stderr + stack.stdout:
-        match = REDRIVE_HINT.search(line)
-        if match:
-            return match.group(1), match.group(2), match.group(3)
+        if REDRIVE_HINT.search(line):
+            return line.split("redrive dead-lettered push deliveries with: ", 1)[1]
     raise AssertionError(f"the stack did not print the redrive command\n{stack.output()}")
+
+
+def _redrive_urls(stack: StackProcess) -> tuple[str, str, str]:
+    """The printed redrive command's endpoint, delivery queue and dead-letter queue."""
+    match = REDRIVE_HINT.search(_printed_redrive(stack))
+    assert match is not None
+    return match.group(1), match.group(2), match.group(3)
 
 
 def run_printed_redrive(stack: StackProcess) -> subprocess.CompletedProcess[str]:
     """The redrive command line the stack printed, run as printed from the environment that started
     the stack, without any AWS credentials, region or configuration."""
-    for line in stack.stderr + stack.stdout:
-        if REDRIVE_HINT.search(line):
-            command = shlex.split(line.split("redrive dead-lettered push deliveries with: ", 1)[1])
-            break
-    else:
-        raise AssertionError(f"the stack did not print the redrive command\n{stack.output()}")
+    command = shlex.split(_printed_redrive(stack))
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull  # none of the user's AWS setup
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
@@ -272,9 +282,12 @@ def _sqs(endpoint: str) -> Any:
     )
 
 
-def _dead_letter_count(endpoint: str, url: str) -> int:
+def _dead_letter_count(stack: StackProcess) -> int:
+    """What the dead-letter queue holds (SQS's count)."""
+    endpoint, _, dead_letter_url = _redrive_urls(stack)
     attributes = _sqs(endpoint).get_queue_attributes(
-        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        QueueUrl=dead_letter_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
     return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
 
@@ -308,7 +321,7 @@ async def _until_dead_lettered(base_url: str, stack: StackProcess, task_id: str,
     await asyncio.to_thread(
         wait_until, all_dead_lettered, "the task's events all dead-lettered", within=within, every=0.25
     )
-    return _dead_letter_count(endpoint, dead_letter_url)
+    return _dead_letter_count(stack)
 
 
 async def _last_event_id(base_url: str, task_id: str) -> int:
