@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
 
 from browser.test_console_browser import CHROMEDRIVER, CHROMIUM, WAIT, _until, chromium
 from testkit.devstack import DevStack
+from testkit.served import served
 
 pytestmark = pytest.mark.skipif(
     not (CHROMIUM.exists() and CHROMEDRIVER.exists()), reason="no chromium/chromedriver: `make browser` installs them"
@@ -50,31 +52,9 @@ Promise.allSettled([
 </script></body></html>"""
 
 
-class AttackerSite(ThreadingHTTPServer):
-    """A site on another origin (another port of 127.0.0.1) serving one page."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__(("127.0.0.1", 0), _Page)
-        self.page = page.encode()
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/attack.html"
-
-
-class _Page(BaseHTTPRequestHandler):
-    server: AttackerSite
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(self.server.page)))
-        self.end_headers()
-        self.wfile.write(self.server.page)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+def attacker_site(page: str) -> Starlette:
+    """A site on another origin (another port of 127.0.0.1, once served) with one page."""
+    return Starlette(routes=[Route("/attack.html", lambda _: HTMLResponse(page))])
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +83,6 @@ def test_a_page_of_another_origin_cannot_drive_the_local_stack(stack: DevStack, 
     # Given a page on another origin, open in the developer's browser
     context = str(uuid.uuid4())
     page = ATTACK.replace("STACK", json.dumps(stack.base)).replace("MESSAGE", json.dumps(_message(context)))
-    site = AttackerSite(page)
     requests = [
         "POST /?A2A-Version=1.0",
         "POST /message:send?A2A-Version=1.0",
@@ -111,17 +90,13 @@ def test_a_page_of_another_origin_cannot_drive_the_local_stack(stack: DevStack, 
         "POST /_console/api/proxy",
         "GET /tasks?A2A-Version=1.0",
     ]
-    try:
-        with chromium() as browser:
-            # When it sends its requests to the local stack
-            browser.get(site.url)
-            _until(browser, "the page's requests settled", lambda d: d.title == "done")
-            assert browser.save_screenshot(str(tmp_path / "attack.png"))
-            # Then the stack saw each (the page's Origin on it) and refused it
-            _until(browser, "the stack's access log", lambda d: all(_answered(stack, r) for r in requests))
-    finally:
-        site.shutdown()
-        site.server_close()
+    with served(attacker_site(page)) as site, chromium() as browser:
+        # When it sends its requests to the local stack
+        browser.get(f"{site}/attack.html")
+        _until(browser, "the page's requests settled", lambda d: d.title == "done")
+        assert browser.save_screenshot(str(tmp_path / "attack.png"))
+        # Then the stack saw each (the page's Origin on it) and refused it
+        _until(browser, "the stack's access log", lambda d: all(_answered(stack, r) for r in requests))
     assert {request: _answered(stack, request) for request in requests} == {request: ["403"] for request in requests}
     # And nothing was stored
     assert _stored(stack, context) == 0
