@@ -48,12 +48,17 @@ MOVED = "#push-redriven-table tr.redriven"
 
 @dataclass
 class PushStack:
-    url: str
+    base: str
     runtime: Runtime
     sqs: Any
     queue: SqsDeliveryQueue
     queue_url: str
     log: AttemptLog
+
+    @property
+    def url(self) -> str:
+        """The console's page."""
+        return f"{self.base}{CONSOLE_PATH}/"
 
 
 @pytest.fixture
@@ -75,7 +80,7 @@ def push_stack(tmp_path: Path) -> Iterator[PushStack]:
         try:
             with served(with_console(create_app(runtime), lambda: runtime)) as base:
                 yield PushStack(
-                    f"{base}{CONSOLE_PATH}/",
+                    base,
                     runtime,
                     sqs,
                     SqsDeliveryQueue(queue_url, dead_url, client=sqs),
@@ -96,8 +101,7 @@ def a_task_with_a_webhook(stack: PushStack, hook: str) -> str:
             "configuration": {"taskPushNotificationConfig": {"url": hook}},
         },
     }
-    base = stack.url.split("/_console")[0]
-    answer = httpx.post(f"{base}/", json=body, headers={"A2A-Version": "1.0"}, timeout=30).json()
+    answer = httpx.post(f"{stack.base}/", json=body, headers={"A2A-Version": "1.0"}, timeout=30).json()
     task_id: str = answer["result"]["task"]["id"]
     return task_id
 
