@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
+from testkit.waiting import wait_until
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
 __all__ = ["served"]
 
 WAIT = 30.0
-"""Hang guard (seconds) for the server to stop; never a measured expectation."""
+"""Hang guard (seconds) for the server to start, and to stop; never a measured expectation."""
 
 
 @contextlib.contextmanager
@@ -28,10 +30,9 @@ def served(app: ASGIApp) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    guard = threading.Event()
-    while not server.started and thread.is_alive() and not guard.wait(0.05):
-        pass
     try:
+        wait_until(lambda: server.started or not thread.is_alive(), "the server to start", within=WAIT, every=0.05)
+        assert server.started, "the server stopped before it started"
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
