@@ -255,11 +255,11 @@ def test_a_request_without_a_valid_token_is_denied_and_reaches_no_function(
     denied_before = len(denials(sam))
 
     # When it sends a message, over each binding
-    send = {"message": message("let me in", contextId=context_id)}
-    rest = httpx.post(f"{api}/message:send", json=send, headers=headers, timeout=120)
+    params = {"message": message("let me in", contextId=context_id)}
+    rest = httpx.post(f"{api}/message:send", json=params, headers=headers, timeout=120)
     rpc = httpx.post(
         f"{api}/",
-        json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": send},
+        json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params},
         headers=headers,
         timeout=120,
     )
