@@ -38,12 +38,17 @@ _CHILD = textwrap.dedent(
 )
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command's name: its state, its parent's pid, ..."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie (exited, and not yet reaped by whoever adopted it)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return _stat(pid)[0] != "Z"
+    except FileNotFoundError:
         return False
-    return True
 
 
 def _start_child(tmp_path: Path, launcher: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes], Path]:
@@ -109,8 +114,7 @@ def test_a_stack_not_started_by_make_outlives_its_parent(tmp_path: Path) -> None
 
 
 def _parent_of(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat.rsplit(")", 1)[1].split()[1])
+    return int(_stat(pid)[1])
 
 
 def test_only_make_children_watch() -> None:
