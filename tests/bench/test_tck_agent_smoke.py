@@ -30,7 +30,7 @@ def _texts(task: dict[str, Any]) -> list[str]:
     ("prefix", "state", "check"),
     [
         ("tck-complete-task", "COMPLETED", lambda t: t["status"]["message"]["parts"] == [{"text": "Hello from TCK"}]),
-        ("tck-input-required", "INPUT_REQUIRED", lambda t: True),
+        ("tck-input-required", "INPUT_REQUIRED", lambda t: "artifacts" not in t),
         ("tck-artifact-text", "COMPLETED", lambda t: _texts(t) == ["Generated text content"]),
         (
             "tck-artifact-data",
@@ -43,7 +43,7 @@ def _texts(task: dict[str, Any]) -> list[str]:
             lambda t: t["artifacts"][0]["parts"][0]["url"] == "https://example.com/output.txt",
         ),
         ("tck-artifact-file", "COMPLETED", lambda t: base64.b64decode(t["artifacts"][0]["parts"][0]["raw"]) == b"tck"),
-        ("tck-reject-task", "FAILED", lambda t: True),
+        ("tck-reject-task", "FAILED", lambda t: "artifacts" not in t and "rejected" not in str(t)),
         ("tck-stream-artifact-chunked", "COMPLETED", lambda t: _texts(t) == ["chunk-1 ", "chunk-2"]),
         ("tck-something-else", "COMPLETED", lambda t: "Unhandled messageId prefix" in str(t["status"]["message"])),
     ],
