@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -16,17 +15,17 @@ from a2a_serverless.adapters import MemoryTaskStore
 from a2a_serverless.models import (
     AuthenticationInfo,
     StreamResponse,
-    Task,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_serverless.ports import Scope, TaskRecord
+from a2a_serverless.ports import Scope
 from a2a_serverless.push.delivery import DeliveryItem, DeliveryOutcome, backoff_seconds, deliver
 from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.push.signing import MemoryKeySource, NotificationSigner
 from a2a_serverless.push.verify import verify_notification
+from testkit.tasks import a_task_with_events
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
@@ -41,28 +40,8 @@ def store() -> MemoryTaskStore:
 
 
 @pytest.fixture
-def sender() -> Iterator[WebhookSender]:
-    with WebhookSender(timeout=2.0, allow_private=True) as s:
-        yield s
-
-
-@pytest.fixture
 def signer() -> NotificationSigner:
     return NotificationSigner(MemoryKeySource(), issuer=ISSUER)
-
-
-def a_task_with_events(store: MemoryTaskStore, count: int, task_id: str = "t1") -> None:
-    """A task whose log holds ``count`` events: the snapshot, then working updates."""
-    task = Task(id=task_id, context_id="c1", status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED))
-    record = store.create_task(TaskRecord(scope=SCOPE, task=task), [StreamResponse(task=task)])
-    for n in range(2, count + 1):
-        update = TaskStatusUpdateEvent(
-            task_id=task_id,
-            context_id="c1",
-            status=TaskStatus(state=TaskState.TASK_STATE_WORKING),
-            metadata={"n": n},
-        )
-        record = store.commit(record, [StreamResponse(status_update=update)])
 
 
 def a_config(store: MemoryTaskStore, receiver: WebhookReceiver, config_id: str = "p1", **fields: object) -> None:
@@ -111,7 +90,7 @@ def test_every_event_after_the_cursor_is_posted_in_order_with_the_spec_headers(
     store: MemoryTaskStore, sender: WebhookSender, signer: NotificationSigner, webhook_receiver: WebhookReceiver
 ) -> None:
     # Given a task with 3 events and a config with a token and Bearer authentication
-    a_task_with_events(store, 3)
+    a_task_with_events(store, SCOPE, 3)
     a_config(
         store,
         webhook_receiver,
@@ -143,7 +122,7 @@ def test_every_event_after_the_cursor_is_posted_in_order_with_the_spec_headers(
 def test_without_authentication_the_signed_jwt_is_the_bearer_token(
     store: MemoryTaskStore, sender: WebhookSender, signer: NotificationSigner, webhook_receiver: WebhookReceiver
 ) -> None:
-    a_task_with_events(store, 1)
+    a_task_with_events(store, SCOPE, 1)
     a_config(store, webhook_receiver)
 
     run(store, sender, item(1), signer=signer)
@@ -157,7 +136,7 @@ def test_a_duplicate_or_late_trigger_sends_nothing_twice(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
     # Given the trigger for event 3 was handled before the one for event 2 (and then again)
-    a_task_with_events(store, 3)
+    a_task_with_events(store, SCOPE, 3)
     a_config(store, webhook_receiver)
     run(store, sender, item(3))
 
@@ -172,7 +151,7 @@ def test_a_duplicate_or_late_trigger_sends_nothing_twice(
 def test_a_config_created_mid_task_gets_only_what_follows(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
-    a_task_with_events(store, 4)
+    a_task_with_events(store, SCOPE, 4)
     config = TaskPushNotificationConfig(id="p1", task_id="t1", url=f"{webhook_receiver.url}/p1")
     store.put_push_config(SCOPE, config, start_after_seq=2)
 
@@ -189,7 +168,7 @@ def test_credentials_and_tokens_never_reach_the_logs(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # Given a config with secrets, and a receiver that fails so that every log path runs
-    a_task_with_events(store, 2)
+    a_task_with_events(store, SCOPE, 2)
     a_config(
         store,
         webhook_receiver,
@@ -218,7 +197,7 @@ def test_credentials_and_tokens_never_reach_the_logs(
 def test_a_deleted_config_receives_nothing_more(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
-    a_task_with_events(store, 2)
+    a_task_with_events(store, SCOPE, 2)
     a_config(store, webhook_receiver)
     store.delete_push_config(SCOPE, "t1", "p1")
 
@@ -230,7 +209,7 @@ def test_a_retryable_failure_stops_at_that_event_and_the_retry_resumes_there(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
     # Given event 2's first POST fails with 503
-    a_task_with_events(store, 3)
+    a_task_with_events(store, SCOPE, 3)
     a_config(store, webhook_receiver)
     assert run(store, sender, item(1)) is DeliveryOutcome.DONE
     webhook_receiver.fail_next(1, status=503)
@@ -250,7 +229,7 @@ def test_a_retryable_failure_stops_at_that_event_and_the_retry_resumes_there(
 def test_retryable_statuses_are_retried(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver, status: int
 ) -> None:
-    a_task_with_events(store, 1)
+    a_task_with_events(store, SCOPE, 1)
     a_config(store, webhook_receiver)
     webhook_receiver.fail_next(1, status=status)
 
@@ -262,7 +241,7 @@ def test_when_the_attempts_are_spent_the_rest_is_dead_lettered_and_later_events_
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
     # Given a receiver that is down
-    a_task_with_events(store, 3)
+    a_task_with_events(store, SCOPE, 3)
     a_config(store, webhook_receiver)
     webhook_receiver.set_down(503)
 
@@ -286,7 +265,7 @@ def test_when_the_attempts_are_spent_the_rest_is_dead_lettered_and_later_events_
 def test_a_refused_event_is_dead_lettered_alone_and_the_next_ones_go_on(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver, status: int
 ) -> None:
-    a_task_with_events(store, 3)
+    a_task_with_events(store, SCOPE, 3)
     a_config(store, webhook_receiver)
     run(store, sender, item(1))
     webhook_receiver.fail_next(1, status=status)
@@ -302,7 +281,7 @@ def test_a_refused_event_is_dead_lettered_alone_and_the_next_ones_go_on(
 
 def test_a_refused_address_is_final(store: MemoryTaskStore) -> None:
     # A config stored while private targets were allowed (or a name that now resolves inside)
-    a_task_with_events(store, 1)
+    a_task_with_events(store, SCOPE, 1)
     store.put_push_config(SCOPE, TaskPushNotificationConfig(id="p1", task_id="t1", url="https://127.0.0.1:9/hook"))
 
     with WebhookSender(timeout=1.0) as guarded:
@@ -318,7 +297,7 @@ def test_a_refused_address_is_final(store: MemoryTaskStore) -> None:
 def test_out_of_time_it_stops_cleanly_for_a_continuation(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
-    a_task_with_events(store, 3)
+    a_task_with_events(store, SCOPE, 3)
     a_config(store, webhook_receiver)
 
     result = deliver(
@@ -379,7 +358,7 @@ def test_a_v03_config_gets_the_whole_v03_task_as_it_stood_after_each_event(
 
     from a2a_serverless.models import Artifact, Part, TaskArtifactUpdateEvent
 
-    a_task_with_events(store, 2)  # snapshot (submitted), working
+    a_task_with_events(store, SCOPE, 2)  # snapshot (submitted), working
     record = store.get_task(SCOPE, "t1")
     assert record is not None
     artifact = Artifact(artifact_id="a1", parts=[Part(text="partial")])
@@ -409,7 +388,7 @@ def test_a_v03_config_gets_the_whole_v03_task_as_it_stood_after_each_event(
 def test_a_v1_config_on_the_same_task_still_gets_stream_responses(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
-    a_task_with_events(store, 2)
+    a_task_with_events(store, SCOPE, 2)
     a_config(store, webhook_receiver)
     assert run(store, sender, item(2)) is DeliveryOutcome.DONE
     bodies = [json.loads(r.body) for r in webhook_receiver.accepted("/p1")]
