@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lifecycle", "transitions", "mutation", "blobs", "auth", "v03"),
     ("runtime",),
     ("operations", "methods", "card", "execution", "push"),
+    ("frameworks",),
     ("adapters",),
     ("wiring",),
     ("transport", "lambda_", "functions"),

@@ -21,6 +21,8 @@ circle):
    table), :mod:`.card` (the agent card and its signatures), :mod:`.execution` (the executor API,
    the worker, the run log, the sweeper, durable runs), :mod:`.push` (dispatch, delivery, signing;
    ``verify`` for receivers).
+   :mod:`.frameworks` (agent frameworks' streams bridged to tasks; each adapter imports its
+   framework inside its own module) sits just under the core it builds on.
 6. **Adapters**: :mod:`.adapters` (DynamoDB, SQS, S3, Lambda durable functions, KMS, in-memory).
 7. **Wiring**: :mod:`.wiring` (the runtime built from settings, adapters chosen; the only place
    that picks them).

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .blobs import PartOffloader, PartPresenter
 from .config import Settings
 from .ports import TaskStore, WorkQueue
+from .ports.agent_state import AgentStateStore
 from .ports.durable import DurableRuns
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class Runtime:
     """Stores large parts as objects (the store it was given to does so on every write; a run's
     event queue does so as events arrive)."""
     durable: DurableRuns | None = None
+    agent_state: AgentStateStore | None = None
+    """What agents keep between runs (``context.state``; :mod:`.execution.agent_state`)."""
     """Durable mode: the executions of tasks (CancelTask wakes one waiting for input to end it)."""
     make_executor: Callable[[], AgentExecutor] | None = field(default=None, repr=False)
     """Creates the configured executor (``wiring.load_executor``), called once, on first use."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 from .blobs import PartOffloader, PartPresenter
 from .config import ConfigError, Settings
 from .ports import TaskStore, WorkQueue
+from .ports.agent_state import AgentStateStore
 from .ports.durable import DurableRuns
 from .runtime import Runtime
 
@@ -65,6 +66,7 @@ def build_runtime(
     offloader: PartOffloader | None = None,
     durable: DurableRuns | None = None,
     card_signer: CardSigner | None = None,
+    agent_state: AgentStateStore | None = None,
 ) -> Runtime:
     """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
     benchmarks). An explicit store keeps its own large-part handling: pass the ``offloader`` it
@@ -104,6 +106,8 @@ def build_runtime(
         from .execution.inline import InlineWorkQueue
 
         queue = InlineWorkQueue(lambda: runtime)  # the runtime it is part of, made just below
+    if agent_state is None:
+        agent_state = _agent_state_store(settings, store)
     runtime = Runtime(
         settings=settings,
         store=store,
@@ -111,11 +115,25 @@ def build_runtime(
         parts=PartPresenter(blobs, settings.blob_url_seconds),
         offloader=offloader,
         durable=durable,
+        agent_state=agent_state,
         make_executor=lambda: load_executor(settings.executor),
         make_push_signer=(lambda: push_signer) if push_signer is not None else lambda: _ssm_signer(settings),
         make_card_signer=(lambda: card_signer) if card_signer is not None else lambda: _card_signer(settings),
     )
     return runtime
+
+
+def _agent_state_store(settings: Settings, store: TaskStore) -> AgentStateStore:
+    """Agent state beside the tasks: in memory with the memory store, else in the tasks table."""
+    from .adapters.memory_store import MemoryTaskStore
+
+    if settings.store == "memory" or isinstance(store, MemoryTaskStore):
+        from .adapters.memory_agent_state import MemoryAgentStateStore
+
+        return MemoryAgentStateStore()
+    from .adapters.dynamodb_agent_state import DynamoDBAgentStateStore
+
+    return DynamoDBAgentStateStore(settings.table_name, ttl_days=settings.task_ttl_days)
 
 
 def _card_signer(settings: Settings) -> CardSigner:

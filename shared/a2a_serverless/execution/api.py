@@ -34,7 +34,7 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ..json_types import Json, JsonValue
 from ..models import (
@@ -44,6 +44,9 @@ from ..models import (
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
 )
+
+if TYPE_CHECKING:
+    from .agent_state import AgentState
 
 __all__ = ["AgentExecutor", "Event", "EventQueue", "RequestContext", "Steps"]
 
@@ -95,6 +98,9 @@ class RequestContext:
     related_tasks: list[Task] = field(default_factory=list)
     steps: Steps = field(default_factory=Steps)
     """Marks durable steps (see :class:`Steps`); plain calls outside durable mode."""
+    state: AgentState | None = None
+    """What the agent keeps between runs, scoped to ``tenant`` and ``caller``
+    (:mod:`.agent_state`): given by the worker when the deployment stores agent state."""
 
     def get_user_input(self, delimiter: str = "\n") -> str:
         """The text parts of the user's message, joined."""

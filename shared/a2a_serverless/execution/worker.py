@@ -48,6 +48,7 @@ from ..transitions import (
     renew_lease,
     settle,
 )
+from .agent_state import agent_state_of
 from .api import AgentExecutor, Event, EventQueue, RequestContext, Steps
 from .run_log import RunLog, RunWriter
 
@@ -163,6 +164,7 @@ async def run_work_item(
         caller=scope.owner,
         requested_extensions=item.extensions,
         related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id),
+        state=agent_state_of(runtime, scope),
     )
     writer = RunWriter(runtime.store, record)
     deadline = _deadline(remaining_ms)

@@ -1,0 +1,16 @@
+"""Framework adapters: an agent built on an agent framework, behind A2A (``docs/frameworks.md``).
+
+Each adapter lives in its own module and imports its framework there, inside the module, so
+importing this package costs nothing and needs no framework installed:
+
+* :func:`.pydantic_ai.pydantic_ai_executor` (``pip install 'a2a-serverless[pydantic-ai]'``);
+* :func:`.langgraph.langgraph_executor` (``pip install 'a2a-serverless[langgraph]'``).
+
+What they share, :class:`FrameworkExecutor` and the events an adapter yields, is here for new
+adapters to build on.
+"""
+
+from ._bridge import FrameworkExecutor, Turn
+from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
+
+__all__ = ["FrameworkEvent", "FrameworkExecutor", "Output", "Pause", "TextDelta", "ToolCall", "ToolResult", "Turn"]
