@@ -23,6 +23,8 @@ from a2a_serverless.config import Settings
 from a2a_serverless.errors import InvalidParamsError, UnsupportedOperationError
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import (
+    CancelTaskRequest,
+    GetTaskRequest,
     ListTasksRequest,
     Message,
     Part,
@@ -33,6 +35,8 @@ from a2a_serverless.models import (
     TaskState,
 )
 from a2a_serverless.operations import CallContext
+from a2a_serverless.operations.cancel_task import cancel_task
+from a2a_serverless.operations.get_task import get_task
 from a2a_serverless.operations.list_tasks import list_tasks
 from a2a_serverless.operations.send_message import Submitted, submit_message
 from a2a_serverless.ports import Scope, SendKey, TaskStore, WorkItem
@@ -54,9 +58,7 @@ class _Queue:
 
 
 def _runtime(store: TaskStore, queue: _Queue, *, idempotent: bool = True, reuse: str = "new") -> Runtime:
-    settings = Settings.model_validate(
-        {"store": "memory", "push_notifications": True, "idempotent_send": idempotent, "message_id_reuse": reuse}
-    )
+    settings = Settings(store="memory", push_notifications=True, idempotent_send=idempotent, message_id_reuse=reuse)
     return build_runtime(settings, store=store, queue=queue)
 
 
@@ -226,11 +228,122 @@ def test_an_answer_reusing_the_question_s_message_id_is_a_new_turn(store: TaskSt
     queued = len(queue.items)
     again = submit_message(_request("Ann", "m-1", task_id), CTX, runtime)
     assert (again.accepted, again.task.id, len(queue.items)) == (False, task_id, queued)
-    # while the task's first message, sent again as it was, is still the first task's re-send
-    assert submit_message(_request("ask me", "m-1"), CTX, runtime).task.id == task_id
+    # while the task's first message, sent again as it was, is a new task: the client answered the
+    # first, so it had its answer (an answer under the question's id counts as one)
+    assert submit_message(_request("ask me", "m-1"), CTX, runtime).task.id != task_id
     # and a third message with the id, to a task that takes none, gets the task's own error
     with pytest.raises(UnsupportedOperationError):
         submit_message(_request("Bob", "m-1", task_id), CTX, runtime)
+
+
+# ----------------------------------------------- the same message again, after its task was answered
+
+
+def _answered(runtime: Runtime, queue: _Queue, how: str) -> str:
+    """A task of the demo agent asking for a name (first message "ask me", m-1), which the client
+    then answers (``continued``: a message of its own; ``canceled``: CancelTask) or only reads."""
+    task_id = _asking(runtime, queue)
+    if how == "continued":
+        submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
+        process_work_item(runtime, queue.items[-1])
+    elif how == "canceled":
+        cancel_task(CancelTaskRequest(id=task_id), CTX, runtime)
+    else:
+        assert get_task(GetTaskRequest(id=task_id), CTX, runtime).id == task_id
+    return task_id
+
+
+@pytest.mark.parametrize("how", ["continued", "canceled"])
+def test_the_same_message_again_after_its_task_was_answered_is_a_new_task(
+    store: TaskStore, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a task whose first message the client had the answer to: it continued or canceled the
+    # task, which takes the task's id (the official TCK makes each prerequisite task so)
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = _answered(runtime, queue, how)
+    first_before = store.get_task(SCOPE, first)
+    queued = len(queue.items)
+
+    # When the same message comes again under its messageId
+    with caplog.at_level(logging.INFO, logger="a2a_serverless"):
+        again = submit_message(_request("ask me", "m-1"), CTX, runtime)
+
+    # Then it is a new task, queued and run once, the first untouched, and one INFO line says so
+    assert again.accepted
+    assert again.task.id != first
+    assert len(queue.items) == queued + 1
+    process_work_item(runtime, queue.items[-1])
+    second = store.get_task(SCOPE, again.task.id)
+    assert second is not None
+    assert second.state is TaskState.TASK_STATE_INPUT_REQUIRED
+    assert store.get_task(SCOPE, first) == first_before
+    assert _task_count(runtime) == 2
+    (line,) = [r for r in caplog.records if "sent again after its task" in r.getMessage()]
+    assert line.levelno == logging.INFO
+    assert first in line.getMessage()
+    # and the key now names the new task: its retries are retries of it, nothing run again
+    retry = submit_message(_request("ask me", "m-1"), CTX, runtime)
+    assert (retry.accepted, retry.task.id, len(queue.items)) == (False, again.task.id, queued + 1)
+
+
+def test_the_same_message_again_after_its_task_was_only_read_is_a_retry(store: TaskStore) -> None:
+    # A read gives the task's id too, but leaves no mark (a read never writes): still a retry
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = _answered(runtime, queue, "read")
+    queued = len(queue.items)
+
+    again = submit_message(_request("ask me", "m-1"), CTX, runtime)
+
+    assert (again.accepted, again.task.id, len(queue.items)) == (False, first, queued)
+    assert again.task.status.state is TaskState.TASK_STATE_INPUT_REQUIRED
+
+
+@pytest.mark.parametrize(
+    ("reuse", "header"),
+    [pytest.param("reject", "", id="reuse-rejected"), pytest.param("new", "k-1", id="idempotency-key")],
+)
+def test_a_strict_key_keeps_answering_with_the_first_task_after_it_was_answered(
+    store: TaskStore, reuse: str, header: str
+) -> None:
+    # One messageId, one message (A2A_MESSAGE_ID_REUSE=reject); one Idempotency-Key, one request
+    ctx = _keyed(header) if header else CTX
+    queue = _Queue()
+    runtime = _runtime(store, queue, reuse=reuse)
+    first = submit_message(_request("ask me", "m-1"), ctx, runtime).task.id
+    process_work_item(runtime, queue.items[-1])
+    submit_message(_request("Ann", "m-2", first), CTX, runtime)
+    process_work_item(runtime, queue.items[-1])
+    queued = len(queue.items)
+
+    again = submit_message(_request("ask me", "m-1"), ctx, runtime)
+
+    assert (again.accepted, again.task.id, len(queue.items)) == (False, first, queued)
+    assert again.task.status.state is TaskState.TASK_STATE_COMPLETED
+
+
+def test_concurrent_sends_of_the_same_message_after_its_task_was_answered_make_one_new_task(
+    store: TaskStore,
+) -> None:
+    queue = _Queue()
+    runtime = _runtime(store, queue)
+    first = _answered(runtime, queue, "continued")
+    queued = len(queue.items)
+
+    sent = _at_once(6, lambda _: submit_message(_request("ask me", "m-1"), CTX, runtime))
+
+    # One new task, taken by the one send that moved the key; the others are its retries
+    assert len({s.task.id for s in sent}) == 1
+    assert sent[0].task.id != first
+    assert [s.accepted for s in sent].count(True) == 1
+    assert len(queue.items) >= queued + 1
+    _run_all(runtime, queue)  # every queued item: the duplicates' claims find nothing to run
+    second = store.get_task(SCOPE, sent[0].task.id)
+    assert second is not None
+    assert second.state is TaskState.TASK_STATE_INPUT_REQUIRED
+    assert [m.role for m in second.task.history].count(Role.ROLE_USER) == 1
+    assert _task_count(runtime) == 2
 
 
 def test_with_reuse_rejected_a_continuation_reusing_a_message_id_is_refused(store: TaskStore) -> None:

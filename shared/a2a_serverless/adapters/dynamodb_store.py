@@ -195,8 +195,13 @@ class DynamoDBTaskStore:
             time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
 
     def _key_put(self, scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> PutTypeDef:
-        """The send key's conditional put; a failed condition returns the key that exists."""
-        put = self._table.put(send_key_item(scope, key, task_id, ttl), NOT_EXISTS)
+        """The send key's conditional put (the key is free, or names the task it ``replaces``); a
+        failed condition returns the key that exists."""
+        if key.replaces:
+            put = self._table.put(send_key_item(scope, key, task_id, ttl), f"{NOT_EXISTS} OR taskId = :replaces")
+            put["ExpressionAttributeValues"] = {":replaces": {"S": key.replaces}}
+        else:
+            put = self._table.put(send_key_item(scope, key, task_id, ttl), NOT_EXISTS)
         put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return put
 

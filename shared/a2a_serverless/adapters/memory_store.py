@@ -196,9 +196,10 @@ class MemoryTaskStore:
             return self._messages.get(_key_address(scope, key))
 
     def _check_new_key(self, scope: Scope, key: SendKey) -> None:
-        """DuplicateMessage if this scope has the send key already (caller holds the lock)."""
+        """DuplicateMessage if this scope has the send key already, unless it names the task the key
+        replaces (caller holds the lock)."""
         accepted = self._messages.get(_key_address(scope, key))
-        if accepted is not None:
+        if accepted is not None and not (key.replaces and accepted.task_id == key.replaces):
             raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint)
 
     def commit(

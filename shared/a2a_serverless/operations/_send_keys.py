@@ -5,6 +5,10 @@ the task it creates or the message it adds; the key holds a fingerprint of the r
 key exists, the failed condition hands back what it holds, and this module decides:
 
 * the same fingerprint: a re-send, answered with the first request's task, nothing run again;
+  unless the client has since continued that task with another message or canceled it, both of
+  which take the task's id, which only the first answer gave: then the message is not a retry of a
+  lost answer but the same message sent again meaning a new one (the official TCK creates each of
+  its prerequisite tasks so), processed as new under the same key, taken over (:func:`answered`);
 * a messageId reused for a different request: processed as the new message it is, under a key of
   the messageId and the fingerprint together (so its own re-sends are recognised in turn), and
   logged once at INFO; or, with ``A2A_MESSAGE_ID_REUSE=reject``, InvalidParams naming it;
@@ -23,13 +27,15 @@ import logging
 
 from ..config import Settings
 from ..errors import FieldViolation, InvalidParamsError
-from ..models import SendMessageConfiguration, SendMessageRequest
-from ..ports import AcceptedMessage, KeyKind, SendKey
+from ..models import Message, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from ..ports import AcceptedMessage, KeyKind, SendKey, TaskRecord
 from ._context import IDEMPOTENCY_KEY_HEADER, MAX_ID_LENGTH
 
 __all__ = [
+    "answered",
     "is_resend",
     "log_accepted",
+    "log_taken_over",
     "next_key",
     "request_fingerprint",
     "reused_error",
@@ -83,6 +89,33 @@ def is_resend(stored: AcceptedMessage, key: SendKey, task_id: str) -> bool:
     if stored.fingerprint and stored.fingerprint != key.fingerprint:
         return False
     return not task_id or stored.task_id == task_id
+
+
+def answered(record: TaskRecord, message: Message, key: SendKey, settings: Settings) -> bool:
+    """Whether a re-send of ``message`` (which created ``record``'s task) is a new message after
+    all: the client has answered the task since, with another message of its own or a cancel, and
+    so had the first answer (nothing else gives a client a task's id). A read leaves no mark and
+    does not count; neither does an ``Idempotency-Key`` (its retries always get the first answer)
+    nor a messageId under ``A2A_MESSAGE_ID_REUSE=reject`` (one id, one message)."""
+    if key.kind is KeyKind.HEADER or settings.message_id_reuse != "new":
+        return False
+    task = record.task
+    if record.cancel_requested or task.status.state is TaskState.TASK_STATE_CANCELED:
+        return True
+    # Another message of the client's: one with another id, or a second one (an answer may reuse
+    # the id, a retry does not add one); the history may have dropped the first
+    from_client = [m for m in task.history if m.role is Role.ROLE_USER]
+    return len(from_client) > 1 or any(m.message_id != message.message_id for m in from_client)
+
+
+def log_taken_over(key: SendKey, first_task_id: str, task_id: str) -> None:
+    """One INFO line for a messageId sent again after its task was answered (:func:`answered`)."""
+    logger.info(
+        "messageId %r was sent again after its task %s was continued or canceled; processed as a new message",
+        key.name,
+        first_task_id,
+        extra={"task_id": task_id, "message_id": key.name},
+    )
 
 
 def next_key(key: SendKey, settings: Settings) -> SendKey:

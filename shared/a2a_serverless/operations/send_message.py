@@ -9,7 +9,9 @@
 * Re-sending a ``messageId`` the caller already sent, with the same message and configuration
   (see :func:`request_fingerprint`), returns that task and runs nothing again (if the task still
   waits for that message, its work item is queued again, which heals a first attempt that stored
-  the task but could not queue it). The same ``messageId`` with anything else is a new message,
+  the task but could not queue it). Once the caller has continued or canceled that task (so it had
+  the first answer), the same message again is a new one: a new task, which takes the key over
+  (:func:`._send_keys.answered`). The same ``messageId`` with anything else is a new message,
   processed as if the id were fresh (a new task, or a new turn), and logged once at INFO;
   ``A2A_MESSAGE_ID_REUSE=reject`` refuses it instead (InvalidParams naming it; nothing is stored).
   No read comes before the write: the key's conditional write detects a re-send (:mod:`._send_keys`).
@@ -76,7 +78,15 @@ from ..runtime import Runtime
 from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, refuse_message
 from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
-from ._send_keys import is_resend, log_accepted, next_key, request_fingerprint, send_key
+from ._send_keys import (
+    answered,
+    is_resend,
+    log_accepted,
+    log_taken_over,
+    next_key,
+    request_fingerprint,
+    send_key,
+)
 
 __all__ = ["SCHEDULE_FAILED_TEXT", "Submitted", "request_fingerprint", "send_message", "submit_message"]
 
@@ -229,11 +239,19 @@ def _create_task(
             # response was lost and the retry found it: answer with that task. Or a reuse of the
             # messageId for another message: a new task under the reuse's own key, or refused.
             assert key is not None  # (no key, no duplicate)
-            if is_resend(dup.accepted, key, ""):
-                return _resent(runtime, scope, dup.task_id, message)
-            key = next_key(key, runtime.settings)
+            if not is_resend(dup.accepted, key, ""):
+                key = next_key(key, runtime.settings)
+                continue
+            resent = _resent(runtime, scope, dup.task_id, message)
+            first_record = resent[0]
+            if not answered(first_record, message, key, runtime.settings):
+                return resent
+            key = key.taking_over(first_record.task_id)  # the same message again, meant as a new one
             continue
-        log_accepted(key, task_id)
+        if key is not None and key.replaces:
+            log_taken_over(key, key.replaces, task_id)
+        else:
+            log_accepted(key, task_id)
         return stored, True, True
 
 

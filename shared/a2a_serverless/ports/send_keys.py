@@ -36,11 +36,16 @@ class SendKey:
     """A send's idempotency key: written in the same atomic step as the task it creates or the
     message it adds to one, only if it does not exist yet (else :class:`DuplicateMessage`), and it
     expires with the task. It is addressed by scope, kind and ``name`` (and by ``fingerprint`` too
-    for :attr:`KeyKind.REUSED_MESSAGE`), and holds the task's id and ``fingerprint``."""
+    for :attr:`KeyKind.REUSED_MESSAGE`), and holds the task's id and ``fingerprint``.
+
+    With ``replaces`` (a task id) the key is written only if it does not exist or still names that
+    task: a messageId sent again after the client answered its first task takes the key over for
+    the new task it creates (:func:`~a2a_serverless.operations._send_keys.answered`)."""
 
     kind: KeyKind
     name: str
     fingerprint: str = ""
+    replaces: str = ""
 
     @classmethod
     def message(cls, message_id: str, fingerprint: str = "") -> SendKey:
@@ -53,3 +58,7 @@ class SendKey:
     def reused(self) -> SendKey:
         """The key of a messageId's reuse for this request."""
         return replace(self, kind=KeyKind.REUSED_MESSAGE)
+
+    def taking_over(self, task_id: str) -> SendKey:
+        """This key, to be written over the one that names ``task_id`` (see ``replaces``)."""
+        return replace(self, replaces=task_id)
