@@ -38,9 +38,9 @@ class Runtime:
     """Stores large parts as objects (the store it was given to does so on every write; a run's
     event queue does so as events arrive)."""
     durable: DurableRuns | None = None
+    """Durable mode: the executions of tasks (CancelTask wakes one waiting for input to end it)."""
     agent_state: AgentStateStore | None = None
     """What agents keep between runs (``context.state``; :mod:`.execution.agent_state`)."""
-    """Durable mode: the executions of tasks (CancelTask wakes one waiting for input to end it)."""
     make_executor: Callable[[], AgentExecutor] | None = field(default=None, repr=False)
     """Creates the configured executor (``wiring.load_executor``), called once, on first use."""
     make_push_signer: Callable[[], NotificationSigner | None] | None = field(default=None, repr=False)
