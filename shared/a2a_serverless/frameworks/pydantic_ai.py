@@ -1,0 +1,211 @@
+"""Pydantic AI agents behind A2A: ``executor = pydantic_ai_executor(agent)``
+(``pip install 'a2a-serverless[pydantic-ai]'``; ``docs/frameworks.md``).
+
+The run is :meth:`pydantic_ai.Agent.run_stream_events`, Pydantic AI's public event stream:
+
+* text parts' deltas (``PartStartEvent``/``PartDeltaEvent`` of a ``TextPart``) -> the answer's chunks;
+* ``FunctionToolCallEvent`` / ``FunctionToolResultEvent`` -> tool statuses;
+* a run that ends with :class:`~pydantic_ai.DeferredToolRequests` (a tool declared with
+  ``requires_approval=True``, or one that raised ``ApprovalRequired`` or ``CallDeferred(kind="question")``)
+  -> INPUT_REQUIRED asking for the approval or the answer. The run's messages and the pending call
+  ids are the paused state; the next message on the task answers them (``DeferredToolResults``:
+  an approval when :attr:`PydanticAIExecutor.approves` says the reply approves, a denial carrying
+  the reply otherwise; the reply's text for a question) and the run goes on from there;
+* output that is not text (a structured ``output_type``) -> an ``output`` artifact with a data part;
+* memory: the conversation's messages (``result.all_messages()``) serialized with
+  :data:`pydantic_ai.ModelMessagesTypeAdapter`, passed back as ``message_history``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import Any
+
+from ..execution.api import RequestContext
+from ..models import Part
+from ._bridge import FrameworkExecutor, Turn
+from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
+
+INSTALL_HINT = (
+    "a2a_serverless.frameworks.pydantic_ai runs Pydantic AI agents, and pydantic-ai is not installed: "
+    "pip install 'a2a-serverless[pydantic-ai]'"
+)
+
+try:
+    from pydantic import TypeAdapter
+    from pydantic_ai import (
+        Agent,
+        AgentRunResultEvent,
+        BinaryContent,
+        DeferredToolRequests,
+        DeferredToolResults,
+        FunctionToolCallEvent,
+        FunctionToolResultEvent,
+        ModelMessagesTypeAdapter,
+        PartDeltaEvent,
+        PartStartEvent,
+        TextPart,
+        TextPartDelta,
+        ToolApproved,
+        ToolDenied,
+        UserContent,
+    )
+    from pydantic_core import to_jsonable_python
+except ImportError as exc:
+    raise ImportError(INSTALL_HINT) from exc
+
+__all__ = ["INSTALL_HINT", "PydanticAIExecutor", "pydantic_ai_executor"]
+
+AgentSource = Agent[Any, Any] | Callable[[], Agent[Any, Any]]
+DepsFactory = Callable[[RequestContext], Any]
+
+_YES = re.compile(r"^\s*(y|yes|ok|okay|approve|approved|go ahead|sure|confirm|confirmed)\b", re.IGNORECASE)
+
+
+def _approves(reply: str) -> bool:
+    return bool(_YES.match(reply))
+
+
+class _Paused:
+    """What a pause keeps for the task: the run's messages and the calls waiting for the person."""
+
+    adapter: TypeAdapter[DeferredToolRequests] = TypeAdapter(DeferredToolRequests)
+
+    @classmethod
+    def dump(cls, messages: Sequence[Any], requests: DeferredToolRequests) -> bytes:
+        return json.dumps(
+            {
+                "messages": json.loads(ModelMessagesTypeAdapter.dump_json(list(messages))),
+                "requests": json.loads(cls.adapter.dump_json(requests)),
+            }
+        ).encode()
+
+    @classmethod
+    def load(cls, data: bytes) -> tuple[list[Any], DeferredToolRequests]:
+        saved = json.loads(data)
+        messages = ModelMessagesTypeAdapter.validate_python(saved["messages"])
+        return messages, cls.adapter.validate_python(saved["requests"])
+
+
+class PydanticAIExecutor(FrameworkExecutor):
+    """Runs a Pydantic AI agent for each message (see the module's docstring)."""
+
+    framework = "pydantic-ai"
+
+    def __init__(
+        self,
+        agent: AgentSource,
+        *,
+        deps: DepsFactory | None = None,
+        approves: Callable[[str], bool] = _approves,
+        tool_details: bool = False,
+    ) -> None:
+        super().__init__(tool_details=tool_details)
+        self._source = agent
+        self._agent: Agent[Any, Any] | None = agent if isinstance(agent, Agent) else None
+        self._deps = deps
+        self.approves = approves
+
+    @property
+    def agent(self) -> Agent[Any, Any]:
+        """The agent (a factory is called once, on the first run)."""
+        if self._agent is None:
+            made = self._source() if callable(self._source) else self._source
+            if not isinstance(made, Agent):
+                raise TypeError(f"the agent factory returned {type(made).__name__}, not a pydantic_ai.Agent")
+            self._agent = made
+        return self._agent
+
+    async def run(self, turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
+        agent = self.agent
+        prompt: str | list[UserContent] | None = _prompt(turn)
+        history = ModelMessagesTypeAdapter.validate_json(turn.memory) if turn.memory else None
+        results = None
+        if turn.resume is not None:
+            history, pending = _Paused.load(turn.resume)
+            results = self._answer(pending, turn.text)
+            prompt = None  # the reply answers the pending calls; it is not a new prompt
+        output_type = agent.output_type
+        if not _allows_deferred(output_type):
+            output_type = [*(output_type if isinstance(output_type, list) else [output_type]), DeferredToolRequests]
+        deps = self._deps(turn.context) if self._deps is not None else None
+        async with agent.run_stream_events(
+            prompt, message_history=history, deferred_tool_results=results, output_type=output_type, deps=deps
+        ) as events:
+            async for event in events:
+                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                    yield TextDelta(event.part.content)
+                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                    yield TextDelta(event.delta.content_delta)
+                elif isinstance(event, FunctionToolCallEvent):
+                    yield ToolCall(
+                        event.part.tool_name, event.part.tool_call_id, to_jsonable_python(event.part.args_as_dict())
+                    )
+                elif isinstance(event, FunctionToolResultEvent):
+                    done = event.part
+                    yield ToolResult(done.tool_name, done.tool_call_id, to_jsonable_python(done.content))
+                elif isinstance(event, AgentRunResultEvent):
+                    result = event.result
+                    output = result.output
+                    if isinstance(output, DeferredToolRequests):
+                        yield self._pause(output, result.all_messages())
+                        return
+                    turn.keep(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+                    if not isinstance(output, str):
+                        yield Output([Part(data=to_jsonable_python(output))])
+
+    def _pause(self, requests: DeferredToolRequests, messages: Sequence[Any]) -> Pause:
+        pending = [*requests.approvals, *requests.calls]
+        first = pending[0]
+        if requests.kind(first.tool_call_id) == "approval":
+            question = f"Approve calling tool {first.tool_name}? Reply yes to approve, anything else to deny."
+        else:
+            args = first.args_as_dict()
+            asked = args.get("question") if isinstance(args.get("question"), str) else None
+            question = asked or f"The tool {first.tool_name} needs your answer."
+        tools = [{"tool": c.tool_name, "toolCallId": c.tool_call_id, "arguments": c.args_as_dict()} for c in pending]
+        return Pause(question, state=_Paused.dump(messages, requests), data={"tools": to_jsonable_python(tools)})
+
+    def _answer(self, pending: DeferredToolRequests, reply: str) -> DeferredToolResults:
+        approved = self.approves(reply)
+        results = DeferredToolResults()
+        for call in pending.approvals:
+            results.approvals[call.tool_call_id] = ToolApproved() if approved else ToolDenied(reply or "Denied.")
+        for call in pending.calls:
+            results.calls[call.tool_call_id] = reply
+        return results
+
+
+def pydantic_ai_executor(
+    agent: AgentSource,
+    *,
+    deps: DepsFactory | None = None,
+    approves: Callable[[str], bool] = _approves,
+    tool_details: bool = False,
+) -> PydanticAIExecutor:
+    """An executor running ``agent`` (a ``pydantic_ai.Agent``, or a function making one, called on
+    the first run). ``deps`` makes the run's dependencies from its :class:`RequestContext` (the
+    caller, the tenant); ``approves`` decides whether a reply approves a tool call (yes, ok,
+    approve...); ``tool_details`` puts tool arguments and results in the task (off: they can hold
+    secrets)."""
+    return PydanticAIExecutor(agent, deps=deps, approves=approves, tool_details=tool_details)
+
+
+def _allows_deferred(output_type: Any) -> bool:
+    kinds = output_type if isinstance(output_type, list | tuple) else [output_type]
+    return DeferredToolRequests in kinds
+
+
+def _prompt(turn: Turn) -> str | list[UserContent]:
+    """The user's message: its text, and its files (raw bytes) as binary content."""
+    message = turn.message
+    if message is None:
+        return ""
+    files: list[UserContent] = [
+        BinaryContent(data=bytes(p.raw), media_type=p.media_type or "application/octet-stream")
+        for p in message.parts
+        if p.raw is not None
+    ]
+    return [turn.text, *files] if files else turn.text

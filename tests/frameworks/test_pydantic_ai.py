@@ -1,0 +1,221 @@
+"""Pydantic AI agents behind the app (``frameworks.pydantic_ai``), on Pydantic AI's own test models
+(``FunctionModel`` streams what each test scripts: text deltas, tool calls): no network, no key."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic_ai import Agent, CallDeferred, DeferredToolRequests
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
+from a2a_serverless.models import TaskState
+from a2a_serverless.transitions import FAILED_TEXT
+
+from .conftest import answer_text, chunks, states
+
+Stream = AsyncIterator[str | DeltaToolCalls]
+
+
+def _returned(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    return [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+
+
+def _prompts(messages: list[ModelMessage]) -> list[str]:
+    return [
+        str(p.content)
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart)
+    ]
+
+
+def test_the_answer_streams_as_the_models_deltas_with_the_last_chunk_marked(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        for word in ("The ", "answer ", "is 42."):
+            yield word
+
+    agent = serve(pydantic_ai_executor(Agent(FunctionModel(stream_function=stream))))
+    task = agent.send("question")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "The answer is 42."
+    assert chunks(agent.events(task["id"])) == [
+        ("The ", False, False),
+        ("answer ", True, False),
+        ("is 42.", True, True),
+    ]
+
+
+def _weather_agent() -> Agent[None, str]:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returned := _returned(messages):
+            yield f"It is {returned[0].content}."
+            return
+        yield {0: DeltaToolCall(name="weather", json_args='{"city": "Paris", "token": "sk-SECRET"}', tool_call_id="w1")}
+
+    agent = Agent(FunctionModel(stream_function=stream))
+
+    @agent.tool_plain
+    def weather(city: str, token: str) -> str:
+        return "sunny in " + city
+
+    return agent
+
+
+def test_a_tool_call_is_a_working_status_naming_the_tool_and_not_its_arguments(serve: Any) -> None:
+    agent = serve(pydantic_ai_executor(_weather_agent()))
+    task = agent.send("weather in Paris?")
+
+    events = agent.events(task["id"])
+    tools = [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
+    assert tools == [{"tool": "weather", "toolCallId": "w1"}]
+    assert "SECRET" not in "".join(e.model_dump_json() for e in events)
+    assert answer_text(task) == "It is sunny in Paris."
+
+
+def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> None:
+    agent = serve(pydantic_ai_executor(_weather_agent(), tool_details=True))
+    task = agent.send("weather in Paris?")
+
+    data = [
+        p.data
+        for e in agent.events(task["id"])
+        if e.status_update and e.status_update.status.message
+        for p in e.status_update.status.message.parts
+        if p.data is not None
+    ]
+    assert data == [
+        {"tool": "weather", "arguments": {"city": "Paris", "token": "sk-SECRET"}},
+        {"tool": "weather", "result": "sunny in Paris"},
+    ]
+
+
+def _booking_agent(booked: list[int]) -> Agent[None, str | DeferredToolRequests]:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returned := _returned(messages):
+            yield f"Done: {returned[0].content}."
+            return
+        yield "Booking needs your approval. "
+        yield {0: DeltaToolCall(name="book", json_args='{"room": 7}', tool_call_id="b1")}
+
+    agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def book(room: int) -> str:
+        booked.append(room)
+        return f"room {room} booked"
+
+    return agent
+
+
+def test_an_approval_required_tool_asks_and_the_approval_resumes_the_same_run(serve: Any) -> None:
+    booked: list[int] = []
+    agent = serve(pydantic_ai_executor(_booking_agent(booked)))
+    asked = agent.send("book room 7")
+
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert "Approve calling tool book?" in asked["status"]["message"]["parts"][0]["text"]
+    assert booked == []
+    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == [7]
+    assert "Done: room 7 booked." in answer_text(done)
+
+
+def test_a_denial_resumes_the_run_with_the_tool_denied(serve: Any) -> None:
+    booked: list[int] = []
+    agent = serve(pydantic_ai_executor(_booking_agent(booked)))
+    asked = agent.send("book room 7")
+    done = agent.send("no, too expensive", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == []
+    assert "Done: no, too expensive." in answer_text(done)
+
+
+def test_a_question_tool_asks_its_question_and_the_reply_is_its_answer(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returned := _returned(messages):
+            yield f"Hello, {returned[0].content}!"
+            return
+        yield {0: DeltaToolCall(name="ask_user", json_args='{"question": "What is your name?"}', tool_call_id="q1")}
+
+    model_agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
+
+    @model_agent.tool_plain
+    def ask_user(question: str) -> str:
+        raise CallDeferred(kind="question")
+
+    agent = serve(pydantic_ai_executor(model_agent))
+    asked = agent.send("greet me")
+    assert asked["status"]["message"]["parts"] == [{"text": "What is your name?"}]
+    done = agent.send("Ada", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert answer_text(done) == "Hello, Ada!"
+
+
+def test_turns_of_a_context_share_the_message_history_and_owners_never_do(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        yield " | ".join(_prompts(messages))
+
+    agent = serve(pydantic_ai_executor(lambda: Agent(FunctionModel(stream_function=stream))))
+    agent.send("my name is Alice", context_id="ctx-1")
+    second = agent.send("what is my name?", context_id="ctx-1")
+    bobs = agent.send("what is my name?", as_="bob", context_id="ctx-1")
+
+    assert answer_text(second) == "my name is Alice | what is my name?"
+    assert answer_text(bobs) == "what is my name?"
+
+
+def test_cancel_mid_stream_cancels_the_run_and_nothing_is_written_after(serve: Any) -> None:
+    ended: list[str] = []
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        try:
+            while True:
+                yield "more "
+                await asyncio.sleep(0.02)
+        finally:
+            ended.append("model stream closed")
+
+    agent = serve(pydantic_ai_executor(Agent(FunctionModel(stream_function=stream))))
+    task = agent.send("go on", wait=False)
+    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
+    agent.cancel(task["id"])
+    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+
+    last = events[-1].status_update
+    assert last is not None
+    assert last.status.state is TaskState.TASK_STATE_CANCELED
+    assert ended == ["model stream closed"]
+
+
+def test_a_model_error_fails_the_task_with_the_generic_message(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        yield "Starting "
+        raise ConnectionError("api key sk-live-SECRET rejected for prompt 'top secret'")
+
+    agent = serve(pydantic_ai_executor(Agent(FunctionModel(stream_function=stream))))
+    task = agent.send("go")
+
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
+    assert "SECRET" not in str(agent.task(task["id"]))
+
+
+def test_a_structured_output_is_a_data_artifact(serve: Any) -> None:
+    model = TestModel(custom_output_args={"city": "Paris", "temp": 21})
+    agent = serve(pydantic_ai_executor(Agent(model, output_type=dict[str, Any])))
+    task = agent.send("forecast")
+
+    assert [(a["name"], a["parts"]) for a in task["artifacts"]] == [
+        ("output", [{"data": {"city": "Paris", "temp": 21}}])
+    ]
