@@ -1,0 +1,230 @@
+"""Strands Agents behind A2A: a real ``strands.Agent`` (its event loop, tools, hooks, interrupts and
+snapshots) on a scripted model, served by the app, the worker and the store (``serve``), and once
+through the local stack with the a2a-sdk client."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from a2a_serverless.frameworks.strands import strands_executor
+from a2a_serverless.models import TaskState
+from a2a_serverless.transitions import FAILED_TEXT
+
+from .conftest import answer_text, chunks, states
+from .strands_scripted import Call, Fail, Forever, ScriptedModel, Text
+
+from strands import Agent, ToolContext, tool  # isort: skip  (after the adapter: its import error is the hint)
+from strands.hooks import BeforeToolCallEvent  # isort: skip
+from strands.types.content import Messages  # isort: skip
+
+
+def agent_on(model: ScriptedModel, **options: Any) -> Any:
+    """What a user's module writes: a function making the agent, for every run."""
+    return lambda: Agent(model=model, callback_handler=None, **options)
+
+
+def test_the_answer_streams_as_one_artifact_chunk_by_chunk_with_the_last_marked(serve: Any) -> None:
+    model = ScriptedModel(Text("Hel", "lo, ", "world"))
+
+    agent = serve(strands_executor(agent_on(model)))
+    task = agent.send("greet the world")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "Hello, world"
+    assert chunks(agent.events(task["id"])) == [("Hel", False, False), ("lo, ", True, False), ("world", True, True)]
+    assert model.seen[0][-1]["content"] == [{"text": "greet the world"}]
+
+
+@tool
+def lookup(city: str, api_key: str) -> dict[str, Any]:
+    """Look the weather up."""
+    return {"city": city, "temp": 21, "token": "SECRET-ROWS"}
+
+
+@pytest.mark.parametrize("tool_details", [pytest.param(False, id="names-only"), pytest.param(True, id="details")])
+def test_a_tool_call_is_a_working_status_naming_the_tool_its_arguments_only_when_opted_in(
+    serve: Any, tool_details: bool
+) -> None:
+    model = ScriptedModel(Call("lookup", {"city": "Paris", "api_key": "sk-SECRET"}), Text("21 degrees"))
+
+    agent = serve(strands_executor(agent_on(model, tools=[lookup]), tool_details=tool_details))
+    task = agent.send("weather in Paris?")
+
+    events = agent.events(task["id"])
+    calls = [e.status_update for e in events if e.status_update and e.status_update.metadata]
+    assert calls[0].metadata == {"tool": "lookup", "toolCallId": "call-1"}
+    assert calls[0].status.state is TaskState.TASK_STATE_WORKING
+    assert calls[0].status.message is not None
+    assert calls[0].status.message.parts[0].text == "Calling tool lookup"
+    assert answer_text(task) == "21 degrees"
+    logged = "".join(e.model_dump_json() for e in events)
+    if not tool_details:
+        assert len(calls) == 1
+        assert "SECRET" not in logged
+        return
+    data = [p.data for c in calls if c.status.message for p in c.status.message.parts if p.data is not None]
+    assert data[0] == {"tool": "lookup", "arguments": {"city": "Paris", "api_key": "sk-SECRET"}}
+    assert data[1]["tool"] == "lookup"
+    assert data[1]["result"]["status"] == "success"
+    assert "SECRET-ROWS" in str(data[1]["result"]["content"])
+
+
+class Bookings:
+    """A tool that books rooms, behind a hook asking a person before each booking."""
+
+    def __init__(self) -> None:
+        self.booked: list[int] = []
+
+    def tools(self) -> list[Any]:
+        @tool
+        def book_room(room: int) -> str:
+            """Book a room."""
+            self.booked.append(room)
+            return f"room {room} booked"
+
+        return [book_room]
+
+    @staticmethod
+    def approve(event: BeforeToolCallEvent) -> None:
+        room = event.tool_use["input"]["room"]
+        if event.interrupt("approve_booking", reason=f"May I book room {room}?") != "yes":
+            event.cancel_tool = "the person said no"
+
+
+def last_tool_result(messages: Messages) -> str:
+    results = [b["toolResult"] for m in messages for b in m["content"] if "toolResult" in b]
+    return f"{results[-1]['status']}: {results[-1]['content'][0]['text']}"
+
+
+def test_an_interrupt_asks_the_person_and_the_reply_resumes_the_same_run_where_it_paused(serve: Any) -> None:
+    bookings = Bookings()
+    model = ScriptedModel(Call("book_room", {"room": 7}), lambda seen: Text(f"Done ({last_tool_result(seen)})."))
+    agent = serve(strands_executor(agent_on(model, tools=bookings.tools(), hooks=[bookings.approve])))
+
+    asked = agent.send("book room 7")
+
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked["status"]["message"]["parts"] == [
+        {"text": "May I book room 7?"},
+        {"data": {"interrupts": [{"name": "approve_booking", "tool": "book_room", "toolCallId": "call-1"}]}},
+    ]
+    assert bookings.booked == []
+    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert bookings.booked == [7]
+    assert answer_text(done) == "Done (success: room 7 booked)."
+    # The same run went on: the model was not asked again for the tool, nor given "yes" as a prompt.
+    assert len(model.seen) == 2
+    assert not any(b.get("text") == "yes" for m in model.seen[1] for b in m["content"])
+
+
+def test_a_reply_that_is_not_an_approval_reaches_the_hook_which_cancels_the_tool(serve: Any) -> None:
+    bookings = Bookings()
+    model = ScriptedModel(Call("book_room", {"room": 7}), lambda seen: Text(f"Not done ({last_tool_result(seen)})."))
+    agent = serve(strands_executor(agent_on(model, tools=bookings.tools(), hooks=[bookings.approve])))
+
+    asked = agent.send("book room 7")
+    done = agent.send("no, not that one", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert bookings.booked == []
+    assert answer_text(done) == "Not done (error: the person said no)."
+
+
+@tool(context=True)
+def ask_date(tool_context: ToolContext) -> str:
+    """Ask the person which date."""
+    answer: str = tool_context.interrupt("date", reason={"question": "Which date?"})
+    return f"on {answer}"
+
+
+def test_a_tool_that_asks_a_question_gets_the_reply_as_its_answer(serve: Any) -> None:
+    model = ScriptedModel(Call("ask_date"), lambda seen: Text(f"Booked {last_tool_result(seen)}."))
+    agent = serve(strands_executor(agent_on(model, tools=[ask_date])))
+
+    asked = agent.send("book me a table")
+    done = agent.send("Friday", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert asked["status"]["message"]["parts"][0] == {"text": "Which date?"}
+    assert answer_text(done) == "Booked success: on Friday."
+
+
+def test_cancel_mid_stream_closes_the_model_stream_and_nothing_is_written_after_canceled(serve: Any) -> None:
+    forever = Forever()
+    agent = serve(strands_executor(agent_on(ScriptedModel(forever))))
+    task = agent.send("go on forever", wait=False)
+    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
+
+    agent.cancel(task["id"])
+    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+
+    assert forever.closed == ["closed"]
+    assert events[-1].status_update is not None
+    assert events[-1].status_update.status.state is TaskState.TASK_STATE_CANCELED  # no chunk after it
+    assert agent.task(task["id"])["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def said_so_far(messages: Messages) -> Text:
+    """A model that answers with everything the user said in the conversation it is given."""
+    said = [b["text"] for m in messages if m["role"] == "user" for b in m["content"] if "text" in b]
+    return Text(" | ".join(said))
+
+
+def test_turns_of_one_context_share_the_conversation_and_two_owners_of_one_context_id_never_do(serve: Any) -> None:
+    model = ScriptedModel(*[said_so_far] * 4)
+    agent = serve(strands_executor(agent_on(model)))
+
+    first = agent.send("I am Alice", context_id="shared-context")
+    second = agent.send("who am I?", context_id="shared-context")
+    bobs = agent.send("I am Bob", as_="bob", context_id="shared-context")
+    third = agent.send("and now?", context_id="shared-context")
+
+    assert answer_text(first) == "I am Alice"
+    assert answer_text(second) == "I am Alice | who am I?"
+    assert bobs["contextId"] == "shared-context"
+    assert answer_text(bobs) == "I am Bob"
+    assert answer_text(third) == "I am Alice | who am I? | and now?"
+
+
+def test_a_model_failure_fails_the_task_with_the_generic_message_and_is_only_logged(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedModel(Fail(RuntimeError("throttled: prompt='secret plan' key=sk-live-SECRET"), before="Partial "))
+    agent = serve(strands_executor(agent_on(model)))
+
+    with caplog.at_level(logging.ERROR, logger="a2a_serverless.frameworks._bridge"):
+        task = agent.send("go")
+
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
+    assert chunks(agent.events(task["id"])) == [("Partial ", False, True)]
+    assert "SECRET" not in str(agent.task(task["id"]))
+    assert any("sk-live-SECRET" in (r.exc_text or "") for r in caplog.records)
+
+
+class Forecast(BaseModel):
+    city: str
+    temp: int
+
+
+def test_structured_output_is_an_artifact_of_its_own(serve: Any) -> None:
+    model = ScriptedModel(Call("Forecast", {"city": "Paris", "temp": 21}))
+    agent = serve(strands_executor(agent_on(model, structured_output_model=Forecast)))
+
+    task = agent.send("forecast for Paris")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [(a["name"], a["parts"]) for a in task["artifacts"]] == [
+        ("output", [{"data": {"city": "Paris", "temp": 21}}])
+    ]
+
+
+def test_an_agent_instead_of_a_function_making_it_is_refused() -> None:
+    with pytest.raises(TypeError, match="function that makes the agent"):
+        strands_executor(Agent(model=ScriptedModel(), callback_handler=None))  # type: ignore[arg-type]
