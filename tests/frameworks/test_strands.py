@@ -4,22 +4,28 @@ through the local stack with the a2a-sdk client."""
 
 from __future__ import annotations
 
+import base64
 import logging
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
+from a2a.types import SendMessageRequest
+from a2a.types import TaskState as SdkTaskState
+from e2e.e2e_stack import running_stack
 from pydantic import BaseModel
+from strands import Agent, ToolContext, tool
+from strands.hooks import BeforeToolCallEvent
+from strands.types.content import Messages
 
 from a2a_serverless.frameworks.strands import strands_executor
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
+from testkit.sdk import sdk_session, user_message
 
 from .conftest import answer_text, chunks, states
 from .strands_scripted import Call, Fail, Forever, ScriptedModel, Text
-
-from strands import Agent, ToolContext, tool  # isort: skip  (after the adapter: its import error is the hint)
-from strands.hooks import BeforeToolCallEvent  # isort: skip
-from strands.types.content import Messages  # isort: skip
 
 
 def agent_on(model: ScriptedModel, **options: Any) -> Any:
@@ -102,7 +108,9 @@ def last_tool_result(messages: Messages) -> str:
 
 def test_an_interrupt_asks_the_person_and_the_reply_resumes_the_same_run_where_it_paused(serve: Any) -> None:
     bookings = Bookings()
-    model = ScriptedModel(Call("book_room", {"room": 7}), lambda seen: Text(f"Done ({last_tool_result(seen)})."))
+    model = ScriptedModel(
+        Call("book_room", {"room": 7}), lambda seen: Text(f"Done ({last_tool_result(seen)})."), said_so_far
+    )
     agent = serve(strands_executor(agent_on(model, tools=bookings.tools(), hooks=[bookings.approve])))
 
     asked = agent.send("book room 7")
@@ -122,6 +130,9 @@ def test_an_interrupt_asks_the_person_and_the_reply_resumes_the_same_run_where_i
     # The same run went on: the model was not asked again for the tool, nor given "yes" as a prompt.
     assert len(model.seen) == 2
     assert not any(b.get("text") == "yes" for m in model.seen[1] for b in m["content"])
+    # And the resumed run's conversation is the context's memory from then on.
+    later = agent.send("which room?", context_id=asked["contextId"])
+    assert answer_text(later) == "book room 7 | which room?"
 
 
 def test_a_reply_that_is_not_an_approval_reaches_the_hook_which_cancels_the_tool(serve: Any) -> None:
@@ -208,6 +219,29 @@ def test_a_model_failure_fails_the_task_with_the_generic_message_and_is_only_log
     assert any("sk-live-SECRET" in (r.exc_text or "") for r in caplog.records)
 
 
+def test_files_and_data_of_the_message_reach_the_model_as_content_blocks(serve: Any) -> None:
+    model = ScriptedModel(Text("A red square."))
+    agent = serve(strands_executor(agent_on(model)))
+    png = b"\x89PNG\r\n\x1a\n fake image"
+    parts = [
+        {"text": "what is this?"},
+        {"raw": base64.b64encode(png).decode(), "mediaType": "image/png", "filename": "square.png"},
+        {"raw": base64.b64encode(b"a,b\n1,2\n").decode(), "mediaType": "text/csv", "filename": "table.csv"},
+        {"data": {"hint": "a shape"}},
+    ]
+    message = {"messageId": "m-files", "role": "ROLE_USER", "parts": parts}
+
+    task = agent._post("/message:send", {"message": message}, "alice")["task"]  # send() takes text only
+
+    assert answer_text(task) == "A red square."
+    assert model.seen[0][-1]["content"] == [
+        {"text": "what is this?"},
+        {"image": {"format": "png", "source": {"bytes": png}}},
+        {"document": {"format": "csv", "name": "table", "source": {"bytes": b"a,b\n1,2\n"}}},
+        {"text": '{"hint": "a shape"}'},
+    ]
+
+
 class Forecast(BaseModel):
     city: str
     temp: int
@@ -228,3 +262,45 @@ def test_structured_output_is_an_artifact_of_its_own(serve: Any) -> None:
 def test_an_agent_instead_of_a_function_making_it_is_refused() -> None:
     with pytest.raises(TypeError, match="function that makes the agent"):
         strands_executor(Agent(model=ScriptedModel(), callback_handler=None))  # type: ignore[arg-type]
+
+
+AGENT_MODULE = """
+from strands import Agent
+from strands_scripted import ScriptedModel, Text
+
+from a2a_serverless.frameworks.strands import strands_executor
+
+
+
+def make_agent() -> Agent:
+    return Agent(model=ScriptedModel(Text("Hel", "lo ", "from ", "Strands")), callback_handler=None)
+
+
+executor = strands_executor(make_agent)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.asyncio
+async def test_the_local_stack_streams_a_strands_answer_to_the_a2a_sdk_client(tmp_path: Path) -> None:
+    # Given: the user's agent module (and the scripted model it plays) where the local stack runs
+    (tmp_path / "strands_agent.py").write_text(AGENT_MODULE, encoding="utf-8")
+    shutil.copy(Path(__file__).with_name("strands_scripted.py"), tmp_path)
+
+    with running_stack(tmp_path, {"A2A_EXECUTOR": "strands_agent:executor"}) as (base_url, _):
+        async with sdk_session(base_url, streaming=True) as session:
+            # When: a streaming SendMessage
+            request = SendMessageRequest(message=user_message("say hello"))
+            events = [event async for event in session.client.send_message(request)]
+
+    # Then: the Task, the answer chunk by chunk (the last marked), COMPLETED last
+    assert events[0].HasField("task")
+    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [(u.artifact.parts[0].text, u.append, u.last_chunk) for u in updates] == [
+        ("Hel", False, False),
+        ("lo ", True, False),
+        ("from ", True, False),
+        ("Strands", True, True),
+    ]
+    assert len({u.artifact.artifact_id for u in updates}) == 1
+    assert events[-1].status_update.status.state == SdkTaskState.TASK_STATE_COMPLETED
