@@ -156,7 +156,10 @@ def test_a_question_tool_asks_its_question_and_the_reply_is_its_answer(serve: An
 
     agent = serve(pydantic_ai_executor(model_agent))
     asked = agent.send("greet me")
-    assert asked["status"]["message"]["parts"] == [{"text": "What is your name?"}]
+    assert asked["status"]["message"]["parts"] == [
+        {"text": "What is your name?"},
+        {"data": {"tools": [{"tool": "ask_user", "toolCallId": "q1"}]}},  # the arguments only with tool_details
+    ]
     done = agent.send("Ada", task_id=asked["id"], context_id=asked["contextId"])
 
     assert answer_text(done) == "Hello, Ada!"

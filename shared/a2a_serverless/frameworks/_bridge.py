@@ -179,7 +179,7 @@ class FrameworkExecutor(AgentExecutor):
 
     def _question(self, updater: TaskUpdater, pause: Pause) -> Message:
         parts = [Part(text=pause.question)]
-        if pause.data and self.tool_details:
+        if pause.data:
             parts.append(Part(data=pause.data))
         return updater.new_agent_message(parts)
 

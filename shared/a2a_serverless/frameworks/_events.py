@@ -59,7 +59,7 @@ class Pause:
     state: bytes = b""
     data: dict[str, JsonValue] = field(default_factory=dict)
     """What the client may show beside the question (say, the tool awaiting approval), as a data
-    part of the question message; only with ``tool_details`` when it holds arguments."""
+    part of the question message. Adapters put tool arguments in it only with ``tool_details``."""
 
 
 FrameworkEvent = TextDelta | ToolCall | ToolResult | Output | Pause

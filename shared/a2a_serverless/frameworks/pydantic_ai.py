@@ -165,7 +165,9 @@ class PydanticAIExecutor(FrameworkExecutor):
             args = first.args_as_dict()
             asked = args.get("question") if isinstance(args.get("question"), str) else None
             question = asked or f"The tool {first.tool_name} needs your answer."
-        tools = [{"tool": c.tool_name, "toolCallId": c.tool_call_id, "arguments": c.args_as_dict()} for c in pending]
+        tools: list[dict[str, Any]] = [{"tool": c.tool_name, "toolCallId": c.tool_call_id} for c in pending]
+        if self.tool_details:
+            tools = [{**tool, "arguments": call.args_as_dict()} for tool, call in zip(tools, pending, strict=True)]
         return Pause(question, state=_Paused.dump(messages, requests), data={"tools": to_jsonable_python(tools)})
 
     def _answer(self, pending: DeferredToolRequests, reply: str) -> DeferredToolResults:

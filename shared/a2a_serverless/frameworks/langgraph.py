@@ -1,0 +1,201 @@
+"""LangGraph graphs behind A2A: ``executor = langgraph_executor(graph)``
+(``pip install 'a2a-serverless[langgraph]'``; ``docs/frameworks.md``).
+
+The run is the compiled graph's public ``astream`` with ``stream_mode=["messages", "updates"]``:
+
+* ``messages``: the text of AI messages, token by token from a streaming model (whole from a node
+  that returns one) -> the answer's chunks;
+* ``updates``: an AI message with ``tool_calls`` in a node's output -> a tool status per call, a
+  ``ToolMessage`` -> its result (with ``tool_details``); ``__interrupt__`` (a node called
+  ``interrupt(value)``) -> INPUT_REQUIRED asking ``value`` (a string, or a mapping's ``question``;
+  a mapping is also shown as a data part). The next message on the task resumes the run with
+  ``Command(resume=<its text, or its data part>)``.
+
+**State.** The graph runs with a checkpointer of our own: a fresh ``InMemorySaver`` per run, filled
+from our store before the run and written back after it, one entry per run (not per step: a
+checkpointer writing to DynamoDB at every super-step would cost a write per node). What is kept is
+the latest checkpoint of each namespace with its pending writes (interrupts included), serialized
+by LangGraph's own serializer: per context when the run ends (the conversation's memory: a
+``MessagesState`` graph remembers its turns), per task when it pauses (so the pause resumes
+exactly, whatever other tasks of the context did meanwhile). A graph's own checkpointer is
+replaced for the run; its history of older checkpoints is not kept (``get_state_history`` sees the
+latest only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from typing import Any
+
+from ._bridge import FrameworkExecutor, Turn
+from ._events import FrameworkEvent, Pause, TextDelta, ToolCall, ToolResult
+
+INSTALL_HINT = (
+    "a2a_serverless.frameworks.langgraph runs LangGraph graphs, and langgraph is not installed: "
+    "pip install 'a2a-serverless[langgraph]'"
+)
+
+try:
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.pregel import Pregel
+    from langgraph.types import Command, Interrupt
+    from pydantic_core import to_jsonable_python
+except ImportError as exc:
+    raise ImportError(INSTALL_HINT) from exc
+
+__all__ = ["INSTALL_HINT", "LangGraphExecutor", "langgraph_executor"]
+
+GraphSource = Pregel[Any, Any, Any, Any] | Callable[[], Pregel[Any, Any, Any, Any]]
+InputOf = Callable[[Turn], Any]
+
+
+def _messages_input(turn: Turn) -> Any:
+    return {"messages": [HumanMessage(content=turn.text)]}
+
+
+class LangGraphExecutor(FrameworkExecutor):
+    """Runs a compiled LangGraph graph for each message (see the module's docstring)."""
+
+    framework = "langgraph"
+
+    def __init__(
+        self,
+        graph: GraphSource,
+        *,
+        input_of: InputOf = _messages_input,
+        config: RunnableConfig | None = None,
+        tool_details: bool = False,
+    ) -> None:
+        super().__init__(tool_details=tool_details)
+        self._source = graph
+        self._graph: Pregel[Any, Any, Any, Any] | None = graph if isinstance(graph, Pregel) else None
+        self._input_of = input_of
+        self._config: RunnableConfig = config or {}
+
+    @property
+    def graph(self) -> Pregel[Any, Any, Any, Any]:
+        """The compiled graph (a factory is called once, on the first run)."""
+        if self._graph is None:
+            made = self._source() if callable(self._source) else self._source
+            if not isinstance(made, Pregel):
+                raise TypeError(f"the graph factory returned {type(made).__name__}, not a compiled LangGraph graph")
+            self._graph = made
+        return self._graph
+
+    async def run(self, turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
+        saver = InMemorySaver()
+        thread = turn.context.context_id
+        saved = turn.resume if turn.resume is not None else turn.memory
+        if saved is not None:
+            _restore(saver, thread, saved)
+        graph = self.graph.copy(update={"checkpointer": saver})
+        configurable = {**self._config.get("configurable", {}), "thread_id": thread}
+        config: RunnableConfig = {**self._config, "configurable": configurable}
+        arguments = _resume_value(turn) if turn.resume is not None else self._input_of(turn)
+        run_input = Command(resume=arguments) if turn.resume is not None else arguments
+        interrupts: list[Interrupt] = []
+        async for mode, chunk in graph.astream(run_input, config, stream_mode=["messages", "updates"]):
+            if mode == "messages":
+                message = chunk[0]  # (message, metadata)
+                if isinstance(message, AIMessage) and (text := _text(message)):
+                    yield TextDelta(text)
+            elif isinstance(chunk, Mapping):
+                for node, update in chunk.items():
+                    if node == "__interrupt__":
+                        interrupts.extend(update)
+                    else:
+                        for event in _tool_events(update):
+                            yield event
+        state = _dump(saver, thread)
+        if interrupts:
+            yield _pause(interrupts[0], state)
+            return
+        turn.keep(state)
+
+
+def langgraph_executor(
+    graph: GraphSource,
+    *,
+    input_of: InputOf = _messages_input,
+    config: RunnableConfig | None = None,
+    tool_details: bool = False,
+) -> LangGraphExecutor:
+    """An executor running ``graph`` (a compiled graph, or a function making one, called on the
+    first run). ``input_of`` makes the graph's input from the turn (default: a ``MessagesState``
+    update with the user's text as a ``HumanMessage``); ``config`` is passed to every run (its
+    ``thread_id`` is the A2A context's); ``tool_details`` puts tool arguments and results in the
+    task (off: they can hold secrets)."""
+    return LangGraphExecutor(graph, input_of=input_of, config=config, tool_details=tool_details)
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in content
+        if isinstance(block, str) or block.get("type") == "text"
+    )
+
+
+def _tool_events(update: Any) -> Iterator[FrameworkEvent]:
+    messages = update.get("messages", []) if isinstance(update, Mapping) else []
+    for message in messages if isinstance(messages, list) else [messages]:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                yield ToolCall(call["name"], call.get("id") or "", to_jsonable_python(call["args"]))
+        elif isinstance(message, ToolMessage):
+            yield ToolResult(message.name or "", message.tool_call_id, to_jsonable_python(message.content))
+
+
+def _pause(interrupt: Interrupt, state: bytes) -> Pause:
+    value = interrupt.value
+    if isinstance(value, str):
+        return Pause(value, state=state)
+    asked = value.get("question") if isinstance(value, Mapping) else None
+    question = asked if isinstance(asked, str) else "The agent needs your input."
+    return Pause(question, state=state, data={"interrupt": to_jsonable_python(value, fallback=str)})
+
+
+def _resume_value(turn: Turn) -> Any:
+    """The reply a paused node's ``interrupt()`` returns: the message's data part, else its text."""
+    message = turn.message
+    data = next((p.data for p in message.parts if p.data is not None), None) if message else None
+    return data if data is not None else turn.text
+
+
+def _dump(saver: InMemorySaver, thread: str) -> bytes:
+    """The thread's latest checkpoint in each namespace, with its pending writes."""
+    entries: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for saved in saver.list({"configurable": {"thread_id": thread}}):
+        namespace = saved.config["configurable"].get("checkpoint_ns", "")
+        if namespace in seen:
+            continue  # older checkpoints of a namespace come after its latest
+        seen.add(namespace)
+        entries.append(
+            {
+                "ns": namespace,
+                "checkpoint": saved.checkpoint,
+                "metadata": saved.metadata,
+                "writes": list(saved.pending_writes or []),
+            }
+        )
+    kind, data = saver.serde.dumps_typed(entries)
+    return kind.encode() + b"\n" + data
+
+
+def _restore(saver: InMemorySaver, thread: str, saved: bytes) -> None:
+    kind, _, data = saved.partition(b"\n")
+    for entry in saver.serde.loads_typed((kind.decode(), data)):
+        checkpoint = entry["checkpoint"]
+        where: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": entry["ns"]}}
+        stored = saver.put(where, checkpoint, entry["metadata"], checkpoint["channel_versions"])
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, channel, value in entry["writes"]:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            saver.put_writes(stored, writes, task_id)

@@ -1,0 +1,198 @@
+"""LangGraph graphs behind the app (``frameworks.langgraph``), on LangChain's fake chat models and
+plain nodes: no network, no key."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import interrupt
+
+from a2a_serverless.frameworks.langgraph import langgraph_executor
+from a2a_serverless.models import TaskState
+from a2a_serverless.transitions import FAILED_TEXT
+
+from .conftest import answer_text, chunks, states
+
+
+def _one_node(node: Any) -> Any:
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", node)
+    graph.add_edge(START, "agent")
+    graph.add_edge("agent", END)
+    return graph.compile()
+
+
+def test_the_models_tokens_stream_as_one_artifact_with_the_last_chunk_marked(serve: Any) -> None:
+    model = GenericFakeChatModel(messages=iter([AIMessage("The answer is 42.")]))
+
+    async def agent_node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    agent = serve(langgraph_executor(_one_node(agent_node)))
+    task = agent.send("question")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "The answer is 42."
+    streamed = chunks(agent.events(task["id"]))
+    assert [text for text, _, _ in streamed] == ["The", " ", "answer", " ", "is", " ", "42."]
+    assert [(append, last) for _, append, last in streamed] == [(False, False)] + [(True, False)] * 5 + [(True, True)]
+
+
+@tool
+def weather(city: str, token: str) -> str:
+    """Today's weather in a city."""
+    return f"sunny in {city}"
+
+
+def _weather_graph() -> Any:
+    call = {"name": "weather", "args": {"city": "Paris", "token": "sk-SECRET"}, "id": "w1"}
+    model = FakeMessagesListChatModel(responses=[AIMessage("", tool_calls=[call]), AIMessage("It is sunny.")])
+
+    async def agent_node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent_node)
+    graph.add_node("tools", ToolNode([weather]))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    return graph.compile()
+
+
+def test_a_tool_call_is_a_working_status_naming_the_tool_and_not_its_arguments(serve: Any) -> None:
+    agent = serve(langgraph_executor(_weather_graph))
+    task = agent.send("weather in Paris?")
+
+    events = agent.events(task["id"])
+    tools = [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
+    assert tools == [{"tool": "weather", "toolCallId": "w1"}]
+    assert "SECRET" not in "".join(e.model_dump_json() for e in events)
+    assert answer_text(task) == "It is sunny."
+
+
+def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> None:
+    agent = serve(langgraph_executor(_weather_graph, tool_details=True))
+    task = agent.send("weather in Paris?")
+
+    data = [
+        p.data
+        for e in agent.events(task["id"])
+        if e.status_update and e.status_update.status.message
+        for p in e.status_update.status.message.parts
+        if p.data is not None
+    ]
+    assert data == [
+        {"tool": "weather", "arguments": {"city": "Paris", "token": "sk-SECRET"}},
+        {"tool": "weather", "result": "sunny in Paris"},
+    ]
+
+
+def test_an_interrupt_asks_and_the_next_message_resumes_the_same_run(serve: Any) -> None:
+    drafted: list[str] = []
+
+    def draft(state: MessagesState) -> dict[str, Any]:
+        drafted.append(str(state["messages"][-1].content))
+        return {"messages": [AIMessage("Draft: hello world.")]}
+
+    def post(state: MessagesState) -> dict[str, Any]:
+        answer = interrupt("Shall I post it?")
+        return {"messages": [AIMessage(f" Posted ({answer}).")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("draft", draft)
+    graph.add_node("post", post)
+    graph.add_edge(START, "draft")
+    graph.add_edge("draft", "post")
+    graph.add_edge("post", END)
+    agent = serve(langgraph_executor(graph.compile()))
+
+    asked = agent.send("write a post")
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked["status"]["message"]["parts"] == [{"text": "Shall I post it?"}]
+    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(done) == "Draft: hello world. Posted (yes)."
+    assert drafted == ["write a post"]  # resumed where it paused: the draft node did not run again
+
+
+def _echo_history(state: MessagesState) -> dict[str, Any]:
+    said = [str(m.content) for m in state["messages"] if isinstance(m, HumanMessage)]
+    return {"messages": [AIMessage(" | ".join(said))]}
+
+
+def test_turns_of_a_context_share_the_graphs_state_and_owners_never_do(serve: Any) -> None:
+    agent = serve(langgraph_executor(_one_node(_echo_history)))
+    agent.send("my name is Alice", context_id="ctx-1")
+    second = agent.send("what is my name?", context_id="ctx-1")
+    bobs = agent.send("what is my name?", as_="bob", context_id="ctx-1")
+
+    assert answer_text(second) == "my name is Alice | what is my name?"
+    assert answer_text(bobs) == "what is my name?"
+
+
+class _EndlessModel(GenericFakeChatModel):
+    """Streams ``tick`` until it is stopped, and notes that it was."""
+
+    closed: list[str]
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        try:
+            while True:
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content="tick "))
+                if run_manager:
+                    await run_manager.on_llm_new_token("tick ", chunk=chunk)
+                yield chunk
+                await asyncio.sleep(0.02)
+        finally:
+            self.closed.append("closed")
+
+    async def _agenerate(self, *args: Any, **kwargs: Any) -> ChatResult:
+        raise AssertionError("the model is streamed")
+
+
+def test_cancel_mid_stream_stops_the_graph_and_nothing_is_written_after(serve: Any) -> None:
+    model = _EndlessModel(messages=iter([]), closed=[])
+
+    async def agent_node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    agent = serve(langgraph_executor(_one_node(agent_node)))
+    task = agent.send("go on", wait=False)
+    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
+    agent.cancel(task["id"])
+    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+
+    last = events[-1].status_update
+    assert last is not None
+    assert last.status.state is TaskState.TASK_STATE_CANCELED
+    assert model.closed == ["closed"]
+
+
+def test_a_node_exception_fails_the_task_with_the_generic_message(serve: Any) -> None:
+    def broken(state: MessagesState) -> dict[str, Any]:
+        raise RuntimeError("db password hunter2-SECRET in prompt")
+
+    agent = serve(langgraph_executor(_one_node(broken)))
+    task = agent.send("go")
+
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
+    assert "SECRET" not in str(agent.task(task["id"]))
