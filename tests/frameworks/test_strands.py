@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from a2a.types import SendMessageRequest
 from a2a.types import TaskState as SdkTaskState
-from e2e.e2e_stack import running_stack
 from pydantic import BaseModel
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent
@@ -22,6 +21,7 @@ from strands.types.content import Messages
 from a2a_serverless.frameworks.strands import strands_executor
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
+from testkit.devstack import DevStack
 from testkit.sdk import sdk_session, user_message
 
 from .conftest import answer_text, chunks, states
@@ -287,8 +287,8 @@ async def test_the_local_stack_streams_a_strands_answer_to_the_a2a_sdk_client(tm
     (tmp_path / "strands_agent.py").write_text(AGENT_MODULE, encoding="utf-8")
     shutil.copy(Path(__file__).with_name("strands_scripted.py"), tmp_path)
 
-    with running_stack(tmp_path, {"A2A_EXECUTOR": "strands_agent:executor"}) as (base_url, _):
-        async with sdk_session(base_url, streaming=True) as session:
+    with DevStack.running(tmp_path, {"A2A_EXECUTOR": "strands_agent:executor"}) as stack:
+        async with sdk_session(stack.base, streaming=True) as session:
             # When: a streaming SendMessage
             request = SendMessageRequest(message=user_message("say hello"))
             events = [event async for event in session.client.send_message(request)]
