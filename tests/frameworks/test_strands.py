@@ -135,6 +135,35 @@ def test_an_interrupt_asks_the_person_and_the_reply_resumes_the_same_run_where_i
     assert answer_text(later) == "book room 7 | which room?"
 
 
+def test_with_tool_details_the_question_shows_the_tool_arguments_and_the_resumed_run_its_result(serve: Any) -> None:
+    bookings = Bookings()
+    model = ScriptedModel(Call("book_room", {"room": 7}), Text("Done."))
+    executor = strands_executor(agent_on(model, tools=bookings.tools(), hooks=[bookings.approve]), tool_details=True)
+    agent = serve(executor)
+
+    asked = agent.send("book room 7")
+    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+
+    shown = asked["status"]["message"]["parts"][1]["data"]["interrupts"]
+    assert shown == [
+        {
+            "name": "approve_booking",
+            "tool": "book_room",
+            "toolCallId": "call-1",
+            "reason": "May I book room 7?",
+            "arguments": {"room": 7},
+        }
+    ]
+    results = [
+        p.data
+        for e in agent.events(done["id"])
+        if e.status_update and e.status_update.status.message
+        for p in e.status_update.status.message.parts
+        if p.data is not None and "result" in p.data
+    ]
+    assert results == [{"tool": "book_room", "result": {"status": "success", "content": [{"text": "room 7 booked"}]}}]
+
+
 def test_a_reply_that_is_not_an_approval_reaches_the_hook_which_cancels_the_tool(serve: Any) -> None:
     bookings = Bookings()
     model = ScriptedModel(Call("book_room", {"room": 7}), lambda seen: Text(f"Not done ({last_tool_result(seen)})."))

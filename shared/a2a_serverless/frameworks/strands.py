@@ -117,7 +117,7 @@ class StrandsExecutor(FrameworkExecutor):
         tools: dict[str, ToolUse] = {}  # the tool each interrupt holds, by the interrupt's id
         # stream_async is an async generator (typed as an iterator): closing it on cancel closes the model's stream.
         stream = cast("AsyncGenerator[dict[str, Any], None]", agent.stream_async(prompt, invocation_state=state))
-        async with aclosing(stream) as events:
+        async with agent, aclosing(stream) as events:  # the agent's scope ends its run (flushes its memory manager)
             async for event in events:
                 # Strands merges the invocation state into some events (the first, and the model's
                 # deltas): each kind is told by what only it has, not by one key the state may hold.
