@@ -1,0 +1,88 @@
+"""A scripted model for the OpenAI Agents SDK: no network, no key. Each call streams what the test's
+function yields for the model's input: text pieces (each one ``response.output_text.delta``) and
+function calls (``agents.testing.function_call``), then ``response.completed`` with the response
+they make, as a Responses API model streams. (The SDK's own ``agents.testing.ScriptedModel``
+streams each message as one delta: these tests need the chunks.)
+
+Imported by the framework suite and by the agent module its end-to-end test serves."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from agents import TResponseInputItem
+from agents.items import ModelResponse, TResponseOutputItem, TResponseStreamEvent
+from agents.models.interface import Model
+from agents.testing import assistant_message
+from openai.types.responses import Response, ResponseCompletedEvent, ResponseFunctionToolCall, ResponseTextDeltaEvent
+
+__all__ = ["ScriptedModel", "Stream", "said_by_user", "tool_outputs"]
+
+Stream = AsyncIterator[str | ResponseFunctionToolCall]
+
+
+class ScriptedModel(Model):
+    """Streams ``script(input)`` for every call of the run (the input: the conversation so far)."""
+
+    def __init__(self, script: Callable[[list[TResponseInputItem]], Stream]) -> None:
+        self.script = script
+        self.inputs: list[list[TResponseInputItem]] = []
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        raise NotImplementedError("the adapter streams: Runner.run_streamed calls stream_response")
+
+    async def stream_response(  # type: ignore[override]
+        self, system_instructions: str | None, input: str | list[TResponseInputItem], *args: Any, **kwargs: Any
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        items: list[TResponseInputItem] = [{"role": "user", "content": input}] if isinstance(input, str) else input
+        self.inputs.append(items)
+        text: list[str] = []
+        calls: list[TResponseOutputItem] = []
+        async for piece in self.script(items):
+            if isinstance(piece, str):
+                yield ResponseTextDeltaEvent(
+                    type="response.output_text.delta",
+                    item_id="message",
+                    output_index=0,
+                    content_index=0,
+                    delta=piece,
+                    logprobs=[],
+                    sequence_number=len(text),
+                )
+                text.append(piece)
+            else:
+                calls.append(piece)
+        output = [assistant_message("".join(text)), *calls] if text else calls
+        response = Response(
+            id="scripted",
+            created_at=0,
+            model="scripted",
+            object="response",
+            output=output,
+            tool_choice="auto",
+            tools=[],
+            top_p=None,
+            parallel_tool_calls=False,
+            status="completed",
+        )
+        yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=len(text))
+
+
+def said_by_user(items: list[TResponseInputItem]) -> list[str]:
+    """The text of each user message of the input."""
+    said = []
+    for item in items:
+        if isinstance(item, dict) and item.get("role") == "user":
+            content = item["content"]
+            said.append(
+                content if isinstance(content, str) else "".join(str(c.get("text", "")) for c in content)  # type: ignore[union-attr]
+            )
+    return said
+
+
+def tool_outputs(items: list[TResponseInputItem]) -> list[str]:
+    """The outputs of the tool calls in the input, in order."""
+    return [
+        str(item["output"]) for item in items if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]

@@ -1,0 +1,331 @@
+"""OpenAI Agents SDK agents behind the app (``frameworks.openai_agents``), on a scripted model (a
+subclass of the SDK's ``Model`` streaming what each test scripts: text deltas, function calls): no
+network, no key, and the SDK's tracing off for every run (``RunConfig(tracing_disabled=True)``), so
+nothing is exported."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from a2a.types import SendMessageRequest
+from a2a.types import TaskState as SdkTaskState
+from agents import Agent, RunConfig, TResponseInputItem, function_tool
+from agents.testing import function_call
+from pydantic import BaseModel
+
+from a2a_serverless.frameworks.openai_agents import openai_agents_executor
+from a2a_serverless.models import TaskState
+from a2a_serverless.transitions import FAILED_TEXT
+from testkit.devstack import DevStack
+from testkit.sdk import sdk_session, user_message
+
+from .conftest import ServedAgent, answer_text, chunks, states
+from .openai_agents_model import ScriptedModel, Stream, said_by_user, tool_outputs
+
+NO_TRACING = RunConfig(tracing_disabled=True)
+Script = Callable[[list[TResponseInputItem]], Stream]
+
+
+def executor(agent: Any, **options: Any) -> Any:
+    return openai_agents_executor(agent, run_config=NO_TRACING, **options)
+
+
+def an_agent(script: Script, **fields: Any) -> Agent[Any]:
+    return Agent(name="assistant", model=ScriptedModel(script), **fields)
+
+
+def test_the_answer_streams_as_the_models_deltas_with_the_last_chunk_marked(serve: Any) -> None:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        for word in ("The ", "answer ", "is 42."):
+            yield word
+
+    agent = serve(executor(an_agent(script)))
+    task = agent.send("question")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "The answer is 42."
+    assert chunks(agent.events(task["id"])) == [
+        ("The ", False, False),
+        ("answer ", True, False),
+        ("is 42.", True, True),
+    ]
+
+
+def _weather_agent() -> Agent[Any]:
+    @function_tool
+    def weather(city: str, token: str) -> str:
+        """The weather in a city."""
+        return "sunny in " + city
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        if returned := tool_outputs(items):
+            yield f"It is {returned[0]}."
+            return
+        yield function_call("weather", {"city": "Paris", "token": "sk-SECRET"}, call_id="w1")
+
+    return an_agent(script, tools=[weather])
+
+
+def test_a_tool_call_is_a_working_status_naming_the_tool_and_not_its_arguments(serve: Any) -> None:
+    agent = serve(executor(_weather_agent()))
+    task = agent.send("weather in Paris?")
+
+    events = agent.events(task["id"])
+    tools = [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
+    assert tools == [{"tool": "weather", "toolCallId": "w1"}]
+    assert "SECRET" not in "".join(e.model_dump_json() for e in events)
+    assert answer_text(task) == "It is sunny in Paris."
+
+
+def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> None:
+    agent = serve(executor(_weather_agent(), tool_details=True))
+    task = agent.send("weather in Paris?")
+
+    data = [
+        p.data
+        for e in agent.events(task["id"])
+        if e.status_update and e.status_update.status.message
+        for p in e.status_update.status.message.parts
+        if p.data is not None
+    ]
+    assert data == [
+        {"tool": "weather", "arguments": {"city": "Paris", "token": "sk-SECRET"}},
+        {"tool": "weather", "result": "sunny in Paris"},
+    ]
+
+
+def _booking_agent(booked: list[int], model: list[ScriptedModel]) -> Agent[Any]:
+    @function_tool(needs_approval=True)
+    def book(room: int) -> str:
+        """Book a room."""
+        booked.append(room)
+        return f"room {room} booked"
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        if returned := tool_outputs(items):
+            yield f"Done: {returned[0]}."
+            return
+        if not said_by_user(items)[-1].startswith("book"):
+            yield "Nothing to book."
+            return
+        yield "Booking needs your approval. "
+        yield function_call("book", {"room": 7}, call_id="b1")
+
+    agent = an_agent(script, tools=[book])
+    model.append(agent.model)  # type: ignore[arg-type]
+    return agent
+
+
+def test_an_approval_required_tool_asks_and_the_approval_resumes_the_same_run(serve: Any) -> None:
+    booked: list[int] = []
+    models: list[ScriptedModel] = []
+    agent = serve(executor(lambda: _booking_agent(booked, models)))
+    asked = agent.send("book room 7")
+
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked["status"]["message"]["parts"] == [
+        {"text": "Approve calling tool book? Reply yes to approve, anything else to deny."},
+        {"data": {"tools": [{"tool": "book", "toolCallId": "b1"}]}},  # its arguments only with tool_details
+    ]
+    assert chunks(agent.events(asked["id"])) == [("Booking needs your approval. ", False, True)]
+    assert booked == []
+    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == [7]
+    assert "Done: room 7 booked." in answer_text(done)
+    # The same run went on: the resumed model call continues the paused one (its call, then the
+    # tool's output), and the reply was an approval, not a new prompt.
+    resumed = models[-1].inputs[-1]
+    assert said_by_user(resumed) == ["book room 7"]
+    assert [i.get("type") for i in resumed[-2:] if isinstance(i, dict)] == ["function_call", "function_call_output"]
+
+
+def test_a_denial_resumes_the_run_with_the_reply_as_the_rejection(serve: Any) -> None:
+    booked: list[int] = []
+    agent = serve(executor(lambda: _booking_agent(booked, [])))
+    asked = agent.send("book room 7")
+    done = agent.send("no, too expensive", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == []
+    assert "Done: no, too expensive." in answer_text(done)
+
+
+def test_the_question_shows_the_pending_calls_arguments_with_tool_details(serve: Any) -> None:
+    agent = serve(executor(lambda: _booking_agent([], []), tool_details=True))
+    asked = agent.send("book room 7")
+
+    assert asked["status"]["message"]["parts"][1] == {
+        "data": {"tools": [{"tool": "book", "toolCallId": "b1", "arguments": {"room": 7}}]}
+    }
+
+
+def _remembering() -> Agent[Any]:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield " | ".join(said_by_user(items))
+
+    return an_agent(script)
+
+
+def test_turns_of_a_context_share_the_conversation_and_owners_never_do(serve: Any) -> None:
+    agent = serve(executor(_remembering))
+    agent.send("my name is Alice", context_id="ctx-1")
+    second = agent.send("what is my name?", context_id="ctx-1")
+    bobs = agent.send("what is my name?", as_="bob", context_id="ctx-1")
+
+    assert answer_text(second) == "my name is Alice | what is my name?"
+    assert bobs["contextId"] == "ctx-1"
+    assert answer_text(bobs) == "what is my name?"
+
+
+def test_a_turn_while_a_task_is_paused_is_kept_when_the_task_resumes(serve: Any) -> None:
+    booked: list[int] = []
+    models: list[ScriptedModel] = []
+    booking = serve(executor(lambda: _booking_agent(booked, models)))
+    asked = booking.send("book room 7", context_id="ctx-2")
+    booking.send("meanwhile, hello", context_id="ctx-2")  # answered and remembered while the booking waits
+    booking.send("yes", task_id=asked["id"], context_id="ctx-2")
+    booking.send("what now?", context_id="ctx-2")
+
+    # The paused task's exchange comes after the turn that ended while it waited.
+    assert said_by_user(models[-1].inputs[-1]) == ["meanwhile, hello", "book room 7", "what now?"]
+
+
+def test_cancel_mid_stream_cancels_the_run_and_nothing_is_written_after(serve: Any) -> None:
+    ended: list[str] = []
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        try:
+            while True:
+                yield "more "
+                await asyncio.sleep(0.02)
+        finally:
+            ended.append("model stream closed")
+
+    agent = serve(executor(an_agent(script)))
+    task = agent.send("go on", wait=False)
+    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
+    agent.cancel(task["id"])
+    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+
+    last = events[-1].status_update
+    assert last is not None
+    assert last.status.state is TaskState.TASK_STATE_CANCELED
+    assert ended == ["model stream closed"]
+    assert agent.task(task["id"])["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_a_model_error_fails_the_task_with_the_generic_message(serve: Any) -> None:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield "Starting "
+        raise ConnectionError("api key sk-live-SECRET rejected for prompt 'top secret'")
+
+    agent = serve(executor(an_agent(script)))
+    task = agent.send("go")
+
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
+    assert "SECRET" not in str(agent.task(task["id"]))
+
+
+class Forecast(BaseModel):
+    city: str
+    temp: int
+
+
+def test_a_structured_output_is_a_data_artifact_and_its_json_is_not_streamed(serve: Any) -> None:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield '{"city": "Paris", '
+        yield '"temp": 21}'
+
+    agent = serve(executor(an_agent(script, output_type=Forecast)))
+    task = agent.send("forecast")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [(a["name"], a["parts"]) for a in task["artifacts"]] == [
+        ("output", [{"data": {"city": "Paris", "temp": 21}}])
+    ]
+
+
+def test_files_and_data_in_the_message_reach_the_model(serve: Any) -> None:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield "seen"
+
+    model = ScriptedModel(script)
+    agent: ServedAgent = serve(executor(Agent(name="assistant", model=model)))
+    png = b"\x89PNG fake image"
+    parts = [
+        {"text": "what is this?"},
+        {"raw": base64.b64encode(png).decode(), "mediaType": "image/png", "filename": "a.png"},
+        {"raw": base64.b64encode(b"%PDF-1.7").decode(), "mediaType": "application/pdf", "filename": "a.pdf"},
+        {"data": {"order": 17}},
+    ]
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts}
+    agent._post("/message:send", {"message": message}, "alice")
+
+    content = model.inputs[0][-1]["content"]  # type: ignore[typeddict-item]
+    assert content == [
+        {"type": "input_text", "text": "what is this?"},
+        {
+            "type": "input_image",
+            "image_url": "data:image/png;base64," + base64.b64encode(png).decode(),
+            "detail": "auto",
+        },
+        {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0xLjc=", "filename": "a.pdf"},
+        {"type": "input_text", "text": json.dumps({"order": 17})},
+    ]
+
+
+AGENT_MODULE = """
+from agents import Agent, RunConfig
+from openai_agents_model import ScriptedModel
+
+from a2a_serverless.frameworks.openai_agents import openai_agents_executor
+
+
+async def script(items):
+    for piece in ("Streamed ", "through ", "the stack."):
+        yield piece
+
+
+agent = Agent(name="assistant", model=ScriptedModel(script))
+executor = openai_agents_executor(agent, run_config=RunConfig(tracing_disabled=True))
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.asyncio
+async def test_the_local_stack_streams_an_openai_agents_answer_to_the_a2a_sdk_client(tmp_path: Path) -> None:
+    # Given: the user's agent module (and the scripted model it plays) where the local stack runs,
+    # and a card file, so the API serves the card without importing the SDK (it takes seconds)
+    (tmp_path / "openai_agent.py").write_text(AGENT_MODULE, encoding="utf-8")
+    shutil.copy(Path(__file__).with_name("openai_agents_model.py"), tmp_path)
+    (tmp_path / "card.json").write_text(json.dumps({"name": "Assistant", "description": "An OpenAI Agents SDK agent"}))
+    env = {"A2A_EXECUTOR": "openai_agent:executor", "A2A_CARD_FILE": str(tmp_path / "card.json")}
+
+    with DevStack.running(tmp_path, env) as stack:
+        async with sdk_session(stack.base, streaming=True) as session:
+            # When: a streaming SendMessage
+            request = SendMessageRequest(message=user_message("hello"))
+            events = [event async for event in session.client.send_message(request)]
+
+    # Then: the Task, the answer chunk by chunk (the last marked), COMPLETED last
+    assert events[0].HasField("task")
+    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert [(u.artifact.parts[0].text, u.append, u.last_chunk) for u in updates] == [
+        ("Streamed ", False, False),
+        ("through ", True, False),
+        ("the stack.", True, True),
+    ]
+    assert len({u.artifact.artifact_id for u in updates}) == 1
+    assert events[-1].status_update.status.state == SdkTaskState.TASK_STATE_COMPLETED
