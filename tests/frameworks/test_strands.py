@@ -195,6 +195,26 @@ def test_a_tool_that_asks_a_question_gets_the_reply_as_its_answer(serve: Any) ->
     assert answer_text(done) == "Booked success: on Friday."
 
 
+@tool(context=True)
+def whoami(tool_context: ToolContext) -> str:
+    """Who is asking."""
+    return f"you are {tool_context.invocation_state['caller']}"
+
+
+def test_the_invocation_state_made_from_the_request_reaches_the_tools(serve: Any) -> None:
+    model = ScriptedModel(*[Call("whoami"), lambda seen: Text(last_tool_result(seen))] * 2)
+    # Keys that Strands' own events use ("data" is a text delta's) do not pass for them.
+    state = lambda c: {"caller": c.caller, "data": "NOT TEXT", "message": "not a message", "result": "none"}  # noqa: E731
+    executor = strands_executor(agent_on(model, tools=[whoami]), invocation_state=state)
+    agent = serve(executor)
+
+    alices = agent.send("who am I?")
+    bobs = agent.send("who am I?", as_="bob")
+
+    assert answer_text(alices) == "success: you are alice"
+    assert answer_text(bobs) == "success: you are bob"
+
+
 def test_cancel_mid_stream_closes_the_model_stream_and_nothing_is_written_after_canceled(serve: Any) -> None:
     forever = Forever()
     agent = serve(strands_executor(agent_on(ScriptedModel(forever))))

@@ -5,7 +5,7 @@ Every run makes a fresh agent with ``make_agent`` (a ``strands.Agent`` holds one
 refuses a second invocation while one runs, so one agent cannot serve concurrent tasks), loads the
 conversation into it, and runs :meth:`strands.Agent.stream_async`, Strands' public event stream:
 
-* ``data`` events (the model's text deltas) -> the answer's chunks;
+* the model's text deltas (``data`` events, read from their raw ``delta``) -> the answer's chunks;
 * ``message`` events: the model's ``toolUse`` blocks -> tool statuses, as the model asks for the
   tools; the tool results message's ``toolResult`` blocks -> tool results;
 * a run that stops with ``stop_reason == "interrupt"`` (a hook's ``event.interrupt(...)`` on
@@ -120,11 +120,12 @@ class StrandsExecutor(FrameworkExecutor):
         async with agent, aclosing(stream) as events:  # the agent's scope ends its run (flushes its memory manager)
             async for event in events:
                 # Strands merges the invocation state into some events (the first, and the model's
-                # deltas): each kind is told by what only it has, not by one key the state may hold.
+                # deltas: a state's "data" would replace a delta's), so each kind is told, and read,
+                # by what only it has: a text delta by its raw delta, not by its "data".
                 if "delta" in event:
-                    if "data" in event and "text" in event["delta"]:
-                        yield TextDelta(event["data"])
-                elif "message" in event and "init_event_loop" not in event:
+                    if isinstance(event["delta"], dict) and "text" in event["delta"]:
+                        yield TextDelta(event["delta"]["text"])
+                elif isinstance(event.get("message"), dict) and "init_event_loop" not in event:
                     for call in _tool_events(event["message"]["content"], names):
                         yield call
                 elif "tool_interrupt_event" in event:
