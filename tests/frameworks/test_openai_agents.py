@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import shutil
 import uuid
@@ -17,10 +18,11 @@ from typing import Any
 import pytest
 from a2a.types import SendMessageRequest
 from a2a.types import TaskState as SdkTaskState
-from agents import Agent, RunConfig, TResponseInputItem, function_tool
+from agents import Agent, RunConfig, RunContextWrapper, TResponseInputItem, function_tool
 from agents.testing import function_call
 from pydantic import BaseModel
 
+from a2a_serverless.execution import RequestContext
 from a2a_serverless.frameworks.openai_agents import openai_agents_executor
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
@@ -170,6 +172,31 @@ def test_the_question_shows_the_pending_calls_arguments_with_tool_details(serve:
     }
 
 
+def test_the_runs_context_is_made_from_the_request_and_made_again_when_the_run_resumes(serve: Any) -> None:
+    made = itertools.count(1)
+
+    @function_tool(needs_approval=True)
+    def whoami(wrapper: RunContextWrapper[dict[str, Any]]) -> str:
+        """Who is asking."""
+        return f"{wrapper.context['caller']} (context #{wrapper.context['made']})"
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        if returned := tool_outputs(items):
+            yield f"You are {returned[0]}."
+            return
+        yield function_call("whoami", {}, call_id="c1")
+
+    def context(request: RequestContext) -> dict[str, Any]:
+        return {"caller": request.caller, "made": next(made)}
+
+    agent = serve(executor(an_agent(script, tools=[whoami]), context=context))
+    asked = agent.send("who am I?", as_="bob")
+    done = agent.send("yes", as_="bob", task_id=asked["id"], context_id=asked["contextId"])
+
+    # The paused run kept no context: the resumed run's is made again from its request.
+    assert answer_text(done) == "You are bob (context #2)."
+
+
 def _remembering() -> Agent[Any]:
     async def script(items: list[TResponseInputItem]) -> Stream:
         yield " | ".join(said_by_user(items))
@@ -290,6 +317,7 @@ AGENT_MODULE = """
 from agents import Agent, RunConfig
 from openai_agents_model import ScriptedModel
 
+from a2a_serverless.execution import RequestContext
 from a2a_serverless.frameworks.openai_agents import openai_agents_executor
 
 

@@ -159,7 +159,7 @@ class OpenAIAgentsExecutor(FrameworkExecutor):
 
     def _pause(self, pending: Sequence[ToolApprovalItem], state: RunState[Any], start: int) -> Pause:
         first = pending[0]
-        question = f"Approve calling tool {first.name}? Reply yes to approve, anything else to deny."
+        question = f"Approve calling tool {first.name or 'the tool'}? Reply yes to approve, anything else to deny."
         tools: list[dict[str, Any]] = [{"tool": item.name, "toolCallId": item.call_id} for item in pending]
         if self.tool_details:
             tools = [{**tool, "arguments": _json(item.arguments)} for tool, item in zip(tools, pending, strict=True)]
