@@ -1,0 +1,78 @@
+"""A scripted model for Google ADK agents, on ADK's public model interface (``BaseLlm``): no
+network, no key. Each call of the model runs its script on the request and streams what the
+script yields: text deltas (partial responses), then the final response that aggregates them with
+the function calls and files the script yielded, as ADK's own models answer in SSE mode.
+
+``e2e_executor`` is the agent the local stack serves in the end-to-end tests (``A2A_EXECUTOR``): it
+streams "The answer is 42.", and asks to approve booking a room when told to book one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools import FunctionTool
+from google.genai import types
+
+from a2a_serverless.frameworks.google_adk import adk_executor
+
+Step = str | types.FunctionCall | types.Part
+"""A text delta, a function call, or any other part of the answer (a file)."""
+Script = Callable[[LlmRequest], AsyncIterator[Step]]
+
+
+class ScriptedLlm(BaseLlm):
+    model: str = "scripted"
+    script: Script
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        texts: list[str] = []
+        others: list[types.Part] = []
+        async for step in self.script(llm_request):
+            if isinstance(step, str):
+                texts.append(step)
+                if stream:
+                    yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=step)]), partial=True)
+            elif isinstance(step, types.FunctionCall):
+                others.append(types.Part(function_call=step))
+            else:
+                others.append(step)
+        parts = [types.Part(text="".join(texts))] if texts else []
+        yield LlmResponse(content=types.Content(role="model", parts=[*parts, *others]), partial=False)
+
+
+def said(request: LlmRequest) -> list[str]:
+    """The user's texts in the request, oldest first: what the model is given of the conversation."""
+    return [p.text for c in request.contents if c.role == "user" for p in c.parts or [] if p.text]
+
+
+def returned(request: LlmRequest) -> list[Any]:
+    """The responses of the last content, when it answers function calls."""
+    last = request.contents[-1].parts or [] if request.contents else []
+    return [p.function_response.response for p in last if p.function_response is not None]
+
+
+def scripted_agent(script: Script, **options: Any) -> LlmAgent:
+    return LlmAgent(name="assistant", model=ScriptedLlm(script=script), **options)
+
+
+async def _answer(request: LlmRequest) -> AsyncIterator[Step]:
+    if answers := returned(request):
+        yield f"Booked: {answers[0].get('result') or answers[0].get('error')}."
+    elif "book" in said(request)[-1]:
+        yield types.FunctionCall(id="b1", name="book_room", args={"room": 7})
+    else:
+        for piece in ("The ", "answer ", "is 42."):
+            yield piece
+
+
+def book_room(room: int) -> str:
+    """Books a room."""
+    return f"room {room}"
+
+
+e2e_executor = adk_executor(scripted_agent(_answer, tools=[FunctionTool(book_room, require_confirmation=True)]))

@@ -1,0 +1,322 @@
+"""Google ADK agents behind the app (``frameworks.google_adk``), on a scripted model
+(``adk_models.ScriptedLlm``, ADK's public ``BaseLlm``): no network, no key."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from a2a.types import SendMessageRequest, StreamResponse, Task
+from a2a.types import TaskState as SdkTaskState
+from google.adk.models.llm_request import LlmRequest
+from google.adk.tools import FunctionTool, LongRunningFunctionTool, ToolContext
+from google.genai import types
+
+from a2a_serverless.frameworks.google_adk import adk_executor
+from a2a_serverless.models import TaskState
+from a2a_serverless.transitions import FAILED_TEXT
+from testkit.devstack import DevStack
+from testkit.sdk import sdk_session, send
+from testkit.sdk import user_message as sdk_message
+
+from .adk_models import Step, returned, said, scripted_agent
+from .conftest import answer_text, chunks, states
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def test_the_answer_streams_as_the_models_deltas_with_the_last_chunk_marked(serve: Any) -> None:
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        for piece in ("The ", "answer ", "is 42."):
+            yield piece
+
+    agent = serve(adk_executor(scripted_agent(script)))
+    task = agent.send("question")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "The answer is 42."
+    assert chunks(agent.events(task["id"])) == [
+        ("The ", False, False),
+        ("answer ", True, False),
+        ("is 42.", True, True),
+    ]
+
+
+def _weather(city: str, token: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+async def _weather_script(request: LlmRequest) -> AsyncIterator[Step]:
+    if answers := returned(request):
+        yield f"It is {answers[0]['result']}."
+        return
+    yield types.FunctionCall(id="w1", name="_weather", args={"city": "Paris", "token": "sk-SECRET"})
+
+
+def test_a_tool_call_is_a_working_status_naming_the_tool_and_not_its_arguments(serve: Any) -> None:
+    agent = serve(adk_executor(scripted_agent(_weather_script, tools=[_weather])))
+    task = agent.send("weather in Paris?")
+
+    events = agent.events(task["id"])
+    tools = [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
+    assert tools == [{"tool": "_weather", "toolCallId": "w1"}]
+    assert "SECRET" not in "".join(e.model_dump_json() for e in events)
+    assert answer_text(task) == "It is sunny in Paris."
+
+
+def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> None:
+    agent = serve(adk_executor(scripted_agent(_weather_script, tools=[_weather]), tool_details=True))
+    task = agent.send("weather in Paris?")
+
+    data = [
+        p.data
+        for e in agent.events(task["id"])
+        if e.status_update and e.status_update.status.message
+        for p in e.status_update.status.message.parts
+        if p.data is not None
+    ]
+    assert data == [
+        {"tool": "_weather", "arguments": {"city": "Paris", "token": "sk-SECRET"}},
+        {"tool": "_weather", "result": {"result": "sunny in Paris"}},
+    ]
+
+
+def _booking_agent(booked: list[int]) -> Any:
+    def book(room: int) -> str:
+        """Books a room."""
+        booked.append(room)
+        return f"room {room} booked"
+
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        if answers := returned(request):
+            yield f"Done: {answers[0].get('result') or answers[0].get('error')}."
+            return
+        yield "Booking needs your approval. "
+        yield types.FunctionCall(id="b1", name="book", args={"room": 7})
+
+    return scripted_agent(script, tools=[FunctionTool(book, require_confirmation=True)])
+
+
+def test_a_tool_confirmation_asks_and_the_approval_resumes_the_same_invocation(serve: Any) -> None:
+    booked: list[int] = []
+    agent = serve(adk_executor(_booking_agent(booked)))
+    asked = agent.send("book room 7")
+
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked["status"]["message"]["parts"] == [
+        {"text": "Approve calling tool book? Reply yes to approve, anything else to reject."},
+        {"data": {"tools": [{"tool": "book", "toolCallId": "b1"}]}},  # its arguments only with tool_details
+    ]
+    assert answer_text(asked) == "Booking needs your approval. "
+    assert booked == []
+    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == [7]
+    assert "Done: room 7 booked." in answer_text(done)
+
+
+def test_a_rejection_resumes_the_invocation_with_the_tool_call_rejected(serve: Any) -> None:
+    booked: list[int] = []
+    agent = serve(adk_executor(_booking_agent(booked)))
+    asked = agent.send("book room 7")
+    done = agent.send("no, too expensive", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == []
+    assert "Done: This tool call is rejected." in answer_text(done)
+
+
+def test_a_long_running_tool_asks_its_question_and_the_reply_is_its_result(serve: Any) -> None:
+    def ask_person(question: str) -> None:
+        """Asks the person a question; the answer comes later."""
+
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        if answers := returned(request):
+            yield f"Hello, {answers[0]['result']}!"
+            return
+        yield types.FunctionCall(id="q1", name="ask_person", args={"question": "What is your name?"})
+
+    agent = serve(adk_executor(scripted_agent(script, tools=[LongRunningFunctionTool(ask_person)])))
+    asked = agent.send("greet me")
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked["status"]["message"]["parts"][0] == {"text": "What is your name?"}
+    done = agent.send("Ada", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(done) == "Hello, Ada!"
+
+
+def test_a_tools_own_confirmation_hint_is_the_question_and_its_payload_comes_from_the_reply(serve: Any) -> None:
+    sent: list[Any] = []
+
+    def transfer(amount: int, tool_context: ToolContext) -> dict[str, Any]:
+        """Transfers money."""
+        if tool_context.tool_confirmation is None:
+            tool_context.request_confirmation(hint=f"Transfer ${amount}?")
+            return {"status": "waiting"}
+        sent.append((amount, tool_context.tool_confirmation.confirmed))
+        return {"status": "sent"}
+
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        if returned(request) == [{"status": "sent"}]:
+            yield "Sent."
+            return
+        yield types.FunctionCall(id="t1", name="transfer", args={"amount": 50})
+
+    agent = serve(adk_executor(scripted_agent(script, tools=[transfer])))
+    asked = agent.send("send Bob $50")
+    assert asked["status"]["message"]["parts"][0] == {
+        "text": "Transfer $50? Reply yes to approve, anything else to reject."
+    }
+    done = agent.send("ok", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert sent == [(50, True)]
+    assert answer_text(done) == "Sent."
+
+
+def test_turns_of_a_context_share_the_session_and_owners_never_do(serve: Any) -> None:
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        yield " | ".join(said(request))
+
+    made: list[int] = []
+
+    def make_agent() -> Any:
+        made.append(1)
+        return scripted_agent(script)
+
+    agent = serve(adk_executor(make_agent))
+    agent.send("my name is Alice", context_id="ctx-1")
+    second = agent.send("what is my name?", context_id="ctx-1")
+    bobs = agent.send("what is my name?", as_="bob", context_id="ctx-1")
+
+    assert answer_text(second) == "my name is Alice | what is my name?"
+    assert answer_text(bobs) == "what is my name?"
+    assert len(made) == 3  # a factory is called for each run
+
+
+def test_cancel_mid_stream_closes_the_models_stream_and_nothing_is_written_after(serve: Any) -> None:
+    ended: list[str] = []
+
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        try:
+            while True:
+                yield "more "
+                await asyncio.sleep(0.02)
+        finally:
+            ended.append("model stream closed")
+
+    agent = serve(adk_executor(scripted_agent(script)))
+    task = agent.send("go on", wait=False)
+    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
+    agent.cancel(task["id"])
+    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+
+    last = events[-1].status_update
+    assert last is not None
+    assert last.status.state is TaskState.TASK_STATE_CANCELED
+    assert ended == ["model stream closed"]
+    assert agent.task(task["id"])["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_a_model_error_fails_the_task_with_the_generic_message(serve: Any, caplog: pytest.LogCaptureFixture) -> None:
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        yield "Starting "
+        raise ConnectionError("api key sk-live-SECRET rejected for prompt 'top secret'")
+
+    agent = serve(adk_executor(scripted_agent(script)))
+    with caplog.at_level(logging.ERROR, logger="a2a_serverless.frameworks._bridge"):
+        task = agent.send("go")
+
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
+    assert "SECRET" not in str(agent.task(task["id"]))
+    assert any("sk-live-SECRET" in (r.exc_text or "") for r in caplog.records)
+
+
+def test_files_in_reach_the_model_and_files_out_are_an_artifact(serve: Any) -> None:
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        blobs = [p.inline_data for c in request.contents for p in c.parts or [] if p.inline_data]
+        yield f"Got {len(blobs)} file of {blobs[0].mime_type}: {blobs[0].data!r}."
+        yield types.Part(inline_data=types.Blob(data=b"\x89PNG...", mime_type="image/png"))
+
+    agent = serve(adk_executor(scripted_agent(script)))
+    parts = [{"text": "describe"}, {"raw": "aGVsbG8=", "mediaType": "text/plain", "filename": "hello.txt"}]
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts}
+    task = agent._post("/message:send", {"message": message}, "alice")["task"]  # conftest's send is text only
+
+    assert answer_text(task) == "Got 1 file of text/plain: b'hello'."
+    outputs = [a for a in task["artifacts"] if a["name"] == "output"]
+    assert [(p["mediaType"], base64.b64decode(p["raw"])) for a in outputs for p in a["parts"]] == [
+        ("image/png", b"\x89PNG...")
+    ]
+
+
+def test_a_file_a_tool_saves_as_an_adk_artifact_is_an_artifact_of_the_task(serve: Any) -> None:
+    async def chart(tool_context: ToolContext) -> str:
+        """Draws the chart."""
+        png = types.Part(inline_data=types.Blob(data=b"\x89PNG chart", mime_type="image/png"))
+        await tool_context.save_artifact("chart.png", png)
+        return "saved"
+
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        if returned(request):
+            yield "Here is the chart."
+            return
+        yield types.FunctionCall(id="c1", name="chart", args={})
+
+    task = serve(adk_executor(scripted_agent(script, tools=[chart]))).send("draw")
+
+    files = [p for a in task["artifacts"] if a["name"] == "output" for p in a["parts"]]
+    assert [(p["filename"], p["mediaType"], base64.b64decode(p["raw"])) for p in files] == [
+        ("chart.png", "image/png", b"\x89PNG chart")
+    ]
+    assert answer_text(task) == "Here is the chart."
+
+
+@pytest.fixture(scope="module")
+def adk_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The local stack serving ``adk_models.e2e_executor``: its base URL."""
+    env = {"A2A_EXECUTOR": "frameworks.adk_models:e2e_executor", "PYTHONPATH": str(TESTS)}
+    with DevStack.running(tmp_path_factory.mktemp("adk"), env) as stack:
+        yield stack.base
+
+
+@pytest.mark.e2e
+def test_the_local_stack_streams_the_answer_to_the_a2a_sdk_client(adk_stack: str) -> None:
+    async def scenario() -> list[StreamResponse]:
+        async with sdk_session(adk_stack, "HTTP+JSON", streaming=True) as session:
+            request = SendMessageRequest(message=sdk_message("question"))
+            return [event async for event in session.client.send_message(request)]
+
+    events = asyncio.run(scenario())
+
+    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert ["".join(p.text for p in u.artifact.parts) for u in updates] == ["The ", "answer ", "is 42."]
+    assert [(u.append, u.last_chunk) for u in updates] == [(False, False), (True, False), (True, True)]
+    assert len({u.artifact.artifact_id for u in updates}) == 1
+    assert events[-1].status_update.status.state == SdkTaskState.TASK_STATE_COMPLETED
+
+
+@pytest.mark.e2e
+def test_the_local_stack_keeps_a_paused_invocation_and_the_approval_resumes_it(adk_stack: str) -> None:
+    async def scenario() -> tuple[Task, Task]:
+        async with sdk_session(adk_stack) as session:
+            asked = await send(session.client, SendMessageRequest(message=sdk_message("book a room")))
+            reply = sdk_message("yes", task_id=asked.id, context_id=asked.context_id)
+            return asked, await send(session.client, SendMessageRequest(message=reply))
+
+    asked, done = asyncio.run(scenario())
+
+    assert asked.status.state == SdkTaskState.TASK_STATE_INPUT_REQUIRED
+    assert asked.status.message.parts[0].text.startswith("Approve calling tool book_room?")
+    assert (done.id, done.status.state) == (asked.id, SdkTaskState.TASK_STATE_COMPLETED)
+    assert "".join(p.text for a in done.artifacts for p in a.parts) == "Booked: room 7."
