@@ -45,6 +45,17 @@ def test_the_answer_streams_as_one_artifact_chunk_by_chunk_with_the_last_marked(
     assert model.seen[0][-1]["content"] == [{"text": "greet the world"}]
 
 
+def test_an_agent_with_strands_default_callback_handler_does_not_print_the_answer(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = ScriptedModel(Text("a private ", "answer"))
+
+    task = serve(strands_executor(lambda: Agent(model=model))).send("tell me")  # Strands' default: print it all
+
+    assert answer_text(task) == "a private answer"
+    assert "private" not in capsys.readouterr().out
+
+
 @tool
 def lookup(city: str, api_key: str) -> dict[str, Any]:
     """Look the weather up."""
