@@ -15,7 +15,7 @@ MAX_LINES = 400
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("versions", "json_types", "errors", "models", "config", "jwt"),
-    ("ports", "aws"),
+    ("ports", "aws", "telemetry"),
     ("lifecycle", "transitions", "mutation", "blobs", "auth", "v03"),
     ("runtime",),
     ("operations", "methods", "card", "execution", "push"),

@@ -1,0 +1,88 @@
+"""Spans as JSON lines: one file per process in a directory, appended as each span ends.
+
+This is how the local stack collects its processes' spans without a server of its own: each function
+process writes ``spans-<pid>.jsonl`` in the stack's directory, and the dev API reads them all
+(:func:`read_spans`). One span is one line::
+
+    {"traceId": "…32 hex", "spanId": "…16 hex", "parentSpanId": "…16 hex" or null, "name": "SendMessage",
+     "kind": "SERVER", "service": "a2a-local-WorkerFunction", "startUnixNano": 1, "endUnixNano": 2,
+     "status": {"code": "ERROR", "description": "…"}, "attributes": {…},
+     "links": [{"traceId": "…", "spanId": "…"}], "events": [{"name": "…", "timeUnixNano": 1, "attributes": {…}}]}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from ..json_types import Json, JsonValue
+
+__all__ = ["JsonLinesExporter", "span_json"]
+
+
+def _hex(value: int, width: int) -> str:
+    return format(value, f"0{width}x")
+
+
+def _attributes(attributes: object) -> Json:
+    items = attributes.items() if isinstance(attributes, dict) or hasattr(attributes, "items") else ()
+    out: Json = {}
+    for key, value in items:
+        out[str(key)] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def span_json(span: ReadableSpan) -> Json:
+    context = span.get_span_context()
+    assert context is not None  # an SDK span always has one
+    parent = span.parent
+    links: list[JsonValue] = [
+        {"traceId": _hex(link.context.trace_id, 32), "spanId": _hex(link.context.span_id, 16)} for link in span.links
+    ]
+    events: list[JsonValue] = [
+        {"name": event.name, "timeUnixNano": event.timestamp, "attributes": _attributes(event.attributes)}
+        for event in span.events
+    ]
+    return {
+        "traceId": _hex(context.trace_id, 32),
+        "spanId": _hex(context.span_id, 16),
+        "parentSpanId": _hex(parent.span_id, 16) if parent is not None else None,
+        "name": span.name,
+        "kind": span.kind.name,
+        "service": str(span.resource.attributes.get("service.name", "")),
+        "startUnixNano": span.start_time,
+        "endUnixNano": span.end_time,
+        "status": {"code": span.status.status_code.name, "description": span.status.description or ""},
+        "attributes": _attributes(span.attributes),
+        "links": links,
+        "events": events,
+    }
+
+
+class JsonLinesExporter(SpanExporter):
+    """Appends each finished span to ``<directory>/spans-<pid>.jsonl`` (a line is written whole, so
+    a reader sees whole lines, or a last one still being written, which it skips)."""
+
+    def __init__(self, directory: str) -> None:
+        self._directory = Path(directory)
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        lines = "".join(json.dumps(span_json(s), separators=(",", ":")) + "\n" for s in spans)
+        try:
+            with self._lock:
+                self._directory.mkdir(parents=True, exist_ok=True)
+                with (self._directory / f"spans-{os.getpid()}.jsonl").open("a", encoding="utf-8") as out:
+                    out.write(lines)
+        except OSError:
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass

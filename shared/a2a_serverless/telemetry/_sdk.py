@@ -1,0 +1,83 @@
+"""The OpenTelemetry SDK, set up once per process when the switch is on (imported only then).
+
+The process's tracer provider is the global one, so an agent's own spans (the standard API's
+``trace.get_tracer(...)``) land in the same traces, nested under the run that is current when they
+start. A provider someone else installed first (the ADOT Lambda layer, the user's own) is used as
+it is: ``otlp`` then adds no exporter (that provider's owner exports), ``file`` and ``memory`` do.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from ._files import JsonLinesExporter
+
+if TYPE_CHECKING:
+    from ._switch import Switch
+
+__all__ = ["MEMORY", "finished_spans", "flush", "install"]
+
+MEMORY = InMemorySpanExporter()
+"""Where ``memory`` keeps this process's finished spans."""
+
+_lock = threading.Lock()
+_installed: set[str] = set()
+_ours: TracerProvider | None = None
+
+
+def _service_name() -> str:
+    return os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or os.environ.get("POWERTOOLS_SERVICE_NAME") or "a2a-serverless"
+
+
+def _provider() -> tuple[TracerProvider, bool]:
+    """The SDK provider spans go to, and whether it is someone else's."""
+    global _ours
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        return current, current is not _ours
+    # OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win (Resource.create reads them); else the
+    # function's name, as Lambda names it.
+    attributes = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: _service_name()}
+    _ours = TracerProvider(resource=Resource.create(attributes))
+    trace.set_tracer_provider(_ours)
+    return _ours, False
+
+
+def install(switch: Switch) -> None:
+    with _lock:
+        provider, foreign = _provider()
+        for mode in sorted(switch.modes):
+            key = f"file:{switch.directory}" if mode == "file" else mode
+            if key in _installed:
+                continue
+            if mode == "otlp":
+                if foreign:
+                    continue
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+                provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            elif mode == "memory":
+                provider.add_span_processor(SimpleSpanProcessor(MEMORY))
+            else:
+                provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(switch.directory)))
+            _installed.add(key)
+
+
+def flush() -> None:
+    """Export what is batched now. On Lambda the environment freezes when the handler returns, so
+    a batch left waiting would go out late (at the next invocation) or never."""
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, TracerProvider):
+        provider.force_flush()
+
+
+def finished_spans() -> tuple[ReadableSpan, ...]:
+    return MEMORY.get_finished_spans()

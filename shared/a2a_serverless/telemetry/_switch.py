@@ -1,0 +1,88 @@
+"""The switch: which exporters tracing uses, read once from the environment on first use.
+
+``A2A_TRACING`` names them, comma-separated: ``otlp`` (OTLP over HTTP, configured by
+OpenTelemetry's own ``OTEL_*`` variables), ``file`` (JSON lines in ``A2A_TRACING_DIR``, one file per
+process: what the local stack serves), ``memory`` (kept in the process, for tests); ``off`` or
+nothing turns tracing off, and then no OpenTelemetry module is ever imported.
+``A2A_TRACING_CONTENT=true`` lets message text into spans (off by default).
+
+Not part of :mod:`a2a_serverless.config`: tracing is decided before (and apart from) the settings of
+the function, and reading it costs the functions that never trace nothing but this module.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["CONTENT_ENV", "DIR_ENV", "MODES", "SWITCH_ENV", "Switch", "TracingConfigError", "parse", "reset", "switch"]
+
+SWITCH_ENV = "A2A_TRACING"
+CONTENT_ENV = "A2A_TRACING_CONTENT"
+DIR_ENV = "A2A_TRACING_DIR"
+MODES = frozenset({"otlp", "file", "memory"})
+_OFF = frozenset({"", "off", "none", "false", "0"})
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+class TracingConfigError(ValueError):
+    """``A2A_TRACING`` names an exporter that does not exist, or ``file`` without a directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    modes: frozenset[str] = frozenset()
+    content: bool = False
+    """Message text may go into spans (``A2A_TRACING_CONTENT``)."""
+    directory: str = ""
+    """Where ``file`` writes (``A2A_TRACING_DIR``)."""
+
+    @property
+    def on(self) -> bool:
+        return bool(self.modes)
+
+
+def parse(environ: Mapping[str, str]) -> Switch:
+    words = {w.strip().lower() for w in environ.get(SWITCH_ENV, "").split(",")} - _OFF
+    unknown = words - MODES
+    if unknown:
+        raise TracingConfigError(
+            f"{SWITCH_ENV} names no exporter {', '.join(sorted(unknown))} (one or more of otlp, file, memory; or off)"
+        )
+    directory = environ.get(DIR_ENV, "")
+    if "file" in words and not directory:
+        raise TracingConfigError(f"{SWITCH_ENV}=file needs {DIR_ENV}, the directory to write spans to")
+    content = environ.get(CONTENT_ENV, "").strip().lower() in _TRUE
+    return Switch(frozenset(words), content, directory)
+
+
+_lock = threading.Lock()
+_current: Switch | None = None
+
+
+def switch() -> Switch:
+    """The process's switch, read from ``os.environ`` on first use; turning tracing on installs the
+    OpenTelemetry SDK then (:mod:`._sdk`), never at import."""
+    global _current
+    current = _current
+    if current is not None:
+        return current
+    with _lock:
+        if _current is None:
+            parsed = parse(os.environ)
+            if parsed.on:
+                from . import _sdk
+
+                _sdk.install(parsed)
+            _current = parsed
+        return _current
+
+
+def reset() -> None:
+    """Read the environment again on next use (tests that switch tracing on and off). Exporters
+    already installed stay installed; spans are made only while the switch is on."""
+    global _current
+    with _lock:
+        _current = None
