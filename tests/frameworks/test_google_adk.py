@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -40,6 +41,7 @@ def test_the_answer_streams_as_the_models_deltas_with_the_last_chunk_marked(serv
     task = agent.send("question")
 
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [a["name"] for a in task["artifacts"]] == ["answer"]
     assert answer_text(task) == "The answer is 42."
     assert chunks(agent.events(task["id"])) == [
         ("The ", False, False),
@@ -181,6 +183,47 @@ def test_a_tools_own_confirmation_hint_is_the_question_and_its_payload_comes_fro
 
     assert sent == [(50, True)]
     assert answer_text(done) == "Sent."
+
+
+def test_a_pause_whose_memory_lost_to_another_turn_of_the_context_still_resumes(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    booked: list[int] = []
+    other_turn_done = threading.Event()
+
+    def book(room: int) -> str:
+        """Books a room."""
+        booked.append(room)
+        return f"room {room} booked"
+
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        if answers := returned(request):
+            yield f"Done: {answers[0]['result']}."
+        elif said(request)[-1] == "hello":
+            yield "Hi."
+        else:
+            for _ in range(2000):  # a hang guard on the wait, not a timing
+                if other_turn_done.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            yield types.FunctionCall(id="b1", name="book", args={"room": 7})
+
+    agent = serve(adk_executor(scripted_agent(script, tools=[FunctionTool(book, require_confirmation=True)])))
+    # Given a turn that pauses after another turn of its context, started later, kept its memory
+    booking = agent.send("book room 7", context_id="ctx-1", wait=False)
+    agent.wait_until(booking["id"], lambda events: TaskState.TASK_STATE_WORKING in states(events))
+    assert answer_text(agent.send("hello", context_id="ctx-1")) == "Hi."
+    with caplog.at_level(logging.WARNING, logger="a2a_serverless.frameworks._bridge"):
+        other_turn_done.set()
+        agent.wait_until(booking["id"], lambda events: TaskState.TASK_STATE_INPUT_REQUIRED in states(events))
+    assert any("this turn's is not kept" in r.getMessage() for r in caplog.records)
+
+    # When the person approves, the paused invocation resumes from the events its pause kept
+    done = agent.send("yes", task_id=booking["id"], context_id="ctx-1")
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == [7]
+    assert answer_text(done) == "Done: room 7 booked."
 
 
 def test_turns_of_a_context_share_the_session_and_owners_never_do(serve: Any) -> None:

@@ -127,7 +127,9 @@ class _ContextSession(BaseSessionService):
 @dataclass
 class _Interrupts:
     """The interrupts of a run: calls named in ``long_running_tool_ids``, open until a response
-    with their id is seen."""
+    with their id is seen. Paused, they are kept with the invocation's id and its events: the
+    context's memory holds those events too, unless another turn of the context kept its memory
+    first (the bridge then drops this turn's), and the reply puts them back (:func:`_rejoin`)."""
 
     invocation_id: str = ""
     open: dict[str, types.FunctionCall] = field(default_factory=dict)
@@ -140,14 +142,16 @@ class _Interrupts:
         for response in event.get_function_responses():
             self.open.pop(response.id or "", None)
 
-    def dump(self) -> bytes:
+    def dump(self, session: Session) -> bytes:
         calls = [call.model_dump(mode="json", exclude_none=True) for call in self.open.values()]
-        return json.dumps({"invocation": self.invocation_id, "calls": calls}).encode()
+        events = [e.model_dump(mode="json") for e in session.events if e.invocation_id == self.invocation_id]
+        return json.dumps({"invocation": self.invocation_id, "calls": calls, "events": events}).encode()
 
     @staticmethod
-    def load(data: bytes) -> tuple[str, list[types.FunctionCall]]:
+    def load(data: bytes) -> tuple[str, list[types.FunctionCall], list[Event]]:
         saved = json.loads(data)
-        return saved["invocation"], [types.FunctionCall.model_validate(c) for c in saved["calls"]]
+        calls = [types.FunctionCall.model_validate(c) for c in saved["calls"]]
+        return saved["invocation"], calls, [Event.model_validate(e) for e in saved["events"]]
 
 
 class AdkExecutor(FrameworkExecutor):
@@ -190,7 +194,8 @@ class AdkExecutor(FrameworkExecutor):
         runner = Runner(app=app, session_service=sessions, artifact_service=artifacts)
         invocation_id, message = None, _content(turn.message, turn.text)
         if turn.resume is not None:
-            invocation_id, calls = _Interrupts.load(turn.resume)
+            invocation_id, calls, paused = _Interrupts.load(turn.resume)
+            _rejoin(sessions.session, invocation_id, paused)
             message = self._answer(calls, turn)
         interrupts, streamed = _Interrupts(), False
         try:
@@ -224,7 +229,7 @@ class AdkExecutor(FrameworkExecutor):
                 await runner.close()  # a factory's agent is this run's: its toolsets close with it
         turn.keep(sessions.session.model_dump_json().encode())
         if interrupts.open:
-            yield _pause(interrupts, arguments=self.tool_details)
+            yield _pause(interrupts, sessions.session, arguments=self.tool_details)
 
     def _answer(self, calls: list[types.FunctionCall], turn: Turn) -> types.Content:
         """The reply to a pause, as the function responses of the calls it answers."""
@@ -277,6 +282,15 @@ def _session(memory: bytes | None, app_name: str, user_id: str, session_id: str)
     return Session.model_validate_json(memory).model_copy(
         update={"id": session_id, "app_name": app_name, "user_id": user_id}
     )
+
+
+def _rejoin(session: Session, invocation_id: str, events: list[Event]) -> None:
+    """The paused invocation's events back in the session, when the context's memory lacks them."""
+    if any(event.invocation_id == invocation_id for event in session.events):
+        return
+    for event in events:
+        session.state.update(event.actions.state_delta)
+        session.events.append(event)
 
 
 def _content(message: Message | None, text: str) -> types.Content:
@@ -350,13 +364,13 @@ def _file(part: types.Part, filename: str = "") -> A2APart | None:
     return None
 
 
-def _pause(interrupts: _Interrupts, *, arguments: bool) -> Pause:
+def _pause(interrupts: _Interrupts, session: Session, *, arguments: bool) -> Pause:
     calls = list(interrupts.open.values())
     if any(call.name == CREDENTIAL for call in calls):
         # A2A's AUTH_REQUIRED and OAuth flows are not what a reply in the task can answer.
         raise AdkError("the agent asked for a credential (adk_request_credential): not supported")
     tools = [_asked(call, arguments=arguments) for call in calls]
-    return Pause(_question(calls[0]), state=interrupts.dump(), data={"tools": to_jsonable_python(tools)})
+    return Pause(_question(calls[0]), state=interrupts.dump(session), data={"tools": to_jsonable_python(tools)})
 
 
 def _asked(call: types.FunctionCall, *, arguments: bool) -> Json:
