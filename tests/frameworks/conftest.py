@@ -45,8 +45,10 @@ class ServedAgent:
         task_id: str | None = None,
         context_id: str | None = None,
         wait: bool = True,
+        parts: list[Json] | None = None,
     ) -> Json:
-        message: Json = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+        """SendMessage of ``text`` (or ``parts``, the message's parts as JSON), answered with its task."""
+        message: Json = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts or [{"text": text}]}
         if task_id:
             message["taskId"] = task_id
         if context_id:

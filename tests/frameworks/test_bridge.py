@@ -21,6 +21,7 @@ from a2a_serverless.frameworks import (
     Turn,
 )
 from a2a_serverless.models import Part, TaskState
+from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import answer_text, chunks, states
@@ -197,3 +198,28 @@ def test_output_that_is_not_text_is_an_artifact_of_its_own(serve: Any) -> None:
         ("forecast", [{"data": {"city": "Paris", "temp": 21}}])
     ]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_turn_whose_context_memory_moved_meanwhile_keeps_its_answer_and_drops_its_memory(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def script(turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
+        state = turn.context.state
+        assert state is not None
+        if turn.text == "race":  # another turn of the context saves first, while this one runs
+            await state.save(f"scripted/context/{turn.context.context_id}", b"the other turn;", version=1)
+        turn.keep((turn.memory or b"") + turn.text.encode() + b";")
+        yield TextDelta(f"answered {turn.text}")
+
+    agent = serve(Scripted(script))
+    agent.send("first", context_id="ctx")
+    with caplog.at_level(logging.WARNING, logger="a2a_serverless.frameworks._bridge"):
+        raced = agent.send("race", context_id="ctx")
+    after = agent.send("after", context_id="ctx")
+
+    assert raced["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(raced) == "answered race"
+    assert "saved its memory first" in caplog.text
+    memory = agent.runtime.agent_state.load_state(Scope("", "alice"), "scripted/context/ctx")
+    assert memory.data == b"\x00the other turn;after;"  # the racing turn's memory was not written over it
+    assert after["status"]["state"] == "TASK_STATE_COMPLETED"

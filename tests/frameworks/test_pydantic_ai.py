@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pydantic_ai import Agent, CallDeferred, DeferredToolRequests
+from pydantic_ai import Agent, BinaryContent, CallDeferred, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -222,3 +223,37 @@ def test_a_structured_output_is_a_data_artifact(serve: Any) -> None:
     assert [(a["name"], a["parts"]) for a in task["artifacts"]] == [
         ("output", [{"data": {"city": "Paris", "temp": 21}}])
     ]
+
+
+def test_an_approval_tool_works_on_an_agent_whose_output_type_does_not_list_deferred_requests(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returned := _returned(messages):
+            yield f"Done: {returned[0].content}."
+            return
+        yield {0: DeltaToolCall(name="delete", json_args="{}", tool_call_id="d1")}
+
+    plain = Agent(FunctionModel(stream_function=stream))  # output_type: str alone
+
+    @plain.tool_plain(requires_approval=True)
+    def delete() -> str:
+        return "deleted"
+
+    agent = serve(pydantic_ai_executor(plain))
+    asked = agent.send("delete it")
+    done = agent.send("ok", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert answer_text(done) == "Done: deleted."
+
+
+def test_a_file_in_the_message_reaches_the_model_as_binary_content(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        prompt = next(p for p in messages[-1].parts if isinstance(p, UserPromptPart))
+        files = [c for c in prompt.content if isinstance(c, BinaryContent)]
+        yield f"{len(files)} file: {files[0].media_type}, {len(files[0].data)} bytes"
+
+    agent = serve(pydantic_ai_executor(Agent(FunctionModel(stream_function=stream))))
+    raw = base64.b64encode(b"%PDF-1.7 hello").decode()
+    task = agent.send("", parts=[{"text": "summarize"}, {"raw": raw, "mediaType": "application/pdf"}])
+
+    assert answer_text(task) == "1 file: application/pdf, 14 bytes"
