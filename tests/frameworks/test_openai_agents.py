@@ -163,13 +163,23 @@ def test_a_denial_resumes_the_run_with_the_reply_as_the_rejection(serve: Any) ->
     assert "Done: no, too expensive." in answer_text(done)
 
 
-def test_the_question_shows_the_pending_calls_arguments_with_tool_details(serve: Any) -> None:
+def test_with_tool_details_the_question_shows_the_arguments_and_the_resumed_run_the_named_result(
+    serve: Any,
+) -> None:
     agent = serve(executor(lambda: _booking_agent([], []), tool_details=True))
     asked = agent.send("book room 7")
+    agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
 
     assert asked["status"]["message"]["parts"][1] == {
         "data": {"tools": [{"tool": "book", "toolCallId": "b1", "arguments": {"room": 7}}]}
     }
+    results = [
+        e.status_update.metadata
+        for e in agent.events(asked["id"])
+        if e.status_update and e.status_update.metadata and e.status_update.status.message
+        if "returned" in (e.status_update.status.message.parts[0].text or "")
+    ]
+    assert results == [{"tool": "book", "toolCallId": "b1"}]  # named, though the call was made before the pause
 
 
 def test_the_runs_context_is_made_from_the_request_and_made_again_when_the_run_resumes(serve: Any) -> None:

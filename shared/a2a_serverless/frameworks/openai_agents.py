@@ -49,6 +49,7 @@ try:
         RawResponsesStreamEvent,
         RunConfig,
         RunContextWrapper,
+        RunItem,
         RunItemStreamEvent,
         Runner,
         RunResultStreaming,
@@ -142,9 +143,8 @@ class OpenAIAgentsExecutor(FrameworkExecutor):
                 elif isinstance(event, RawResponsesStreamEvent):
                     if texts and isinstance(event.data, ResponseTextDeltaEvent | ResponseRefusalDeltaEvent):
                         yield TextDelta(event.data.delta)
-                elif isinstance(event, RunItemStreamEvent):
-                    for reported in _tool_event(event.item, names):
-                        yield reported
+                elif isinstance(event, RunItemStreamEvent) and (reported := _tool_event(event.item, names)):
+                    yield reported
         finally:
             await _stop(result, events)
         if result.interruptions:
@@ -217,16 +217,18 @@ async def _stop(result: RunResultStreaming, events: AsyncGenerator[StreamEvent, 
         await asyncio.wait({task})
 
 
-def _tool_event(item: Any, names: dict[str, str]) -> list[FrameworkEvent]:
+def _tool_event(item: RunItem, names: dict[str, str]) -> ToolCall | ToolResult | None:
+    """A tool call (function tools by name, hosted tools by their item's type) or its output,
+    named after the call (``names``: the run's calls so far, and those a resumed run approved)."""
     if isinstance(item, ToolCallItem):
         name = item.tool_name or str(getattr(item.raw_item, "type", None) or "tool")
         call_id = item.call_id or ""
         names[call_id] = name
-        return [ToolCall(name, call_id, _json(getattr(item.raw_item, "arguments", None)))]
+        return ToolCall(name, call_id, _json(getattr(item.raw_item, "arguments", None)))
     if isinstance(item, ToolCallOutputItem):
         call_id = item.call_id or ""
-        return [ToolResult(names.get(call_id, "tool"), call_id, to_jsonable_python(item.output, fallback=str))]
-    return []
+        return ToolResult(names.get(call_id, "tool"), call_id, to_jsonable_python(item.output, fallback=str))
+    return None
 
 
 def _answers_in_text(agent: Agent[Any]) -> bool:
