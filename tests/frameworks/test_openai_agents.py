@@ -308,9 +308,10 @@ def test_files_and_data_in_the_message_reach_the_model(serve: Any) -> None:
         {"data": {"order": 17}},
     ]
     message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts}
-    agent._post("/message:send", {"message": message}, "alice")
+    task = agent._post("/message:send", {"message": message}, "alice")["task"]  # conftest's send is text only
 
     content = model.inputs[0][-1]["content"]  # type: ignore[typeddict-item]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert content == [
         {"type": "input_text", "text": "what is this?"},
         {
