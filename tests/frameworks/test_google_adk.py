@@ -17,6 +17,7 @@ from a2a.types import SendMessageRequest, StreamResponse, Task
 from a2a.types import TaskState as SdkTaskState
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools import FunctionTool, LongRunningFunctionTool, ToolContext
+from google.adk.workflow import START, Workflow
 from google.genai import types
 
 from a2a_serverless.frameworks.google_adk import adk_executor
@@ -363,3 +364,15 @@ def test_the_local_stack_keeps_a_paused_invocation_and_the_approval_resumes_it(a
     assert asked.status.message.parts[0].text.startswith("Approve calling tool book_room?")
     assert (done.id, done.status.state) == (asked.id, SdkTaskState.TASK_STATE_COMPLETED)
     assert "".join(p.text for a in done.artifacts for p in a.parts) == "Booked: room 7."
+
+
+def test_a_workflows_data_output_is_an_output_artifact(serve: Any) -> None:
+    def forecast(node_input: Any) -> dict[str, Any]:
+        return {"city": "Paris", "temp": 21}
+
+    task = serve(adk_executor(Workflow(name="weather", edges=[(START, forecast)]))).send("forecast")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [(a["name"], a["parts"]) for a in task["artifacts"]] == [
+        ("output", [{"data": {"city": "Paris", "temp": 21}}])
+    ]

@@ -51,7 +51,7 @@ INSTALL_HINT = (
 )
 
 try:
-    from google.adk.agents import BaseAgent, RunConfig
+    from google.adk.agents import RunConfig
     from google.adk.agents.run_config import StreamingMode  # type: ignore[attr-defined]  # ADK's documented path
     from google.adk.apps import App, ResumabilityConfig
     from google.adk.artifacts import InMemoryArtifactService
@@ -59,14 +59,16 @@ try:
     from google.adk.runners import Runner
     from google.adk.sessions import BaseSessionService, Session
     from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
+    from google.adk.workflow import BaseNode
     from google.genai import types
     from pydantic_core import to_jsonable_python
 except ImportError as exc:
     raise ImportError(INSTALL_HINT) from exc
 
-__all__ = ["INSTALL_HINT", "AdkExecutor", "adk_executor"]
+__all__ = ["INSTALL_HINT", "AdkError", "AdkExecutor", "adk_executor"]
 
-AgentSource = BaseAgent | App | Callable[[], BaseAgent | App]
+AgentSource = BaseNode | App | Callable[[], BaseNode | App]
+"""An agent (any ``google.adk`` agent, or a ``Workflow``), an ``App``, or a function making one."""
 
 CONFIRMATION = "adk_request_confirmation"
 CREDENTIAL = "adk_request_credential"
@@ -170,7 +172,7 @@ class AdkExecutor(FrameworkExecutor):
     ) -> None:
         super().__init__(tool_details=tool_details)
         self._source = agent
-        self._per_run = not isinstance(agent, BaseAgent | App)
+        self._per_run = not isinstance(agent, BaseNode | App)
         self.app_name = app_name
         self.approves = approves
         base = run_config or RunConfig()
@@ -179,7 +181,7 @@ class AdkExecutor(FrameworkExecutor):
     def app(self) -> App:
         """The app of one run: the agent (a factory is called for each run), made resumable."""
         made = self._source() if callable(self._source) and self._per_run else self._source
-        if isinstance(made, BaseAgent):
+        if isinstance(made, BaseNode):
             return App(name=self.app_name, root_agent=made, resumability_config=_resumable())
         if isinstance(made, App):
             return made.model_copy(update={"resumability_config": _resumable()})
