@@ -28,6 +28,7 @@ from ._command import PROG as _PROG
 from ._command import fail as _fail
 from ._command import positive as _positive
 from ._imports import ImportPathError, import_object
+from ._project_frameworks import FRAMEWORKS
 
 __all__ = ["main"]
 
@@ -126,7 +127,7 @@ def _init(args: argparse.Namespace) -> int:
                 f"{wheel.path}: the kit {wheel.version}, pinned in kit/requirements.txt and pyproject.toml\n"
             )
             return 0
-        created = create_project(Path(args.directory), name=args.name, kit=args.kit)
+        created = create_project(Path(args.directory), name=args.name, kit=args.kit, framework=args.framework)
     except ProjectError as exc:
         return _fail(str(exc), code=2, command="init")
     sys.stdout.write(f"created {created.root}: the agent {created.name!r} ({created.executor})\n")
@@ -206,6 +207,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         metavar="REQUIREMENT",
         help="how the deployed functions get the kit, as a pip requirement (default: this installed kit, "
         "packed as a wheel into the project's kit/)",
+    )
+    init.add_argument(
+        "--framework",
+        choices=sorted(FRAMEWORKS),
+        help="build the agent on this framework, through its adapter (docs/frameworks.md), with the kit's extra "
+        "for it (default: a plain executor)",
     )
     init.add_argument(
         "--upgrade-kit",

@@ -38,6 +38,8 @@ from pathlib import Path
 
 from . import _project_files as files
 from ._kit_wheel import DIST, KitWheel, pack_kit_wheel
+from ._project_frameworks import FRAMEWORKS
+from ._project_frameworks import TEST as FRAMEWORK_TEST
 
 __all__ = ["Created", "ProjectError", "create_project", "project_template", "python_for_sam", "upgrade_kit"]
 
@@ -67,9 +69,16 @@ class Created:
     test_command: str = "python -m pytest"
 
 
-def create_project(root: Path, *, name: str | None = None, kit: str | None = None) -> Created:
+def create_project(
+    root: Path, *, name: str | None = None, kit: str | None = None, framework: str | None = None
+) -> Created:
     """Write a new agent project into ``root`` (absent or empty), with the installed kit as a wheel in
-    ``kit/``, or, given ``kit`` (a pip requirement), naming that. Raises :class:`ProjectError`."""
+    ``kit/``, or, given ``kit`` (a pip requirement), naming that. With ``framework`` (a name of
+    :data:`._project_frameworks.FRAMEWORKS`) the agent is built on that framework, and the kit is
+    required with its extra. Raises :class:`ProjectError`."""
+    chosen = FRAMEWORKS.get(framework) if framework else None
+    if framework and chosen is None:
+        raise ProjectError(f"no framework {framework!r}: choose one of {', '.join(sorted(FRAMEWORKS))}")
     root = root.expanduser().resolve()
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise ProjectError(f"{root} exists and is not an empty directory")
@@ -77,7 +86,7 @@ def create_project(root: Path, *, name: str | None = None, kit: str | None = Non
     if not name:
         raise ProjectError("the agent needs a name (--name)")
     package = _package_name(name)
-    executor = f"{package}.agent:Agent"
+    executor = f"{package}.agent:executor" if chosen else f"{package}.agent:Agent"
     stack = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:100] or "agent"
     if not stack[0].isalpha():
         stack = f"a2a-{stack}"
@@ -87,6 +96,10 @@ def create_project(root: Path, *, name: str | None = None, kit: str | None = Non
         requirement, source, about_kit = f"{DIST}=={wheel.version}", files.WHEEL_SOURCE, files.KIT_WHEEL
     else:
         requirement, source, about_kit = kit, "", files.KIT_REQUIREMENT.format(requirement=kit)
+    extras = [chosen.extra] if chosen else []
+    requirement = _with_extras(requirement, extras)
+    agent = (chosen.agent if chosen else files.AGENT).format(name=name, name_literal=repr(name))
+    test = (FRAMEWORK_TEST if chosen else files.TEST).format(executor=executor, name=name)
     texts = {
         "template.yaml": template,
         "samconfig.toml": files.SAMCONFIG.format(stack=stack, executor=executor),
@@ -94,10 +107,10 @@ def create_project(root: Path, *, name: str | None = None, kit: str | None = Non
         "src/run.sh": _kit_text("run.sh"),
         **{f"kit/layer/{name}": _kit_text(f"layer/{name}") for name in LAYER_BUILD},
         f"src/{package}/__init__.py": "",
-        f"src/{package}/agent.py": files.AGENT.format(name=name, name_literal=repr(name)),
+        f"src/{package}/agent.py": agent,
         "src/agent.json": json.dumps(_card(name), indent=2) + "\n",
-        "tests/test_agent.py": files.TEST.format(executor=executor, name=name),
-        "pyproject.toml": files.PYPROJECT.format(project=stack, requirement=_dev_requirement(requirement)),
+        "tests/test_agent.py": test,
+        "pyproject.toml": files.PYPROJECT.format(project=stack, requirement=_with_extras(requirement, ["dev"])),
         ".gitignore": files.GITIGNORE,
         "README.md": files.README.format(name=name, package=package, stack=stack, kit=about_kit),
     }
@@ -222,13 +235,16 @@ def _package_name(name: str) -> str:
     return package
 
 
-def _dev_requirement(requirement: str) -> str:
-    """The kit's requirement with the [dev] extra (the local stack), for the project's own venv."""
-    if " @ " in requirement:
-        dist, _, url = requirement.partition(" @ ")
-        return f"{dist.strip()}[dev] @ {url.strip()}"
-    match = re.match(r"^([A-Za-z0-9_.-]+)(.*)$", requirement)
-    return f"{match.group(1)}[dev]{match.group(2)}" if match else requirement
+def _with_extras(requirement: str, extras: list[str]) -> str:
+    """The kit's requirement with ``extras`` added to its own (``[dev]``, the local stack, for the
+    project's own venv; a framework's)."""
+    match = re.match(r"^\s*([A-Za-z0-9_.-]+)\s*(?:\[([^\]]*)\])?(.*)$", requirement)
+    if not extras or match is None:
+        return requirement
+    names = [n.strip() for n in (match.group(2) or "").split(",") if n.strip()]
+    names += [extra for extra in extras if extra not in names]
+    rest = match.group(3)
+    return f"{match.group(1)}[{','.join(names)}]{' ' if rest.lstrip().startswith('@') else ''}{rest.strip()}"
 
 
 def _yaml_scalar(value: str) -> str:
