@@ -9,17 +9,17 @@ Imported by the framework suite and by the agent module its end-to-end test serv
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 from agents import TResponseInputItem
 from agents.items import ModelResponse, TResponseOutputItem, TResponseStreamEvent
 from agents.models.interface import Model
 from agents.testing import assistant_message
-from openai.types.responses import Response, ResponseCompletedEvent, ResponseFunctionToolCall, ResponseTextDeltaEvent
+from openai.types.responses import Response, ResponseCompletedEvent, ResponseTextDeltaEvent
 
 __all__ = ["ScriptedModel", "Stream", "said_by_user", "tool_outputs"]
 
-Stream = AsyncIterator[str | ResponseFunctionToolCall]
+Stream = AsyncIterator[str | TResponseOutputItem]
 
 
 class ScriptedModel(Model):
@@ -32,7 +32,7 @@ class ScriptedModel(Model):
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         raise NotImplementedError("the adapter streams: Runner.run_streamed calls stream_response")
 
-    async def stream_response(  # type: ignore[override]
+    async def stream_response(
         self, system_instructions: str | None, input: str | list[TResponseInputItem], *args: Any, **kwargs: Any
     ) -> AsyncIterator[TResponseStreamEvent]:
         items: list[TResponseInputItem] = [{"role": "user", "content": input}] if isinstance(input, str) else input
@@ -72,17 +72,17 @@ class ScriptedModel(Model):
 def said_by_user(items: list[TResponseInputItem]) -> list[str]:
     """The text of each user message of the input."""
     said = []
-    for item in items:
-        if isinstance(item, dict) and item.get("role") == "user":
+    for item in _dicts(items):
+        if item.get("role") == "user":
             content = item["content"]
-            said.append(
-                content if isinstance(content, str) else "".join(str(c.get("text", "")) for c in content)  # type: ignore[union-attr]
-            )
+            said.append(content if isinstance(content, str) else "".join(str(c.get("text", "")) for c in content))
     return said
 
 
 def tool_outputs(items: list[TResponseInputItem]) -> list[str]:
     """The outputs of the tool calls in the input, in order."""
-    return [
-        str(item["output"]) for item in items if isinstance(item, dict) and item.get("type") == "function_call_output"
-    ]
+    return [str(item.get("output")) for item in _dicts(items) if item.get("type") == "function_call_output"]
+
+
+def _dicts(items: list[TResponseInputItem]) -> list[dict[str, Any]]:
+    return cast("list[dict[str, Any]]", items)

@@ -23,7 +23,7 @@ from agents.testing import function_call
 from pydantic import BaseModel
 
 from a2a_serverless.execution import RequestContext
-from a2a_serverless.frameworks.openai_agents import openai_agents_executor
+from a2a_serverless.frameworks.openai_agents import AgentSource, OpenAIAgentsExecutor, openai_agents_executor
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 from testkit.devstack import DevStack
@@ -36,7 +36,8 @@ NO_TRACING = RunConfig(tracing_disabled=True)
 Script = Callable[[list[TResponseInputItem]], Stream]
 
 
-def executor(agent: Any, **options: Any) -> Any:
+def executor(agent: AgentSource, **options: Any) -> OpenAIAgentsExecutor:
+    """The adapter as a user writes it, with the SDK's tracing off."""
     return openai_agents_executor(agent, run_config=NO_TRACING, **options)
 
 
@@ -329,7 +330,7 @@ from agents import Agent, RunConfig
 from openai_agents_model import ScriptedModel
 
 from a2a_serverless.execution import RequestContext
-from a2a_serverless.frameworks.openai_agents import openai_agents_executor
+from a2a_serverless.frameworks.openai_agents import AgentSource, OpenAIAgentsExecutor, openai_agents_executor
 
 
 async def script(items):
