@@ -20,8 +20,9 @@ from google.genai import types
 
 from a2a_serverless.frameworks.google_adk import adk_executor
 
-Step = str | types.FunctionCall | types.Part
-"""A text delta, a function call, or any other part of the answer (a file)."""
+Step = str | types.FunctionCall | types.Part | LlmResponse
+"""A text delta, a function call, any other part of the answer (a file), or a response of the
+model's own making (an error response), passed on as it is."""
 Script = Callable[[LlmRequest], AsyncIterator[Step]]
 
 
@@ -37,6 +38,9 @@ class ScriptedLlm(BaseLlm):
                 texts.append(step)
                 if stream:
                     yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=step)]), partial=True)
+            elif isinstance(step, LlmResponse):
+                yield step
+                return
             elif isinstance(step, types.FunctionCall):
                 others.append(types.Part(function_call=step))
             else:

@@ -16,6 +16,7 @@ import pytest
 from a2a.types import SendMessageRequest, StreamResponse, Task
 from a2a.types import TaskState as SdkTaskState
 from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.adk.tools import FunctionTool, LongRunningFunctionTool, ToolContext
 from google.adk.workflow import START, Workflow
 from google.genai import types
@@ -284,6 +285,18 @@ def test_a_model_error_fails_the_task_with_the_generic_message(serve: Any, caplo
     assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
     assert "SECRET" not in str(agent.task(task["id"]))
     assert any("sk-live-SECRET" in (r.exc_text or "") for r in caplog.records)
+
+
+def test_an_error_response_of_the_model_fails_the_task_with_the_generic_message(serve: Any) -> None:
+    async def script(request: LlmRequest) -> AsyncIterator[Step]:
+        yield LlmResponse(error_code="SAFETY", error_message="blocked: the prompt 'top SECRET plan'")
+
+    agent = serve(adk_executor(scripted_agent(script)))
+    task = agent.send("go")
+
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
+    assert "SECRET" not in str(agent.task(task["id"]))
 
 
 def test_files_in_reach_the_model_and_files_out_are_an_artifact(serve: Any) -> None:

@@ -21,8 +21,8 @@ ADK itself resumes:
 * non-text parts of the model's answer (inline data, file URIs), files a tool saves as ADK
   artifacts, and a workflow node's data ``output`` -> artifacts of their own;
 * memory: the context's ADK ``Session`` (its events and state), kept as
-  ``Session.model_dump_json()`` and loaded for each run into a session service that holds that
-  one session (:class:`_ContextSession`);
+  ``Session.model_dump_json(exclude_none=True)`` (a third of the size with the unset fields) and
+  loaded for each run into a session service that holds that one session (:class:`_ContextSession`);
 * an error event (``error_code``/``error_message``, say a blocked answer) -> FAILED, as an
   exception from the model or a tool is.
 """
@@ -146,7 +146,11 @@ class _Interrupts:
 
     def dump(self, session: Session) -> bytes:
         calls = [call.model_dump(mode="json", exclude_none=True) for call in self.open.values()]
-        events = [e.model_dump(mode="json") for e in session.events if e.invocation_id == self.invocation_id]
+        events = [
+            e.model_dump(mode="json", exclude_none=True)
+            for e in session.events
+            if e.invocation_id == self.invocation_id
+        ]
         return json.dumps({"invocation": self.invocation_id, "calls": calls, "events": events}).encode()
 
     @staticmethod
@@ -229,7 +233,7 @@ class AdkExecutor(FrameworkExecutor):
         finally:
             if self._per_run:
                 await runner.close()  # a factory's agent is this run's: its toolsets close with it
-        turn.keep(sessions.session.model_dump_json().encode())
+        turn.keep(sessions.session.model_dump_json(exclude_none=True).encode())
         if interrupts.open:
             yield _pause(interrupts, sessions.session, arguments=self.tool_details)
 
