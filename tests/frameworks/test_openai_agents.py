@@ -36,13 +36,18 @@ NO_TRACING = RunConfig(tracing_disabled=True)
 Script = Callable[[list[TResponseInputItem]], Stream]
 
 
+class Forecast(BaseModel):
+    city: str
+    temp: int
+
+
 def executor(agent: AgentSource, **options: Any) -> OpenAIAgentsExecutor:
     """The adapter as a user writes it, with the SDK's tracing off."""
     return openai_agents_executor(agent, run_config=NO_TRACING, **options)
 
 
-def an_agent(script: Script, **fields: Any) -> Agent[Any]:
-    return Agent(name="assistant", model=ScriptedModel(script), **fields)
+def an_agent(script: Script, name: str = "assistant", **fields: Any) -> Agent[Any]:
+    return Agent(name=name, model=ScriptedModel(script), **fields)
 
 
 def test_the_answer_streams_as_the_models_deltas_with_the_last_chunk_marked(serve: Any) -> None:
@@ -208,6 +213,44 @@ def test_the_runs_context_is_made_from_the_request_and_made_again_when_the_run_r
     assert answer_text(done) == "You are bob (context #2)."
 
 
+def test_after_a_handoff_the_new_agent_answers_in_the_same_streamed_answer(serve: Any) -> None:
+    async def billing(items: list[TResponseInputItem]) -> Stream:
+        yield "Billing "
+        yield "here."
+
+    async def triage(items: list[TResponseInputItem]) -> Stream:
+        yield "Let me transfer you. "
+        yield function_call("transfer_to_billing", {}, call_id="h1")
+
+    agent = serve(executor(an_agent(triage, name="triage", handoffs=[an_agent(billing, name="billing")])))
+    task = agent.send("my invoice is wrong")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert chunks(agent.events(task["id"])) == [
+        ("Let me transfer you. ", False, False),
+        ("Billing ", True, False),
+        ("here.", True, True),
+    ]
+
+
+def test_after_a_handoff_to_an_agent_with_structured_output_its_json_is_not_streamed(serve: Any) -> None:
+    async def forecaster(items: list[TResponseInputItem]) -> Stream:
+        yield '{"city": "Paris", '
+        yield '"temp": 21}'
+
+    async def triage(items: list[TResponseInputItem]) -> Stream:
+        yield "Asking the forecaster."
+        yield function_call("transfer_to_forecaster", {}, call_id="h1")
+
+    handoff = an_agent(forecaster, name="forecaster", output_type=Forecast)
+    agent = serve(executor(an_agent(triage, name="triage", handoffs=[handoff])))
+    task = agent.send("weather in Paris?")
+
+    assert answer_text(task) == "Asking the forecaster."
+    outputs = [a["parts"] for a in task["artifacts"] if a["name"] == "output"]
+    assert outputs == [[{"data": {"city": "Paris", "temp": 21}}]]
+
+
 def _remembering() -> Agent[Any]:
     async def script(items: list[TResponseInputItem]) -> Stream:
         yield " | ".join(said_by_user(items))
@@ -274,11 +317,6 @@ def test_a_model_error_fails_the_task_with_the_generic_message(serve: Any) -> No
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
     assert "SECRET" not in str(agent.task(task["id"]))
-
-
-class Forecast(BaseModel):
-    city: str
-    temp: int
 
 
 def test_a_structured_output_is_a_data_artifact_and_its_json_is_not_streamed(serve: Any) -> None:
