@@ -18,6 +18,7 @@ from a2a.types import TaskState as SdkTaskState
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools import FunctionTool, LongRunningFunctionTool, ToolContext
+from google.adk.tools.base_toolset import BaseToolset
 from google.adk.workflow import START, Workflow
 from google.genai import types
 
@@ -246,6 +247,41 @@ def test_turns_of_a_context_share_the_session_and_owners_never_do(serve: Any) ->
     assert answer_text(second) == "my name is Alice | what is my name?"
     assert answer_text(bobs) == "what is my name?"
     assert len(made) == 3  # a factory is called for each run
+
+
+class _Connection(BaseToolset):
+    """A toolset holding a connection (an MCP server's, say): it records when it is closed."""
+
+    def __init__(self, closed: list[str]) -> None:
+        super().__init__()
+        self.closed = closed
+
+    async def get_tools(self, readonly_context: Any = None) -> list[Any]:
+        return []
+
+    async def close(self) -> None:
+        self.closed.append("closed")
+
+
+async def _hello(request: LlmRequest) -> AsyncIterator[Step]:
+    yield "Hello."
+
+
+def test_a_factorys_agent_is_this_runs_and_its_toolsets_close_when_the_run_ends(serve: Any) -> None:
+    closed: list[str] = []
+    agent = serve(adk_executor(lambda: scripted_agent(_hello, tools=[_Connection(closed)])))
+    agent.send("hi")
+    agent.send("hi again")
+
+    assert closed == ["closed", "closed"]
+
+
+def test_a_shared_agents_toolsets_stay_open_across_runs(serve: Any) -> None:
+    closed: list[str] = []
+    agent = serve(adk_executor(scripted_agent(_hello, tools=[_Connection(closed)])))
+    assert answer_text(agent.send("hi")) == "Hello."
+
+    assert closed == []
 
 
 def test_cancel_mid_stream_closes_the_models_stream_and_nothing_is_written_after(serve: Any) -> None:
