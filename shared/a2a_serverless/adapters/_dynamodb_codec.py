@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from .. import telemetry
 from ..json_types import Json
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
 from ..ports.store import AcceptedMessage, Checkpoint, KeyKind, PushTarget, Scope, SendKey, TaskHead, TaskRecord
@@ -273,6 +274,7 @@ def log_item(
         "tenant": _s(scope.tenant),
         "owner": _s(scope.owner),
         "createdAt": _s(format_timestamp(now)),
+        **({"trace": _s(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
     }
     return _with_ttl(item, ttl)
 

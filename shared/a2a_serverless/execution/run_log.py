@@ -12,6 +12,8 @@ go out together in the next one (group commit), within what one transaction can 
 that streams its answer in small chunks costs about one small transaction per chunk when it emits
 them slower than a commit takes, and far fewer when it emits them faster. An event that settles the
 task (terminal or interrupted) is committed before ``enqueue_event`` returns, and closes the queue.
+With tracing on, each commit is a span (:func:`a2a_serverless.telemetry.commit`) naming how many
+events and bytes it carried, and the log items it writes carry its ``traceparent``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
+from .. import telemetry
 from ..blobs import PartOffloader
 from ..errors import InvalidAgentResponseError
 from ..lifecycle import Step, executor_event
@@ -195,7 +198,10 @@ class RunLog:
                         message_id=self._message_id,
                         base_seq=self._base_seq,
                     )
-                    committed = await asyncio.to_thread(self._writer.transact, rule)
+                    events = sum(len(step.events) for step, _ in batch)
+                    with telemetry.commit(events, sum(size for _, size in batch)) as note:
+                        committed = await asyncio.to_thread(self._writer.transact, rule)
+                        note.stored(committed.record.last_seq)
                     self._base_seq = committed.record.last_seq
                     del self._steps[: len(batch)]
                     self._queued_bytes -= sum(size for _, size in batch)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from .. import telemetry
 from ..blobs import has_references
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
@@ -122,6 +123,7 @@ def claim_run(runtime: Runtime, item: WorkItem, receive_count: int) -> Committed
         return None
 
 
+@telemetry.traced_run
 async def run_work_item(
     runtime: Runtime,
     item: WorkItem,
@@ -236,7 +238,7 @@ async def _supervise(
     """Run the executor until it returns, raises, is canceled, runs out of time or the run is lost
     (None). Whatever it emitted on the way (to ``events``) is queued in ``log``. An exception of
     ``suspend`` (a durable execution ending this invocation) is raised as it is."""
-    execution = asyncio.create_task(executor.execute(context, events))
+    execution = asyncio.create_task(telemetry.invoke_agent(executor, context, events))
     signals: dict[asyncio.Task[object], RunEnd | None] = {
         asyncio.create_task(canceled.wait()): RunEnd.CANCELED,
         asyncio.create_task(lost.wait()): None,

@@ -40,6 +40,7 @@ import uuid
 from dataclasses import dataclass, replace
 from functools import partial
 
+from .. import telemetry
 from ..blobs import check_no_references
 from ..errors import (
     ContentUnavailableError,
@@ -73,7 +74,7 @@ from ..ports import (
     TaskRecord,
     WorkItem,
 )
-from ..ports.queue import MAX_WORK_ITEM_BYTES
+from ..ports.queue import MAX_WORK_ITEM_BYTES, TRACE_FIELD_BYTES
 from ..runtime import Runtime
 from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, refuse_message
 from ._context import CallContext, check_id_length, resolve_scope
@@ -180,7 +181,7 @@ def _checked_work_item(scope: Scope, request: SendMessageRequest, ctx: CallConte
     doubles, an emoji becomes 14 bytes). Found out at enqueue, after the task was stored, that
     failed the task with a 500; refused before anything is written instead."""
     item = replace(_work_item(scope, request.message.task_id or str(uuid.uuid4()), request, ctx), turn=2**31)
-    if len(item.to_json()) <= MAX_WORK_ITEM_BYTES:  # ASCII: characters are bytes
+    if len(item.to_json()) + TRACE_FIELD_BYTES <= MAX_WORK_ITEM_BYTES:  # ASCII: characters are bytes
         return item
     sizes = {
         "metadata": len(item.metadata),
@@ -330,7 +331,8 @@ def _work_item(scope: Scope, task_id: str, request: SendMessageRequest, ctx: Cal
 def _enqueue(runtime: Runtime, item: WorkItem) -> None:
     scope = Scope(item.tenant, item.owner)
     try:
-        runtime.queue.enqueue(item)
+        with telemetry.enqueue(item.task_id, item.message_id) as trace:
+            runtime.queue.enqueue(replace(item, trace=trace))
     except Exception:
         logger.exception("could not queue work; failing the task", extra={"task_id": item.task_id})
         _fail_unscheduled(runtime, scope, item)

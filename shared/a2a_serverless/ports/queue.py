@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
-__all__ = ["MAX_WORK_ITEM_BYTES", "WorkItem", "WorkQueue"]
+__all__ = ["MAX_WORK_ITEM_BYTES", "TRACE_FIELD_BYTES", "WorkItem", "WorkQueue"]
 
 MAX_WORK_ITEM_BYTES = 256 * 1024
+TRACE_FIELD_BYTES = len(',"trace":""') + 55
+"""What a work item's ``trace`` adds to it (a W3C traceparent is 55 characters)."""
 """The largest ``WorkItem.to_json()`` a queue takes: SQS's default maximum message size (the
 template's queues keep it). SendMessage checks it before it stores anything."""
 
@@ -37,6 +39,10 @@ class WorkItem:
     """The task's last event number when it accepted the message: tells apart two turns that
     reuse one messageId for two messages, whose items would otherwise share a deduplication id,
     and SQS would drop the second."""
+    trace: str = ""
+    """The W3C ``traceparent`` of the enqueue when tracing is on (:mod:`a2a_serverless.telemetry`):
+    the run continues the request's trace. Not part of the deduplication id (a re-send is the same
+    work, whatever trace it came in)."""
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v or k in _NAMING}
@@ -54,12 +60,13 @@ class WorkItem:
             metadata=str(data.get("metadata", "")),
             extensions=tuple(str(e) for e in data.get("extensions", ())),
             turn=int(data.get("turn", 0)),
+            trace=str(data.get("trace", "")),
         )
 
     @property
     def deduplication_id(self) -> str:
         """Stable, SQS-safe (hex, 64 chars) id for this unit of work."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()
+        return hashlib.sha256(replace(self, trace="").to_json().encode()).hexdigest()
 
 
 _NAMING = frozenset({"tenant", "owner", "task_id", "message_id"})

@@ -42,6 +42,7 @@ from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .. import telemetry
 from ..blobs import PartPresenter
 from ..errors import ContentUnavailableError, InvalidAgentResponseError
 from ..lifecycle import apply_event
@@ -105,6 +106,7 @@ class DeliveryItem:
     last_error: str = ""
     nonce: str = field(default="", compare=False)
     redrive: str = ""
+    trace: str = field(default="", compare=False)  # the dispatch's traceparent (a2a_serverless.telemetry)
 
     @property
     def scope(self) -> Scope:
@@ -136,6 +138,7 @@ class DeliveryItem:
             last_error=str(data.get("last_error", "")),
             nonce=str(data.get("nonce", "")),
             redrive=str(data.get("redrive", "")),
+            trace=str(data.get("trace", "")),
         )
 
 
@@ -220,6 +223,7 @@ def backoff_seconds(
     return max(0, min(int(cap), round(delay)))
 
 
+@telemetry.traced_delivery
 def deliver(
     item: DeliveryItem,
     *,

@@ -13,15 +13,18 @@ are read once and each config gets one item up to the highest of them (the deliv
 everything after the config's cursor up to that point, in order). Scope and ids come from the
 items' own attributes, never from parsing keys. Everything here is idempotent: a record processed
 twice queues items that the FIFO queue deduplicates or that find the config's cursor already past
-them.
+them. With tracing on, a log item carries its commit's ``traceparent`` (``trace``), and a task's
+dispatch continues that trace; its delivery items carry the dispatch's.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
 
+from .. import telemetry
 from ..json_types import JsonValue
 from ..ports import Scope, TaskStore
 from .delivery import DeliveryItem
@@ -66,6 +69,8 @@ class _TaskChanges:
     last_seq: int = 0
     new_configs: dict[str, int] = field(default_factory=dict)
     """Config id -> its delivery cursor when it was written."""
+    traces: dict[int, str] = field(default_factory=dict)
+    """Seq -> the ``traceparent`` of the commit that logged it (tracing on)."""
 
 
 def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore, queue: DeliveryQueue) -> list[int]:
@@ -90,16 +95,28 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
         changes.records.append(position)
         if sk.startswith(EVENT_PREFIX):
             changes.last_seq = max(changes.last_seq, int(image["seq"]))
+            if trace := image.get("trace"):
+                changes.traces[int(image["seq"])] = str(trace)
         else:
             changes.new_configs[str(image["configId"])] = int(image.get("deliveredSeq", 0))
     failed: list[int] = []
     for changes in tasks.values():
         try:
-            queue.send(_items(store, changes))
+            with _traced(changes) as trace:
+                queue.send([replace(item, trace=trace) for item in _items(store, changes)])
         except Exception:
             logger.exception("could not queue push deliveries", extra={"task_id": changes.task_id})
             failed.extend(changes.records)
     return sorted(failed)
+
+
+def _traced(changes: _TaskChanges) -> AbstractContextManager[str]:
+    """The task's dispatch span: a child of the newest commit's, linked to the batch's others."""
+    newest = changes.traces.get(changes.last_seq, "")
+    others = sorted(set(changes.traces.values()) - {newest})  # a commit's log items share its trace
+    return telemetry.dispatch(
+        newest, task_id=changes.task_id, up_to_seq=changes.last_seq, records=len(changes.records), links=others
+    )
 
 
 def _items(store: TaskStore, changes: _TaskChanges) -> list[DeliveryItem]:

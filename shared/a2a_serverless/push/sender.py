@@ -28,6 +28,7 @@ from typing import Literal, Self
 
 import httpx
 
+from a2a_serverless import telemetry
 from a2a_serverless.push._guard import (
     BlockedAddressError,
     GuardedTransport,
@@ -141,6 +142,7 @@ class WebhookSender:
             )
         return self._client
 
+    @telemetry.traced_post
     def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult:
         """POST ``body`` with ``headers`` to ``url`` (following same-origin 307/308) and classify the outcome."""
         client = self._http()

@@ -52,7 +52,7 @@ class LiveServerCall(ServerCall):
 
     def request(self, *, version: str, tenant: str, fields: Mapping[str, Any]) -> None:
         span = self._span
-        span.set_attribute(n.A2A_PROTOCOL_VERSION, version)
+        span.set_attribute(n.A2A_PROTOCOL_VERSION, str(version))
         set_text(span, n.A2A_TENANT, tenant)
         message = fields.get("message")
         if isinstance(message, Mapping):

@@ -6,7 +6,9 @@ and wraps each result in one; REST matches a route and answers bare bodies. Ever
 here, in this order, for every call: the protocol version is negotiated, the caller authenticated,
 the fields converted to the v1.0 request (``row.request_in``), the call context built, and the
 row's operation run off the event loop, its result (or each event of its stream) rendered by the
-row. Errors propagate to the binding, which renders them in its shape (:mod:`._render`).
+row. Errors propagate to the binding, which renders them in its shape (:mod:`._render`). With tracing
+on, the call is one server span (:func:`a2a_serverless.telemetry.server_call`), current while the
+operation runs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from .. import telemetry
 from ..auth import Principal
 from ..errors import A2AError
 from ..json_types import Json, JsonValue
@@ -54,28 +57,33 @@ async def invoke(
     reads what the caller sent (after authentication: a REST body is not read for a caller who
     is refused), ``path`` holds the REST path's parameters, and ``tenant`` is the path's tenant
     (None: the request message's ``tenant`` field, as over JSON-RPC)."""
-    version = negotiate_version(
-        request, row.version, what=what, lenient_missing=runtime.settings.lenient_missing_version
-    )
-    principal: Principal = authenticate_request(request, runtime)
-    data = row.request_in(await fields(), path)
-    ctx = call_context(
-        request,
-        runtime,
-        principal=principal,
-        tenant=str(data.get("tenant") or "") if tenant is None else tenant,
-        version=version,
-        last_event_id=last_event_id(request) if row.streaming else None,
-    )
-    if row.streaming:
-        opened = await run_in_threadpool(row.open, data, ctx, runtime)
-        render = opened.render
-        return sse_response(
-            opened.stream,
-            lambda event: framing.result(render(event)),
-            framing.stream_error,
-            ping_seconds=runtime.settings.stream_ping_seconds,
-            request_id=request_id(request),
+    with telemetry.server_call(row.method.name, request.headers) as call:
+        version = negotiate_version(
+            request, row.version, what=what, lenient_missing=runtime.settings.lenient_missing_version
         )
-    body = await run_in_threadpool(row.answer, data, ctx, runtime)
-    return JSONResponse(framing.result(body), media_type=row.media_type)
+        principal: Principal = authenticate_request(request, runtime)
+        data = row.request_in(await fields(), path)
+        ctx = call_context(
+            request,
+            runtime,
+            principal=principal,
+            tenant=str(data.get("tenant") or "") if tenant is None else tenant,
+            version=version,
+            last_event_id=last_event_id(request) if row.streaming else None,
+        )
+        call.request(version=version, tenant=ctx.tenant, fields=data)
+        if row.streaming:
+            opened = await run_in_threadpool(row.open, data, ctx, runtime)
+            render = opened.render
+            return call.streaming(
+                sse_response(
+                    opened.stream,
+                    lambda event: framing.result(render(event)),
+                    framing.stream_error,
+                    ping_seconds=runtime.settings.stream_ping_seconds,
+                    request_id=request_id(request),
+                )
+            )
+        body = await run_in_threadpool(row.answer, data, ctx, runtime)
+        call.result(body)
+        return JSONResponse(framing.result(body), media_type=row.media_type)
