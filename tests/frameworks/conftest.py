@@ -112,6 +112,17 @@ def chunks(events: list[StreamResponse]) -> list[tuple[str, bool, bool]]:
     ]
 
 
+def tool_statuses(events: list[StreamResponse]) -> list[Json]:
+    """The metadata of each status update that has some: the tool statuses."""
+    return [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
+
+
+def status_data(events: list[StreamResponse]) -> list[Any]:
+    """The data parts of the status messages, in order: what ``tool_details`` shows."""
+    messages = [e.status_update.status.message for e in events if e.status_update and e.status_update.status.message]
+    return [p.data for message in messages if message for p in message.parts if p.data is not None]
+
+
 def states(events: list[StreamResponse]) -> list[TaskState]:
     return [e.status_update.status.state for e in events if e.status_update is not None]
 

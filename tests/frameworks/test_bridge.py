@@ -24,7 +24,7 @@ from a2a_serverless.models import Part, TaskState
 from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import answer_text, chunks, states
+from .conftest import answer_text, chunks, states, status_data
 
 Script = Callable[[Turn], AsyncGenerator[FrameworkEvent, None]]
 
@@ -86,13 +86,7 @@ def test_tool_details_opted_in_carry_the_arguments_and_the_result(serve: Any) ->
     agent = serve(Scripted(script, tool_details=True))
     task = agent.send("go")
 
-    data = [
-        p.data
-        for e in agent.events(task["id"])
-        if e.status_update and e.status_update.status.message
-        for p in e.status_update.status.message.parts
-        if p.data is not None
-    ]
+    data = status_data(agent.events(task["id"]))
     assert data == [{"tool": "lookup", "arguments": {"city": "Paris"}}, {"tool": "lookup", "result": {"temp": 21}}]
 
 

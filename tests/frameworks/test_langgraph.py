@@ -20,7 +20,7 @@ from a2a_serverless.frameworks.langgraph import langgraph_executor
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import answer_text, chunks, states
+from .conftest import answer_text, chunks, states, status_data, tool_statuses
 
 
 def _one_node(node: Any) -> Any:
@@ -74,7 +74,7 @@ def test_a_tool_call_is_a_working_status_naming_the_tool_and_not_its_arguments(s
     task = agent.send("weather in Paris?")
 
     events = agent.events(task["id"])
-    tools = [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
+    tools = tool_statuses(events)
     assert tools == [{"tool": "weather", "toolCallId": "w1"}]
     assert "SECRET" not in "".join(e.model_dump_json() for e in events)
     assert answer_text(task) == "It is sunny."
@@ -84,13 +84,7 @@ def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> 
     agent = serve(langgraph_executor(_weather_graph, tool_details=True))
     task = agent.send("weather in Paris?")
 
-    data = [
-        p.data
-        for e in agent.events(task["id"])
-        if e.status_update and e.status_update.status.message
-        for p in e.status_update.status.message.parts
-        if p.data is not None
-    ]
+    data = status_data(agent.events(task["id"]))
     assert data == [
         {"tool": "weather", "arguments": {"city": "Paris", "token": "sk-SECRET"}},
         {"tool": "weather", "result": "sunny in Paris"},

@@ -11,6 +11,18 @@ adapters to build on.
 """
 
 from ._bridge import FrameworkExecutor, Turn
-from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
+from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult, approves
+from ._made import Made
 
-__all__ = ["FrameworkEvent", "FrameworkExecutor", "Output", "Pause", "TextDelta", "ToolCall", "ToolResult", "Turn"]
+__all__ = [
+    "FrameworkEvent",
+    "FrameworkExecutor",
+    "Made",
+    "Output",
+    "Pause",
+    "TextDelta",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
+    "approves",
+]

@@ -7,12 +7,13 @@ framework gives them, and reach the task only when the executor opts in (``tool_
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..json_types import JsonValue
 from ..models import Part
 
-__all__ = ["FrameworkEvent", "Output", "Pause", "TextDelta", "ToolCall", "ToolResult"]
+__all__ = ["FrameworkEvent", "Output", "Pause", "TextDelta", "ToolCall", "ToolResult", "approves"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +64,12 @@ class Pause:
 
 
 FrameworkEvent = TextDelta | ToolCall | ToolResult | Output | Pause
+
+
+_YES = re.compile(r"^\s*(y|yes|ok|okay|approve|approved|go ahead|sure|confirm|confirmed)\b", re.IGNORECASE)
+
+
+def approves(reply: str) -> bool:
+    """Whether a reply to an approval question approves: it starts with yes, ok, approve, go
+    ahead, sure or confirm (any case). The adapters' default; each takes its own ``approves``."""
+    return bool(_YES.match(reply))

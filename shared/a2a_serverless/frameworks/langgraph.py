@@ -29,6 +29,7 @@ from typing import Any
 
 from ._bridge import FrameworkExecutor, Turn
 from ._events import FrameworkEvent, Pause, TextDelta, ToolCall, ToolResult
+from ._made import Made
 
 INSTALL_HINT = (
     "a2a_serverless.frameworks.langgraph runs LangGraph graphs, and langgraph is not installed: "
@@ -69,20 +70,14 @@ class LangGraphExecutor(FrameworkExecutor):
         tool_details: bool = False,
     ) -> None:
         super().__init__(tool_details=tool_details)
-        self._source = graph
-        self._graph: Pregel[Any, Any, Any, Any] | None = graph if isinstance(graph, Pregel) else None
+        self._graph: Made[Pregel[Any, Any, Any, Any]] = Made(graph, Pregel, "a compiled LangGraph graph")
         self._input_of = input_of
         self._config: RunnableConfig = config or {}
 
     @property
     def graph(self) -> Pregel[Any, Any, Any, Any]:
         """The compiled graph (a factory is called once, on the first run)."""
-        if self._graph is None:
-            made = self._source() if callable(self._source) else self._source
-            if not isinstance(made, Pregel):
-                raise TypeError(f"the graph factory returned {type(made).__name__}, not a compiled LangGraph graph")
-            self._graph = made
-        return self._graph
+        return self._graph.get()
 
     async def run(self, turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
         saver = InMemorySaver()

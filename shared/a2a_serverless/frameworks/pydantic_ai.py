@@ -19,14 +19,14 @@ The run is :meth:`pydantic_ai.Agent.run_stream_events`, Pydantic AI's public eve
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from ..execution.api import RequestContext
 from ..models import Part
 from ._bridge import FrameworkExecutor, Turn
-from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
+from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult, approves
+from ._made import Made
 
 INSTALL_HINT = (
     "a2a_serverless.frameworks.pydantic_ai runs Pydantic AI agents, and pydantic-ai is not installed: "
@@ -61,12 +61,6 @@ __all__ = ["INSTALL_HINT", "PydanticAIExecutor", "pydantic_ai_executor"]
 AgentSource = Agent[Any, Any] | Callable[[], Agent[Any, Any]]
 DepsFactory = Callable[[RequestContext], Any]
 
-_YES = re.compile(r"^\s*(y|yes|ok|okay|approve|approved|go ahead|sure|confirm|confirmed)\b", re.IGNORECASE)
-
-
-def _approves(reply: str) -> bool:
-    return bool(_YES.match(reply))
-
 
 class _Paused:
     """What a pause keeps for the task: the run's messages and the calls waiting for the person."""
@@ -99,24 +93,18 @@ class PydanticAIExecutor(FrameworkExecutor):
         agent: AgentSource,
         *,
         deps: DepsFactory | None = None,
-        approves: Callable[[str], bool] = _approves,
+        approves: Callable[[str], bool] = approves,
         tool_details: bool = False,
     ) -> None:
         super().__init__(tool_details=tool_details)
-        self._source = agent
-        self._agent: Agent[Any, Any] | None = agent if isinstance(agent, Agent) else None
+        self._agent: Made[Agent[Any, Any]] = Made(agent, Agent, "a pydantic_ai.Agent")
         self._deps = deps
         self.approves = approves
 
     @property
     def agent(self) -> Agent[Any, Any]:
         """The agent (a factory is called once, on the first run)."""
-        if self._agent is None:
-            made = self._source() if callable(self._source) else self._source
-            if not isinstance(made, Agent):
-                raise TypeError(f"the agent factory returned {type(made).__name__}, not a pydantic_ai.Agent")
-            self._agent = made
-        return self._agent
+        return self._agent.get()
 
     async def run(self, turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
         agent = self.agent
@@ -184,7 +172,7 @@ def pydantic_ai_executor(
     agent: AgentSource,
     *,
     deps: DepsFactory | None = None,
-    approves: Callable[[str], bool] = _approves,
+    approves: Callable[[str], bool] = approves,
     tool_details: bool = False,
 ) -> PydanticAIExecutor:
     """An executor running ``agent`` (a ``pydantic_ai.Agent``, or a function making one, called on
