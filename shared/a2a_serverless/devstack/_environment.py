@@ -73,6 +73,11 @@ class LocalEnvironment:
     """Durable mode: ``A2A_DURABLE_FUNCTION`` unless the shell sets it (the template's is an ``!If``)."""
     push_attempt_log: str = ""
     """``A2A_PUSH_ATTEMPT_LOG``: the file of webhook delivery attempts the console shows."""
+    tracing_dir: str = ""
+    """Where the processes write their spans (``A2A_TRACING=file``), which the dev API serves;
+    tracing stays off when the shell says ``A2A_TRACING=off``."""
+    otlp_endpoint: str = ""
+    """``--otlp-endpoint``: spans also go to this OTLP/HTTP collector."""
 
 
 def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] | None = None) -> None:
@@ -107,6 +112,11 @@ def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] 
     )
     if spec.push_attempt_log:
         env["A2A_PUSH_ATTEMPT_LOG"] = spec.push_attempt_log
+    if spec.tracing_dir:
+        env.setdefault("A2A_TRACING", "file,otlp" if spec.otlp_endpoint else "file")
+        env["A2A_TRACING_DIR"] = spec.tracing_dir
+    if spec.otlp_endpoint:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = spec.otlp_endpoint
     if spec.executor:
         env["A2A_EXECUTOR"] = spec.executor
     if spec.execution_mode:

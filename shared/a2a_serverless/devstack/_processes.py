@@ -15,6 +15,7 @@ output goes to the stack, which writes it line by line, never interleaved.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -99,6 +100,7 @@ def _api(spec: ApiSpec) -> int:
     from ._functions import GatewayServer, gateway_app
     from ._local_app import local_app
 
+    os.environ.setdefault("OTEL_SERVICE_NAME", "api")  # the traces' name for this process, as its log lines'
     sock = socket.socket(fileno=spec.fd)
     closing: list[Callable[[], None]] = []
     if spec.durable is None:
@@ -143,6 +145,7 @@ def _function(spec: FunctionSpec) -> int:
     from ._functions import EventSources, import_handler, start_pollers
     from .resources import LocalResources, load_template
 
+    os.environ.setdefault("OTEL_SERVICE_NAME", spec.function_id)
     sources = EventSources.of(load_template(Path(spec.template_path)), spec.function_id)
     stop = threading.Event()
 

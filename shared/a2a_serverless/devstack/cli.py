@@ -70,6 +70,7 @@ def _dev(args: argparse.Namespace) -> int:
         execution_mode=args.execution_mode,
         allow_remote=args.allow_remote,
         console=args.console,
+        otlp_endpoint=args.otlp_endpoint,
     )
     try:
         check_host(options)
@@ -172,6 +173,13 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "execution on the local runner (docs/durable-tasks.md) (default: $A2A_EXECUTION_MODE, else queue)",
     )
     dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
+    dev.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        default="",
+        help="also send the traces the stack collects to this OTLP/HTTP collector, e.g. Jaeger's "
+        "http://127.0.0.1:4318 (docs/tracing.md)",
+    )
     dev.add_argument(
         "--state-dir",
         metavar="DIR",

@@ -102,6 +102,8 @@ class DevOptions:
     whatever its console's proxy reaches, would be open to the network)."""
     console: bool | None = None
     """Serve the console and its dev API (:mod:`.console`); None: on a loopback ``host`` only."""
+    otlp_endpoint: str = ""
+    """Also send the spans to this OTLP/HTTP collector (``docs/tracing.md``)."""
 
 
 def run(
@@ -179,7 +181,9 @@ def run(
                 executor=options.executor,
                 execution_mode=options.execution_mode,
                 durable_function=durable_function_arn(options.prefix, REGION),
-                push_attempt_log=_push_attempt_log(stack, options.state_dir),
+                push_attempt_log=(attempts := _push_attempt_log(stack, options.state_dir)),
+                tracing_dir=str(Path(attempts).parent / "spans"),
+                otlp_endpoint=options.otlp_endpoint,
             )
         )
         durable = _durable_spec(template, options.prefix) if is_durable(os.environ) else None

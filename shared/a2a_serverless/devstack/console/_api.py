@@ -1,5 +1,6 @@
 """The console's dev-only JSON API, for what A2A does not expose: a task's raw event log (with its
-push configs' delivery cursors), its webhook delivery attempts (from the local stack's
+push configs' delivery cursors), its traces (the spans the stack's processes wrote:
+``docs/tracing.md``), its webhook delivery attempts (from the local stack's
 ``A2A_PUSH_ATTEMPT_LOG``: :mod:`a2a_serverless.push.attempts`) and dead letters, the push
 dead-letter queue and its redrive, and a proxy to other agents (:mod:`._proxy`).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -26,12 +28,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from ... import telemetry
 from ...auth import authenticate
 from ...errors import A2AError
 from ...json_types import Json, JsonValue
 from ...ports.store import Scope
 from ...push.delivery import DeliveryItem
 from ...runtime import Runtime
+from ...telemetry.traces import read_spans, task_traces
 from ._proxy import proxy_endpoint
 from ._static import CONSOLE_PATH, SECURITY_HEADERS
 
@@ -158,6 +162,17 @@ def _events(runtime: Runtime, scope: Scope, task_id: str) -> Json:
             }
         )
     return {"taskId": task_id, "events": rows, "pushConfigs": push}
+
+
+def _trace(runtime: Runtime, scope: Scope, task_id: str) -> Json:
+    """The task's traces, one per turn (:mod:`a2a_serverless.telemetry.traces`): none when the task
+    is not the caller's, or tracing is off (``enabled``)."""
+    directory = os.environ.get(telemetry.DIR_ENV, "")
+    on = bool(directory) and telemetry.tracing_on()
+    if not on or runtime.store.get_head(scope, task_id) is None:
+        return {"taskId": task_id, "enabled": on, "traces": []}
+    traces: list[JsonValue] = list(task_traces(read_spans(directory), task_id))
+    return {"taskId": task_id, "enabled": True, "traces": traces}
 
 
 @cache
@@ -319,6 +334,7 @@ def api_routes(get_runtime: Callable[[], Runtime], *, sqs: Callable[[], SQSClien
     """``sqs`` builds the SQS client of the dead-letter endpoints (tests inject moto's)."""
     return [
         Route(API_PATH + "/tasks/{task_id}/events", _guarded(_task_endpoint(get_runtime, _events)), methods=["GET"]),
+        Route(API_PATH + "/tasks/{task_id}/trace", _guarded(_task_endpoint(get_runtime, _trace)), methods=["GET"]),
         Route(
             API_PATH + "/tasks/{task_id}/push-attempts",
             _guarded(_task_endpoint(get_runtime, _push_attempts(sqs))),

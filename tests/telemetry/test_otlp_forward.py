@@ -1,0 +1,84 @@
+"""``a2a-serverless dev --otlp-endpoint URL``: the stack still collects its spans, and sends them to
+the user's OTLP/HTTP collector too (played here by a small receiver on 127.0.0.1 that decodes what
+it gets with OpenTelemetry's own protobuf messages)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from testkit.devstack import DevStack
+from testkit.waiting import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.spans: list[tuple[str, str]] = []
+        """(service, span name) of every span received."""
+
+    def take(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest.FromString(body)
+        with self.lock:
+            for resource in request.resource_spans:
+                service = next(
+                    (a.value.string_value for a in resource.resource.attributes if a.key == "service.name"), ""
+                )
+                self.spans.extend((service, span.name) for scope in resource.scope_spans for span in scope.spans)
+
+
+@pytest.fixture
+def collector() -> Iterator[tuple[str, Collector]]:
+    received = Collector()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/v1/traces":
+                received.take(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_otlp_endpoint_forwards_the_spans_to_a_collector(tmp_path: Path, collector: tuple[str, Collector]) -> None:
+    # Given the stack started with --otlp-endpoint (batches sent every 100 ms rather than 5 s)
+    endpoint, received = collector
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "OTEL_"))}
+    stack = DevStack.start("--otlp-endpoint", endpoint, cwd=tmp_path, env={**env, "OTEL_BSP_SCHEDULE_DELAY": "100"})
+    try:
+        # When a turn runs
+        message = {"messageId": "m-otlp", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        httpx.post(stack.base + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=60)
+
+        # Then the collector gets the call's span from the API and the run's from the worker
+        def got() -> bool:
+            with received.lock:
+                return {("api", "SendMessage"), ("WorkerFunction", "process work")} <= set(received.spans)
+
+        wait_until(got, "the turn's spans at the collector", within=60, every=0.2)
+    finally:
+        assert stack.stop() == 0, "\n".join(stack.lines[-50:])
