@@ -199,6 +199,37 @@ def test_with_tool_details_the_question_shows_the_arguments_and_the_resumed_run_
     assert results == [{"tool": "book", "toolCallId": "b1"}]  # named, though the call was made before the pause
 
 
+def test_calls_pending_together_are_asked_once_and_one_reply_approves_them_all(serve: Any) -> None:
+    done: list[str] = []
+
+    @function_tool(needs_approval=True)
+    def book(room: int) -> str:
+        """Book a room."""
+        done.append(f"room {room}")
+        return "booked"
+
+    @function_tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay."""
+        done.append(f"paid {amount}")
+        return "paid"
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        if returned := tool_outputs(items):
+            yield " and ".join(returned)
+            return
+        yield function_call("book", {"room": 7}, call_id="b1")
+        yield function_call("pay", {"amount": 90}, call_id="p1")
+
+    agent = serve(executor(an_agent(script, tools=[book, pay])))
+    asked = agent.send("book room 7 and pay")
+    finished = agent.send("ok", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert asked["status"]["message"]["parts"][0]["text"].startswith("Approve calling tools book and pay?")
+    assert sorted(done) == ["paid 90", "room 7"]
+    assert answer_text(finished) == "booked and paid"
+
+
 def test_the_runs_context_is_made_from_the_request_and_made_again_when_the_run_resumes(serve: Any) -> None:
     made = itertools.count(1)
 

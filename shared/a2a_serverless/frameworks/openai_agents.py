@@ -158,8 +158,9 @@ class OpenAIAgentsExecutor(FrameworkExecutor):
             yield Output([Part(data=to_jsonable_python(output, fallback=str))])
 
     def _pause(self, pending: Sequence[ToolApprovalItem], state: RunState[Any], start: int) -> Pause:
-        first = pending[0]
-        question = f"Approve calling tool {first.name or 'the tool'}? Reply yes to approve, anything else to deny."
+        named = list(dict.fromkeys(item.name or "the tool" for item in pending))
+        calling = f"tool {named[0]}" if len(named) == 1 else f"tools {', '.join(named[:-1])} and {named[-1]}"
+        question = f"Approve calling {calling}? Reply yes to approve, anything else to deny."
         tools: list[dict[str, Any]] = [{"tool": item.name, "toolCallId": item.call_id} for item in pending]
         if self.tool_details:
             tools = [{**tool, "arguments": _json(item.arguments)} for tool, item in zip(tools, pending, strict=True)]
