@@ -91,6 +91,58 @@ def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> 
     ]
 
 
+def test_a_subgraph_node_reports_each_tool_call_once_across_turns(serve: Any) -> None:
+    # A subgraph as a node: its update is its whole state, earlier turns' tool calls included
+    calls = [{"name": "weather", "args": {"city": c, "token": ""}, "id": f"w-{c}"} for c in ("Paris", "Oslo")]
+    model = FakeMessagesListChatModel(
+        responses=[
+            AIMessage("", tool_calls=[calls[0]]),
+            AIMessage("Sunny."),
+            AIMessage("", tool_calls=[calls[1]]),
+            AIMessage("Cold."),
+        ]
+    )
+
+    async def agent_node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    inner = StateGraph(MessagesState)
+    inner.add_node("agent", agent_node)
+    inner.add_node("tools", ToolNode([weather]))
+    inner.add_edge(START, "agent")
+    inner.add_conditional_edges("agent", tools_condition)
+    inner.add_edge("tools", "agent")
+    agent = serve(langgraph_executor(_one_node(inner.compile())))
+
+    first = agent.send("Paris?", context_id="ctx")
+    second = agent.send("Oslo?", context_id="ctx")
+
+    assert tool_statuses(agent.events(first["id"])) == [{"tool": "weather", "toolCallId": "w-Paris"}]
+    assert tool_statuses(agent.events(second["id"])) == [{"tool": "weather", "toolCallId": "w-Oslo"}]
+    assert answer_text(second) == "Cold."
+
+
+def test_interrupts_in_a_subgraph_ask_in_turn_and_each_reply_resumes_the_same_run(serve: Any) -> None:
+    def ask(state: MessagesState) -> dict[str, Any]:
+        where, when = interrupt("Where to?"), interrupt("When?")
+        return {"messages": [AIMessage(f"Booked {where} for {when}.")]}
+
+    inner = StateGraph(MessagesState)
+    inner.add_node("ask", ask)
+    inner.add_edge(START, "ask")
+    inner.add_edge("ask", END)
+    agent = serve(langgraph_executor(_one_node(inner.compile())))
+
+    asked = agent.send("book a trip")
+    again = agent.send("Oslo", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.send("Friday", task_id=asked["id"], context_id=asked["contextId"])
+
+    assert [t["status"]["message"]["parts"][0]["text"] for t in (asked, again)] == ["Where to?", "When?"]
+    assert again["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert done["id"] == asked["id"]
+    assert answer_text(done) == "Booked Oslo for Friday."
+
+
 def test_an_interrupt_asks_and_the_next_message_resumes_the_same_run(serve: Any) -> None:
     drafted: list[str] = []
 

@@ -91,6 +91,7 @@ class LangGraphExecutor(FrameworkExecutor):
         arguments = _resume_value(turn) if turn.resume is not None else self._input_of(turn)
         run_input = Command(resume=arguments) if turn.resume is not None else arguments
         interrupts: list[Interrupt] = []
+        seen = await _message_ids(graph, config)  # a subgraph node's update repeats its whole state
         async for mode, chunk in graph.astream(run_input, config, stream_mode=["messages", "updates"]):
             if mode == "messages":
                 message = chunk[0]  # (message, metadata)
@@ -101,7 +102,7 @@ class LangGraphExecutor(FrameworkExecutor):
                     if node == "__interrupt__":
                         interrupts.extend(update)
                     else:
-                        for event in _tool_events(update):
+                        for event in _tool_events(update, seen):
                             yield event
         state = _dump(saver, thread)
         if interrupts:
@@ -136,9 +137,21 @@ def _text(message: BaseMessage) -> str:
     )
 
 
-def _tool_events(update: Any) -> Iterator[FrameworkEvent]:
+async def _message_ids(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> set[str]:
+    """The ids of the messages the thread's state holds before the run."""
+    values = (await graph.aget_state(config)).values
+    messages = values.get("messages", []) if isinstance(values, Mapping) else []
+    return {m.id for m in messages if isinstance(m, BaseMessage) and m.id} if isinstance(messages, list) else set()
+
+
+def _tool_events(update: Any, seen: set[str]) -> Iterator[FrameworkEvent]:
+    """The tool calls and results of a node's update that the run has not reported yet."""
     messages = update.get("messages", []) if isinstance(update, Mapping) else []
     for message in messages if isinstance(messages, list) else [messages]:
+        if isinstance(message, BaseMessage) and message.id:
+            if message.id in seen:
+                continue
+            seen.add(message.id)
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
                 yield ToolCall(call["name"], call.get("id") or "", to_jsonable_python(call["args"]))
