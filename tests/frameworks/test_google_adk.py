@@ -30,7 +30,7 @@ from testkit.sdk import sdk_session, send
 from testkit.sdk import user_message as sdk_message
 
 from .adk_models import Step, returned, said, scripted_agent
-from .conftest import answer_text, chunks, states
+from .conftest import answer_text, chunks, states, status_data, tool_statuses
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -70,8 +70,7 @@ def test_a_tool_call_is_a_working_status_naming_the_tool_and_not_its_arguments(s
     task = agent.send("weather in Paris?")
 
     events = agent.events(task["id"])
-    tools = [e.status_update.metadata for e in events if e.status_update and e.status_update.metadata]
-    assert tools == [{"tool": "_weather", "toolCallId": "w1"}]
+    assert tool_statuses(events) == [{"tool": "_weather", "toolCallId": "w1"}]
     assert "SECRET" not in "".join(e.model_dump_json() for e in events)
     assert answer_text(task) == "It is sunny in Paris."
 
@@ -80,14 +79,7 @@ def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> 
     agent = serve(adk_executor(scripted_agent(_weather_script, tools=[_weather]), tool_details=True))
     task = agent.send("weather in Paris?")
 
-    data = [
-        p.data
-        for e in agent.events(task["id"])
-        if e.status_update and e.status_update.status.message
-        for p in e.status_update.status.message.parts
-        if p.data is not None
-    ]
-    assert data == [
+    assert status_data(agent.events(task["id"])) == [
         {"tool": "_weather", "arguments": {"city": "Paris", "token": "sk-SECRET"}},
         {"tool": "_weather", "result": {"result": "sunny in Paris"}},
     ]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import uuid
 import warnings
 from collections.abc import AsyncGenerator, Callable
@@ -43,7 +42,7 @@ from ..json_types import Json, JsonValue
 from ..models import Message
 from ..models import Part as A2APart
 from ._bridge import FrameworkExecutor, Turn
-from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
+from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult, approves
 
 INSTALL_HINT = (
     "a2a_serverless.frameworks.google_adk runs Google ADK agents, and google-adk is not installed: "
@@ -78,12 +77,6 @@ _SYNTHETIC = frozenset({CONFIRMATION, CREDENTIAL, REQUEST_INPUT})
 _DEFAULT_HINT = "Please approve or reject the tool call"
 """How ADK's own confirmation hint starts (``require_confirmation=True``): written for its web UI,
 replaced by a question a person can answer."""
-
-_YES = re.compile(r"^\s*(y|yes|ok|okay|approve|approved|go ahead|sure|confirm|confirmed)\b", re.IGNORECASE)
-
-
-def _approves(reply: str) -> bool:
-    return bool(_YES.match(reply))
 
 
 class AdkError(RuntimeError):
@@ -170,7 +163,7 @@ class AdkExecutor(FrameworkExecutor):
         agent: AgentSource,
         *,
         app_name: str = "agent",
-        approves: Callable[[str], bool] = _approves,
+        approves: Callable[[str], bool] = approves,
         run_config: RunConfig | None = None,
         tool_details: bool = False,
     ) -> None:
@@ -259,7 +252,7 @@ def adk_executor(
     agent: AgentSource,
     *,
     app_name: str = "agent",
-    approves: Callable[[str], bool] = _approves,
+    approves: Callable[[str], bool] = approves,
     run_config: RunConfig | None = None,
     tool_details: bool = False,
 ) -> AdkExecutor:
