@@ -173,6 +173,31 @@ def test_turns_of_a_context_share_the_message_history_and_owners_never_do(serve:
     assert answer_text(bobs) == "what is my name?"
 
 
+def test_a_paused_task_resumed_after_another_turn_of_its_context_keeps_both_in_the_memory(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if _returned(messages):
+            yield "Booked."
+        elif "book" in _prompts(messages)[-1]:
+            yield {0: DeltaToolCall(name="book", json_args='{"room": 7}', tool_call_id="b1")}
+        else:
+            yield " | ".join(_prompts(messages))
+
+    model_agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
+
+    @model_agent.tool_plain(requires_approval=True)
+    def book(room: int) -> str:
+        return "booked"
+
+    agent = serve(pydantic_ai_executor(model_agent))
+    agent.send("hello", context_id="ctx")
+    paused = agent.send("book room 7", context_id="ctx")
+    agent.send("meanwhile", context_id="ctx")  # another task of the context, while the first waits
+    agent.send("yes", task_id=paused["id"], context_id="ctx")
+    later = agent.send("what happened?", context_id="ctx")
+
+    assert answer_text(later) == "hello | meanwhile | book room 7 | what happened?"
+
+
 def test_cancel_mid_stream_cancels_the_run_and_nothing_is_written_after(serve: Any) -> None:
     ended: list[str] = []
 

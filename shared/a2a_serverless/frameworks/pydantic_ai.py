@@ -63,24 +63,26 @@ DepsFactory = Callable[[RequestContext], Any]
 
 
 class _Paused:
-    """What a pause keeps for the task: the run's messages and the calls waiting for the person."""
+    """What a pause keeps for the task: the run's messages (``start``: how many of them were the
+    context's memory when the task's run began), and the calls waiting for the person."""
 
     adapter: TypeAdapter[DeferredToolRequests] = TypeAdapter(DeferredToolRequests)
 
     @classmethod
-    def dump(cls, messages: Sequence[Any], requests: DeferredToolRequests) -> bytes:
+    def dump(cls, messages: Sequence[Any], start: int, requests: DeferredToolRequests) -> bytes:
         return json.dumps(
             {
                 "messages": json.loads(ModelMessagesTypeAdapter.dump_json(list(messages))),
+                "start": start,
                 "requests": json.loads(cls.adapter.dump_json(requests)),
             }
         ).encode()
 
     @classmethod
-    def load(cls, data: bytes) -> tuple[list[Any], DeferredToolRequests]:
+    def load(cls, data: bytes) -> tuple[list[Any], int, DeferredToolRequests]:
         saved = json.loads(data)
         messages = ModelMessagesTypeAdapter.validate_python(saved["messages"])
-        return messages, cls.adapter.validate_python(saved["requests"])
+        return messages, int(saved["start"]), cls.adapter.validate_python(saved["requests"])
 
 
 class PydanticAIExecutor(FrameworkExecutor):
@@ -109,10 +111,10 @@ class PydanticAIExecutor(FrameworkExecutor):
     async def run(self, turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
         agent = self.agent
         prompt: str | list[UserContent] | None = _prompt(turn)
-        history = ModelMessagesTypeAdapter.validate_json(turn.memory) if turn.memory else None
-        results = None
+        memory: list[Any] = ModelMessagesTypeAdapter.validate_json(turn.memory) if turn.memory else []
+        history, start, results = memory, len(memory), None
         if turn.resume is not None:
-            history, pending = _Paused.load(turn.resume)
+            history, start, pending = _Paused.load(turn.resume)
             results = self._answer(pending, turn.text)
             prompt = None  # the reply answers the pending calls; it is not a new prompt
         output_type = agent.output_type
@@ -120,7 +122,7 @@ class PydanticAIExecutor(FrameworkExecutor):
             output_type = [*(output_type if isinstance(output_type, list) else [output_type]), DeferredToolRequests]
         deps = self._deps(turn.context) if self._deps is not None else None
         async with agent.run_stream_events(
-            prompt, message_history=history, deferred_tool_results=results, output_type=output_type, deps=deps
+            prompt, message_history=history or None, deferred_tool_results=results, output_type=output_type, deps=deps
         ) as events:
             async for event in events:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
@@ -138,13 +140,15 @@ class PydanticAIExecutor(FrameworkExecutor):
                     result = event.result
                     output = result.output
                     if isinstance(output, DeferredToolRequests):
-                        yield self._pause(output, result.all_messages())
+                        yield self._pause(output, result.all_messages(), start)
                         return
-                    turn.keep(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+                    # The context's memory as it is now (other tasks of the context may have added
+                    # to it while this one was paused), then this task's own messages.
+                    turn.keep(ModelMessagesTypeAdapter.dump_json([*memory, *result.all_messages()[start:]]))
                     if not isinstance(output, str):
                         yield Output([Part(data=to_jsonable_python(output))])
 
-    def _pause(self, requests: DeferredToolRequests, messages: Sequence[Any]) -> Pause:
+    def _pause(self, requests: DeferredToolRequests, messages: Sequence[Any], start: int) -> Pause:
         pending = [*requests.approvals, *requests.calls]
         first = pending[0]
         if requests.kind(first.tool_call_id) == "approval":
@@ -156,7 +160,7 @@ class PydanticAIExecutor(FrameworkExecutor):
         tools: list[dict[str, Any]] = [{"tool": c.tool_name, "toolCallId": c.tool_call_id} for c in pending]
         if self.tool_details:
             tools = [{**tool, "arguments": call.args_as_dict()} for tool, call in zip(tools, pending, strict=True)]
-        return Pause(question, state=_Paused.dump(messages, requests), data={"tools": to_jsonable_python(tools)})
+        return Pause(question, state=_Paused.dump(messages, start, requests), data={"tools": to_jsonable_python(tools)})
 
     def _answer(self, pending: DeferredToolRequests, reply: str) -> DeferredToolResults:
         approved = self.approves(reply)
