@@ -85,12 +85,18 @@ def test_tool_details_opted_in_show_the_arguments_and_the_result(serve: Any) -> 
     ]
 
 
-def _booking_agent(booked: list[int]) -> Any:
+def _booking(booked: list[int]) -> FunctionTool:
+    """A tool that books a room (into ``booked``) once a person confirms it."""
+
     def book(room: int) -> str:
         """Books a room."""
         booked.append(room)
         return f"room {room} booked"
 
+    return FunctionTool(book, require_confirmation=True)
+
+
+def _booking_agent(booked: list[int]) -> Any:
     async def script(request: LlmRequest) -> AsyncIterator[Step]:
         if answers := returned(request):
             yield f"Done: {answers[0].get('result') or answers[0].get('error')}."
@@ -98,7 +104,7 @@ def _booking_agent(booked: list[int]) -> Any:
         yield "Booking needs your approval. "
         yield types.FunctionCall(id="b1", name="book", args={"room": 7})
 
-    return scripted_agent(script, tools=[FunctionTool(book, require_confirmation=True)])
+    return scripted_agent(script, tools=[_booking(booked)])
 
 
 def test_a_tool_confirmation_asks_and_the_approval_resumes_the_same_invocation(serve: Any) -> None:
@@ -186,11 +192,6 @@ def test_a_pause_whose_memory_lost_to_another_turn_of_the_context_still_resumes(
     booked: list[int] = []
     other_turn_done = threading.Event()
 
-    def book(room: int) -> str:
-        """Books a room."""
-        booked.append(room)
-        return f"room {room} booked"
-
     async def script(request: LlmRequest) -> AsyncIterator[Step]:
         if answers := returned(request):
             yield f"Done: {answers[0]['result']}."
@@ -203,7 +204,7 @@ def test_a_pause_whose_memory_lost_to_another_turn_of_the_context_still_resumes(
                 await asyncio.sleep(0.01)
             yield types.FunctionCall(id="b1", name="book", args={"room": 7})
 
-    agent = serve(adk_executor(scripted_agent(script, tools=[FunctionTool(book, require_confirmation=True)])))
+    agent = serve(adk_executor(scripted_agent(script, tools=[_booking(booked)])))
     # Given a turn that pauses after another turn of its context, started later, kept its memory
     booking = agent.send("book room 7", context_id="ctx-1", wait=False)
     agent.wait_until(booking["id"], lambda events: TaskState.TASK_STATE_WORKING in states(events))
