@@ -265,14 +265,16 @@ def test_an_approval_tool_works_on_an_agent_whose_output_type_does_not_list_defe
     assert answer_text(done) == "Done: deleted."
 
 
-def test_a_file_in_the_message_reaches_the_model_as_binary_content(serve: Any) -> None:
+def test_files_and_data_in_the_message_reach_the_model_as_binary_content_and_json(serve: Any) -> None:
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
         prompt = next(p for p in messages[-1].parts if isinstance(p, UserPromptPart))
         files = [c for c in prompt.content if isinstance(c, BinaryContent)]
-        yield f"{len(files)} file: {files[0].media_type}, {len(files[0].data)} bytes"
+        texts = [c for c in prompt.content if isinstance(c, str)]
+        yield f"{texts}; {len(files)} file: {files[0].media_type}, {len(files[0].data)} bytes"
 
     agent = serve(pydantic_ai_executor(Agent(FunctionModel(stream_function=stream))))
     raw = base64.b64encode(b"%PDF-1.7 hello").decode()
-    task = agent.send("", parts=[{"text": "summarize"}, {"raw": raw, "mediaType": "application/pdf"}])
+    parts = [{"text": "summarize"}, {"raw": raw, "mediaType": "application/pdf"}, {"data": {"pages": [1, 2]}}]
+    task = agent.send("", parts=parts)
 
-    assert answer_text(task) == "1 file: application/pdf, 14 bytes"
+    assert answer_text(task) == """['summarize', '{"pages": [1, 2]}']; 1 file: application/pdf, 14 bytes"""

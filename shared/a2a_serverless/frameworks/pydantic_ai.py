@@ -193,13 +193,15 @@ def _allows_deferred(output_type: Any) -> bool:
 
 
 def _prompt(turn: Turn) -> str | list[UserContent]:
-    """The user's message: its text, and its files (raw bytes) as binary content."""
+    """The user's message: its text, its files (raw bytes) as binary content, its data parts as
+    their JSON text."""
     message = turn.message
     if message is None:
         return ""
-    files: list[UserContent] = [
-        BinaryContent(data=bytes(p.raw), media_type=p.media_type or "application/octet-stream")
-        for p in message.parts
-        if p.raw is not None
-    ]
-    return [turn.text, *files] if files else turn.text
+    more: list[UserContent] = []
+    for part in message.parts:
+        if part.raw is not None:
+            more.append(BinaryContent(data=bytes(part.raw), media_type=part.media_type or "application/octet-stream"))
+        elif part.data is not None:
+            more.append(json.dumps(part.data, ensure_ascii=False))
+    return [turn.text, *more] if more else turn.text
