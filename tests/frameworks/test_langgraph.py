@@ -173,6 +173,23 @@ def test_an_interrupt_asks_and_the_next_message_resumes_the_same_run(serve: Any)
     assert drafted == ["write a post"]  # resumed where it paused: the draft node did not run again
 
 
+def test_a_structured_interrupt_shows_its_value_and_a_data_reply_resumes_with_it(serve: Any) -> None:
+    def review(state: MessagesState) -> dict[str, Any]:
+        decision = interrupt({"question": "Send this email?", "action": "send_email", "to": "ops@example.com"})
+        return {"messages": [AIMessage(f"approved={decision['approved']}, note={decision['note']}")]}
+
+    agent = serve(langgraph_executor(_one_node(review)))
+    asked = agent.send("email ops")
+    reply = [{"data": {"approved": True, "note": "ship it"}}]
+    done = agent.send("", task_id=asked["id"], context_id=asked["contextId"], parts=reply)
+
+    assert asked["status"]["message"]["parts"] == [
+        {"text": "Send this email?"},
+        {"data": {"interrupt": {"question": "Send this email?", "action": "send_email", "to": "ops@example.com"}}},
+    ]
+    assert answer_text(done) == "approved=True, note=ship it"
+
+
 def _echo_history(state: MessagesState) -> dict[str, Any]:
     said = [str(m.content) for m in state["messages"] if isinstance(m, HumanMessage)]
     return {"messages": [AIMessage(" | ".join(said))]}
