@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-FRAMEWORKS = ("pydantic_ai", "langgraph", "langchain_core")
+FRAMEWORKS = ("pydantic_ai", "langgraph", "langchain_core", "strands", "agents", "openai", "google")
 
 
 def test_importing_the_frameworks_package_imports_no_framework() -> None:
