@@ -4,6 +4,7 @@ semantics built on them."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -214,7 +215,7 @@ def test_a_blocking_send_returns_the_current_task_at_the_wait_cap() -> None:
         # and the work goes on: a blocking re-send with a long cap waits while the agent holds the task,
         # and returns the finished task once it is let go
         patient = build_runtime(
-            settings.model_copy(update={"blocking_wait_seconds": 60}), store=runtime.store, queue=runtime.queue
+            dataclasses.replace(settings, blocking_wait_seconds=60), store=runtime.store, queue=runtime.queue
         )
         with ThreadPoolExecutor(1) as pool:
             again = SendMessageRequest(message=message("go", "m1"), configuration=SendMessageConfiguration())

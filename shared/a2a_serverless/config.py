@@ -5,22 +5,21 @@ up front, so a bad value fails the cold start with a clear message instead of th
 Tests pass a mapping; nothing here mutates ``os.environ``.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self, TypeVar, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from .json_types import Json, JsonValue
+from .json_types import Json
 
 __all__ = ["ConfigError", "Settings", "card_fields"]
 
 DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
+
+T = TypeVar("T", int, float)
 
 
 _CARD_DEFAULTS: Json = {
@@ -39,8 +38,15 @@ class ConfigError(RuntimeError):
     """Configuration is invalid: raised at cold start, never per request."""
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _bounded(default: T, *, gt: float | None = None, ge: float | None = None, le: float | None = None) -> T:
+    """A number setting with its bounds (checked by :meth:`Settings.__post_init__`)."""
+    bounds = {name: bound for name, bound in (("gt", gt), ("ge", ge), ("le", le)) if bound is not None}
+    return field(default=default, metadata=bounds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Every setting, validated on construction (:class:`ConfigError` naming each bad one)."""
 
     store: Literal["dynamodb", "memory"] = "dynamodb"
     """Where tasks live. ``memory`` is for tests and benchmarks of the protocol layer only."""
@@ -67,7 +73,7 @@ class Settings(BaseModel):
     auth_mode: Literal["none", "api-key", "apigateway"] = "none"
     """``none``: every caller is the principal ``anonymous``. ``api-key``: ``Authorization: Bearer <key>``
     looked up in ``api_keys``. ``apigateway``: the principal set by an API Gateway authorizer."""
-    api_keys: dict[str, str] = {}
+    api_keys: dict[str, str] = field(default_factory=dict)
     """Key -> principal name, for ``auth_mode=api-key`` (A2A_API_KEYS as a JSON object)."""
     api_auth: Literal["open", "jwt", "aws_iam"] = "open"
     """Who API Gateway lets in, with ``auth_mode=apigateway``: the template's ``AuthMode`` (``Open``, ``Jwt``,
@@ -103,14 +109,14 @@ class Settings(BaseModel):
     """Sign every notification (ES256 JWT, keys published at ``/.well-known/jwks.json``)."""
     push_signing_key_parameter: str = ""
     """SSM SecureString parameter holding the signing key set (created on first use)."""
-    push_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    push_timeout_seconds: float = _bounded(10.0, gt=0, le=60)
     """Per-request timeout of a webhook POST (the spec recommends 10-30 s)."""
-    push_max_attempts: int = Field(default=10, ge=1, le=100)
+    push_max_attempts: int = _bounded(10, ge=1, le=100)
     """Attempts per delivery before it is dead-lettered (timeouts, connection errors, 408, 429, 5xx)."""
-    push_backoff_base_seconds: float = Field(default=2.0, ge=0, le=3600)
-    push_backoff_max_seconds: float = Field(default=900.0, ge=0, le=43200)
+    push_backoff_base_seconds: float = _bounded(2.0, ge=0, le=3600)
+    push_backoff_max_seconds: float = _bounded(900.0, ge=0, le=43200)
     """Retry n waits about base * 2**(n-1), capped, with jitter (or the receiver's Retry-After)."""
-    push_token_ttl_seconds: int = Field(default=300, ge=30, le=3600)
+    push_token_ttl_seconds: int = _bounded(300, ge=30, le=3600)
     """Lifetime (``exp - iat``) of a notification's signed JWT."""
     push_attempt_log: str = ""
     """Local stack only (``a2a-serverless dev`` sets it): a file to which every webhook delivery
@@ -124,11 +130,11 @@ class Settings(BaseModel):
     durable execution per task: docs/durable-tasks.md)."""
     durable_function: str = ""
     """Durable mode: the qualified ARN (or name:alias) of the durable worker function."""
-    input_wait_seconds: int = Field(default=604800, ge=1, le=31_536_000)
+    input_wait_seconds: int = _bounded(604800, ge=1, le=31_536_000)
     """Durable mode: how long a task waiting for input keeps its execution waiting; then it fails."""
-    durable_invocation_seconds: int = Field(default=900, ge=1, le=900)
+    durable_invocation_seconds: int = _bounded(900, ge=1, le=900)
     """Durable mode: one invocation's time limit (the durable worker's Timeout)."""
-    durable_step_seconds: int = Field(default=300, ge=1, le=900)
+    durable_step_seconds: int = _bounded(300, ge=1, le=900)
     """Durable mode: the longest one step of an executor may take. When less than that is left of
     an invocation after a step, the run goes on in a new invocation (a one-second durable wait)."""
     idempotent_send: bool = True
@@ -139,87 +145,86 @@ class Settings(BaseModel):
     """A messageId reused for a different message or configuration (with ``idempotent_send``):
     ``new`` processes it as the new message it is, as if the id were fresh (logged once at INFO);
     ``reject`` refuses it with InvalidParams naming the messageId, and nothing is stored."""
-    blocking_wait_seconds: float = Field(default=25.0, gt=0, le=900)
+    blocking_wait_seconds: float = _bounded(25.0, gt=0, le=900)
     """How long a blocking SendMessage waits for a terminal or interrupted state before it returns
     the task as it is. Keep it below API Gateway's 29 s integration timeout."""
-    cancel_wait_seconds: float = Field(default=3.0, ge=0, le=60)
+    cancel_wait_seconds: float = _bounded(3.0, ge=0, le=60)
     """How long CancelTask waits for a running worker to acknowledge the cancel."""
-    poll_interval_seconds: float = Field(default=0.05, gt=0, le=5)
-    stream_poll_seconds: float = Field(default=0.05, gt=0, le=5)
+    poll_interval_seconds: float = _bounded(0.05, gt=0, le=5)
+    stream_poll_seconds: float = _bounded(0.05, gt=0, le=5)
     """How often a stream reads the task's event log while events flow."""
-    stream_idle_poll_seconds: float = Field(default=1.0, gt=0, le=30)
+    stream_idle_poll_seconds: float = _bounded(1.0, gt=0, le=30)
     """The slowest it reads when the task has been quiet for a while."""
-    stream_ping_seconds: float = Field(default=15.0, gt=0, le=300)
+    stream_ping_seconds: float = _bounded(15.0, gt=0, le=300)
     """Interval of ``: ping`` comments that keep proxies and API Gateway from closing idle streams."""
-    stream_max_seconds: float = Field(default=840.0, gt=0, le=3600)
+    stream_max_seconds: float = _bounded(840.0, gt=0, le=3600)
     """A stream ends cleanly after this long (below the function timeout); clients resume with
     ``Last-Event-ID`` on SubscribeToTask."""
-    run_lease_seconds: int = Field(default=60, ge=3, le=3600)
+    run_lease_seconds: int = _bounded(60, ge=3, le=3600)
     """A running task's lease: its worker renews it every third of this while the run is alive;
     the sweeper (every minute) fails a task whose lease lapsed, so a dead worker is noticed within
     about this plus a minute."""
-    max_body_bytes: int = Field(default=5 * 1024 * 1024, ge=1024, le=10 * 1024 * 1024)
+    max_body_bytes: int = _bounded(5 * 1024 * 1024, ge=1024, le=10 * 1024 * 1024)
     """The largest request body taken (larger: a spec-shaped error). On AWS a request reaches a
     function inside Lambda's 6 MB synchronous invocation payload, with the API Gateway event around
     it (headers, the body JSON-escaped); 5 MiB leaves that room (``docs/large-content.md``)."""
     blob_bucket: str = ""
     """The S3 bucket for large parts (the template's ``BlobsBucket``). With the DynamoDB store and no
     bucket, a part that does not fit an item fails as it did before there was one."""
-    blob_threshold_bytes: int = Field(default=32 * 1024, ge=1024, le=256 * 1024)
+    blob_threshold_bytes: int = _bounded(32 * 1024, ge=1024, le=256 * 1024)
     """A part whose content (text, raw bytes or data JSON) is this large or larger is stored as an
     object, with only a pointer in the task."""
-    blob_url_seconds: int = Field(default=900, ge=60, le=12 * 3600)
+    blob_url_seconds: int = _bounded(900, ge=60, le=12 * 3600)
     """Lifetime of the presigned GET URL a client gets for a stored part it is not sent inline."""
-    inline_response_bytes: int = Field(default=4 * 1024 * 1024, ge=0, le=5 * 1024 * 1024)
+    inline_response_bytes: int = _bounded(4 * 1024 * 1024, ge=0, le=5 * 1024 * 1024)
     """How many bytes of stored parts (as encoded in JSON) a buffered response carries inline; the
     rest are ``url`` parts. Lambda's buffered response is at most 6 MB, envelope included."""
-    inline_stream_bytes: int = Field(default=1024 * 1024, ge=0, le=16 * 1024 * 1024)
+    inline_stream_bytes: int = _bounded(1024 * 1024, ge=0, le=16 * 1024 * 1024)
     """The same, per SSE event."""
-    inline_push_bytes: int = Field(default=0, ge=0, le=4 * 1024 * 1024)
+    inline_push_bytes: int = _bounded(0, ge=0, le=4 * 1024 * 1024)
     """The same, per push notification: none by default, since webhook receivers commonly refuse
     bodies over 100 KB to 1 MB; a stored part reaches a webhook as a ``url`` part."""
-    max_history: int = Field(default=200, ge=1)
+    max_history: int = _bounded(200, ge=1)
     """Messages kept in a task's stored history (oldest dropped first)."""
-    task_ttl_days: int = Field(default=30, ge=0)
+    task_ttl_days: int = _bounded(30, ge=0)
     """Days after which DynamoDB's TTL removes a task and its events (0 keeps them forever)."""
 
-    @field_validator("executor")
-    @classmethod
-    def _import_path(cls, value: str) -> str:
-        module, sep, attr = value.partition(":")
-        if not sep or not module or not attr:
-            raise ValueError("must look like 'package.module:ClassName'")
-        return value
+    def __post_init__(self) -> None:
+        # Settings are plain data, checked here (not by pydantic: a function that reads only its
+        # settings, the authorizer, then does not import pydantic at its cold start).
+        problems: list[str] = []
+        for each in fields(self):
+            try:
+                value = _checked(each, getattr(self, each.name))
+            except ValueError as exc:
+                problems.append(f"A2A_{each.name.upper()}: {exc}")
+            else:
+                object.__setattr__(self, each.name, value)
+        if isinstance(self.executor, str) and not all(self.executor.partition(":")):
+            problems.append("A2A_EXECUTOR: must look like 'package.module:ClassName'")
+        if problems:
+            raise ConfigError(f"invalid configuration: {'; '.join(problems)}")
 
-    @field_validator("api_auth", "message_id_reuse", mode="before")
     @classmethod
-    def _lower_case(cls, value: object) -> object:
-        return value.lower() if isinstance(value, str) else value
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
         env = os.environ if env is None else env
-        raw: Json = {}
-        for name, field in cls.model_fields.items():
-            key = "A2A_" + name.upper()
+        raw: dict[str, object] = {}
+        for each in fields(cls):
+            key = "A2A_" + each.name.upper()
             if key not in env:
                 continue
-            value: JsonValue = env[key]
-            if name == "api_keys":
+            value: object = env[key]
+            if each.name == "api_keys":
                 try:
-                    value = json.loads(value or "{}")
+                    value = json.loads(env[key] or "{}")
                 except json.JSONDecodeError as exc:
                     raise ConfigError(f"{key} must be a JSON object of key -> principal") from exc
-            elif name == "tenants":
-                value = tuple(t.strip() for t in value.split(",") if t.strip())
-            elif field.annotation is bool:
-                value = value.strip().lower() in {"1", "true", "yes", "on"}
-            raw[name] = value
-        try:
-            settings = cls(**raw)
-        except ValidationError as exc:
-            problems = "; ".join(f"A2A_{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-            raise ConfigError(f"invalid configuration: {problems}") from exc
+            elif each.name == "tenants":
+                value = tuple(t.strip() for t in env[key].split(",") if t.strip())
+            elif each.type is bool:
+                value = env[key].strip().lower() in {"1", "true", "yes", "on"}
+            raw[each.name] = value
+        settings = cls(**raw)  # type: ignore[arg-type]  # each value is checked by __post_init__
         if "v1" in settings.tenants:
             raise ConfigError("A2A_TENANTS: 'v1' cannot be a tenant (/v1/... is the v0.3 REST binding)")
         if settings.store == "dynamodb" and not settings.table_name:
@@ -259,8 +264,11 @@ def card_fields(data: object, source: str) -> Json:
     valid AgentCard with the rest filled in. Raises ``ConfigError`` otherwise."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source} must hold a JSON object")
-    # Imported here, not at module level: the models are the card's and the core's, and a function
-    # that reads only its settings (the authorizer) must not pay for them at every cold start.
+    # Imported here, not at module level: the models (and pydantic) are the card's and the core's,
+    # and a function that reads only its settings (the authorizer) must not pay for them at every
+    # cold start.
+    from pydantic import ValidationError
+
     from .models import AgentCard
 
     try:
@@ -268,6 +276,62 @@ def card_fields(data: object, source: str) -> Json:
     except ValidationError as exc:
         raise ConfigError(f"{source} is not a valid AgentCard: {exc}") from exc
     return dict(data)
+
+
+def _checked(setting: Field[object], value: object) -> object:
+    """``value`` as the setting's type (numbers may come as text, as from the environment), within
+    its bounds; ValueError says what is wrong."""
+    kind = setting.type
+    if get_origin(kind) is Literal:
+        choices = get_args(kind)
+        lowered = value.lower() if isinstance(value, str) and setting.name in _CASE_INSENSITIVE else value
+        if lowered not in choices:
+            raise ValueError(f"must be one of {', '.join(map(repr, choices))}")
+        return lowered
+    if kind is bool or kind is str:
+        if not isinstance(value, kind):
+            raise ValueError(f"must be a {kind.__name__}")
+        return value
+    if kind is int or kind is float:
+        return _bounds(setting, _number(kind, value))
+    if setting.name == "tenants":
+        if not isinstance(value, (tuple, list)) or not all(isinstance(t, str) for t in value):
+            raise ValueError("must be a list of tenant names")
+        return tuple(value)
+    # api_keys: key -> principal name
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError("must be a JSON object of key -> principal")
+    return dict(value)
+
+
+_CASE_INSENSITIVE = frozenset({"api_auth", "message_id_reuse"})
+"""Literal settings accepted in any case (the template's ``AuthMode`` is ``Open``, ``Jwt``, ``AWS_IAM``)."""
+
+
+def _number(kind: type[float], value: object) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"must be {'an integer' if kind is int else 'a number'}")
+    if isinstance(value, str):
+        try:
+            return kind(value.strip())
+        except ValueError:
+            raise ValueError(f"must be {'an integer' if kind is int else 'a number'}, not {value!r}") from None
+    if kind is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int) or (kind is float and isinstance(value, float)):
+        return kind(value)
+    raise ValueError(f"must be {'an integer' if kind is int else 'a number'}")
+
+
+def _bounds(setting: Field[object], value: float) -> float:
+    limits = setting.metadata
+    if "gt" in limits and not value > limits["gt"]:
+        raise ValueError(f"must be greater than {limits['gt']}")
+    if "ge" in limits and not value >= limits["ge"]:
+        raise ValueError(f"must be at least {limits['ge']}")
+    if "le" in limits and not value <= limits["le"]:
+        raise ValueError(f"must be at most {limits['le']}")
+    return value
 
 
 def _is_https_url(value: str) -> bool:

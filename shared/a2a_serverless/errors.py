@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import ValidationError
-
 if TYPE_CHECKING:
+    from pydantic import ValidationError
     from pydantic_core import ErrorDetails
 
 __all__ = [

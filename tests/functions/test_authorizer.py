@@ -5,6 +5,7 @@ events are the recorded REST API REQUEST authorizer event with the ``Authorizati
 from __future__ import annotations
 
 import base64
+import dataclasses
 import copy
 import hashlib
 import hmac
@@ -27,14 +28,13 @@ from a2a_serverless.config import ConfigError, Settings
 from a2a_serverless.lambda_._observability import logger as powertools_logger
 from a2a_serverless.lambda_.authorizer import (
     AuthorizerServices,
-    KeysUnavailable,
-    OidcKeys,
     Unauthorized,
     authorize,
     authorizer_services,
     reset_authorizer_services,
     stage_arn,
 )
+from a2a_serverless.lambda_.oidc import KeysUnavailable, OidcKeys
 
 STAGE_ARN = "arn:aws:execute-api:us-east-1:123456789012:abc123defg/v1/*/*"
 CLIENT_ID = "3n4b5urk1ft4fl3mg5e62d9ado"
@@ -321,7 +321,7 @@ def test_a_token_whose_aud_names_the_audience_is_allowed(
 def test_without_a_configured_audience_any_audience_is_accepted(
     issuer: FakeIssuer, settings: Settings, keys: OidcKeys
 ) -> None:
-    open_settings = settings.model_copy(update={"jwt_audience": ""})
+    open_settings = dataclasses.replace(settings, jwt_audience="")
     token = mint(key_named(issuer, "rsa-1"), claims_for(issuer, aud="someone-else"))
     assert authorize(bearer(token), open_settings, keys)["principalId"] == alice(issuer)
 
@@ -597,7 +597,7 @@ def test_a_discovery_document_for_another_issuer_is_rejected(
 
 
 def test_a_configured_jwks_url_skips_discovery(issuer: FakeIssuer, settings: Settings) -> None:
-    with_url = settings.model_copy(update={"jwt_jwks_url": issuer.jwks_url})
+    with_url = dataclasses.replace(settings, jwt_jwks_url=issuer.jwks_url)
     services = AuthorizerServices.from_settings(with_url)
     assert services.keys is not None
     try:

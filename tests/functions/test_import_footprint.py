@@ -24,10 +24,11 @@ HTTP_CORE = (
 )
 
 
-def loaded_by(module: str) -> set[str]:
-    """The modules a fresh interpreter holds after importing ``module`` (off Lambda: nothing preloaded)."""
+def loaded_by(module: str, then: str = "") -> set[str]:
+    """The modules a fresh interpreter holds after importing ``module`` (off Lambda: nothing
+    preloaded), and running ``then`` if given."""
     environment = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_FUNCTION_NAME"}
-    code = f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))"
+    code = f"import json, sys\nimport {module}\n{then}\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environment)
     return set(json.loads(out.stdout))
 
@@ -36,14 +37,38 @@ def under(modules: set[str], package: str) -> list[str]:
     return sorted(m for m in modules if m == package or m.startswith(package + "."))
 
 
+# What the authorizer's jwt mode loads on its first request (lambda_.oidc), never at import.
+JWT_STACK = ("a2a_serverless.jwt", "a2a_serverless.lambda_.oidc", "joserfc", "cryptography", "httpx")
+
+
 def test_the_authorizer_loads_neither_the_app_nor_the_models() -> None:
     # Given the authorizer's entry point, when a cold start imports it
     loaded = loaded_by("a2a_serverless.functions.authorizer")
 
-    # Then it has what it runs (settings, JWT verification, logging) and none of the app's core
-    assert {"a2a_serverless.config", "a2a_serverless.jwt", "a2a_serverless.lambda_.authorizer"} <= loaded
+    # Then it has what it runs in every mode (settings, logging) and none of the app's core, nor
+    # pydantic (the settings are plain data), nor the JWT stack (jwt mode loads it on first use)
+    assert {"a2a_serverless.config", "a2a_serverless.lambda_.authorizer"} <= loaded
     for package in (*HTTP_CORE, "a2a_serverless.models", "a2a_serverless.ports", "a2a_serverless.wiring"):
         assert under(loaded, package) == [], f"the authorizer imports {package}"
+    for package in ("pydantic", "pydantic_core", *JWT_STACK):
+        assert under(loaded, package) == [], f"the authorizer imports {package} at its cold start"
+
+
+def test_the_authorizer_in_jwt_mode_loads_the_jwt_stack_on_its_first_request() -> None:
+    # Given the authorizer in jwt mode, when its first request builds its services
+    code = (
+        "from a2a_serverless.config import Settings\n"
+        "from a2a_serverless.lambda_.authorizer import AuthorizerServices\n"
+        "AuthorizerServices.from_settings(Settings(store='memory', authorizer_mode='jwt',"
+        " jwt_issuer='https://issuer.example', jwt_audience='app'))"
+    )
+    loaded = loaded_by("a2a_serverless.functions.authorizer", then=code)
+
+    # Then the JWT stack and the HTTP client for the issuer's keys are loaded (what the mode's first
+    # request pays, bench/README.md), still without the app's core
+    for package in JWT_STACK:
+        assert under(loaded, package) != [], f"jwt mode does not load {package}"
+    assert under(loaded, "a2a_serverless.models") == []
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ a client's attempt to use the reserved ``a2a-blob:`` scheme; an object store out
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 from collections.abc import AsyncIterator
@@ -163,7 +164,7 @@ async def test_list_tasks_shares_one_budget_across_the_page(
 ) -> None:
     http, runtime = client
     small = os.urandom(400 * 1024)  # 533 KB of base64
-    runtime.settings = runtime.settings.model_copy(update={"inline_response_bytes": 1_000_000})
+    runtime.settings = dataclasses.replace(runtime.settings, inline_response_bytes=1_000_000)
     for i in range(2):
         part = {"raw": base64.b64encode(small).decode(), "filename": f"f{i}"}
         result(await call(http, binding, "SendMessage", {"message": message(f"m-{binding}-{i}", part)}))

@@ -19,6 +19,7 @@ stack killed without a chance to stop (SIGKILL, a power cut) saves nothing; the 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import os
@@ -211,7 +212,7 @@ def restore_and_settle(directory: Path, resources: LocalResources, clients: Stat
     if settings.execution_mode == "durable":
         # The sweep settles tasks in the table; it starts no executions (they died with the stop:
         # a task that waited for input then cannot be resumed, docs/local-stack.md).
-        settings = settings.model_copy(update={"execution_mode": "queue"})
+        settings = dataclasses.replace(settings, execution_mode="queue")
     runtime = build_runtime(settings)
     swept = total = 0
     while swept := sweep(runtime, now=2**31 - 1):

@@ -1,6 +1,6 @@
 """A JSON Web Key Set fetched over HTTP(S) and cached, refreshed when stale or when a token names a
 key it lacks: the caching policy shared by the push receiver helper (:class:`~a2a_serverless.push.verify.JwksCache`)
-and the API authorizer (:class:`~a2a_serverless.lambda_.authorizer.OidcKeys`). Verifying a token with
+and the API authorizer (:class:`~a2a_serverless.lambda_.oidc.OidcKeys`). Verifying a token with
 the keys is :mod:`._verify`'s; the two are kept in separate modules because this one is the I/O
 (httpx) half and that one is pure.
 

@@ -20,36 +20,35 @@ caching be turned on, covers every route) and a ``context`` of ``iss``, ``sub`` 
 denied one raises :class:`Unauthorized`, an exception whose message is exactly ``Unauthorized``: that
 message is what makes API Gateway answer 401. Any other exception (the issuer's keys cannot be fetched, a
 broken event) makes it answer 500. While the issuer's keys cannot be fetched, the failure is remembered
-for ``failure_backoff_seconds`` (:class:`OidcKeys`), so requests are answered at once instead of each
+for ``failure_backoff_seconds`` (:class:`~.oidc.OidcKeys`), so requests are answered at once instead of each
 waiting for the issuer. The token is never logged, nor quoted in any exception.
+
+The JWT stack (joserfc, cryptography) and the HTTP client that fetches the keys (httpx) are loaded in
+``jwt`` mode only, when its first request builds the services (:mod:`.oidc`): an authorizer in ``none``
+mode never loads them, and one in ``jwt`` mode pays for them on its first request instead of at import.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
-import httpx
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 
 from ..auth import ANONYMOUS, token_principal
 from ..config import ConfigError, Settings
 from ..json_types import Json
-from ..jwt import CachedKeySet, JwtRejected, KeyFetchError, VerifyingKey, check_oidc_audience, select_key, verify_jwt
 from ._observability import logger, metrics
+
+if TYPE_CHECKING:
+    from .oidc import OidcKeys
 
 __all__ = [
     "ALGORITHMS",
     "LEEWAY_SECONDS",
     "AuthorizerServices",
-    "KeysUnavailable",
-    "OidcKeys",
     "Unauthorized",
     "authorize",
     "authorizer_handler",
@@ -76,12 +75,6 @@ class Unauthorized(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__("Unauthorized")
         self.reason = reason
-
-
-class KeysUnavailable(RuntimeError):
-    """The issuer's keys could not be fetched and none are cached: API Gateway answers 500 (the caller's
-    token is not at fault, and a retry may succeed). Raised at once, without asking the issuer again,
-    for ``failure_backoff_seconds`` after a failed fetch."""
 
 
 # ------------------------------------------------------------------------------------------- core
@@ -111,6 +104,9 @@ def verify_token(token: str, keys: OidcKeys, *, issuer: str, audience: str = "",
     Signature, algorithm, ``iss`` and the time claims are :func:`~a2a_serverless.jwt.verify_jwt`'s; the
     audience (:func:`~a2a_serverless.jwt.check_oidc_audience`: Cognito's ``client_id`` counts only in an
     access token without ``aud``) and the subject are checked here."""
+    # The JWT stack (joserfc, cryptography) is loaded by jwt mode only: by its first request.
+    from ..jwt import JwtRejected, check_oidc_audience, verify_jwt
+
     try:
         claims = verify_jwt(
             token, keys.key_for, algorithms=ALGORITHMS, issuer=issuer, leeway_seconds=LEEWAY_SECONDS, now=now
@@ -175,77 +171,6 @@ def _scope(claims: Json) -> str:
     return ""
 
 
-# ---------------------------------------------------------------------------------------- keys
-
-
-class OidcKeys(CachedKeySet):
-    """The issuer's signing keys: found through OIDC discovery (or a configured JWKS URL), fetched on first
-    use, cached for the warm container, and refetched when a token names an unknown ``kid``.
-
-    An unknown ``kid`` (the issuer rotated) triggers a refetch at most once per ``min_refresh_seconds``,
-    so forged tokens with made-up kids cannot make every request hit the issuer. The cached set is also
-    refetched once older than ``max_cache_seconds``, so retired keys stop being trusted. A failed refetch
-    keeps the cached keys in use and is tried again after ``min_refresh_seconds``; with none cached,
-    :meth:`key_for` raises :class:`KeysUnavailable`, and keeps raising it without asking the issuer for
-    ``failure_backoff_seconds`` (a down issuer costs one request a ``timeout_seconds`` wait, not every
-    request). Pass ``client`` to control TLS or proxies; otherwise one is created with
-    ``timeout_seconds``. Thread-safe.
-    """
-
-    def __init__(
-        self,
-        issuer: str,
-        *,
-        jwks_url: str = "",
-        client: httpx.Client | None = None,
-        timeout_seconds: float = 5.0,
-        min_refresh_seconds: float = 60.0,
-        max_cache_seconds: float = 3600.0,
-        failure_backoff_seconds: float = 30.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        super().__init__(
-            client=client,
-            timeout_seconds=timeout_seconds,
-            min_refresh_seconds=min_refresh_seconds,
-            max_cache_seconds=max_cache_seconds,
-            failure_backoff_seconds=failure_backoff_seconds,
-            clock=clock,
-        )
-        self.issuer = issuer
-        self._jwks_url = jwks_url
-
-    def key_for(self, kid: str, alg: str) -> VerifyingKey | None:
-        """The key named ``kid`` that can verify ``alg`` (refetching first if need be), or None."""
-        try:
-            keys = self.key_set(lacks=lambda keys: select_key(keys, kid, alg) is None)
-        except KeyFetchError as exc:
-            raise KeysUnavailable(str(exc)) from None
-        return select_key(keys, kid, alg)
-
-    def _fetch(self) -> KeySet:
-        if not self._jwks_url:
-            discovery = self._get_json(self.issuer.rstrip("/") + "/.well-known/openid-configuration")
-            jwks_uri = discovery.get("jwks_uri")
-            # OIDC Discovery 1.0, section 4.3: the document must name the issuer it was fetched for.
-            if discovery.get("issuer") != self.issuer or not isinstance(jwks_uri, str) or not self._fits(jwks_uri):
-                raise KeyFetchError("the issuer's discovery document does not match it (issuer, jwks_uri)")
-            self._jwks_url = jwks_uri
-        document = self._get_json(self._jwks_url)
-        try:
-            return KeySet.import_key_set({"keys": list(document["keys"])})
-        except (JoseError, KeyError, ValueError, TypeError):
-            raise KeyFetchError("the issuer's key set is not a usable JWKS") from None
-
-    def _fits(self, url: str) -> bool:
-        """A discovered URL must be https, unless the configured issuer itself is not (local tests)."""
-        try:
-            scheme = urlsplit(url).scheme
-        except ValueError:
-            return False
-        return scheme == "https" or scheme == urlsplit(self.issuer).scheme
-
-
 # ------------------------------------------------------------------------------------- handler
 
 
@@ -260,6 +185,8 @@ class AuthorizerServices:
     def from_settings(cls, settings: Settings) -> AuthorizerServices:
         if settings.authorizer_mode != "jwt":
             return cls(settings, None)
+        from .oidc import OidcKeys  # jwt mode only: the JWT stack and the HTTP client (module docstring)
+
         return cls(settings, OidcKeys(settings.jwt_issuer, jwks_url=settings.jwt_jwks_url))
 
 
