@@ -177,7 +177,8 @@ def test_a_tools_own_confirmation_hint_is_the_question_and_its_payload_comes_fro
         if tool_context.tool_confirmation is None:
             tool_context.request_confirmation(hint=f"Transfer ${amount}?")
             return {"status": "waiting"}
-        sent.append((amount, tool_context.tool_confirmation.confirmed))
+        confirmation = tool_context.tool_confirmation
+        sent.append((amount, confirmation.confirmed, confirmation.payload))
         return {"status": "sent"}
 
     async def script(request: LlmRequest) -> AsyncIterator[Step]:
@@ -191,9 +192,11 @@ def test_a_tools_own_confirmation_hint_is_the_question_and_its_payload_comes_fro
     assert asked["status"]["message"]["parts"][0] == {
         "text": "Transfer $50? Reply yes to approve, anything else to reject."
     }
-    done = agent.send("ok", task_id=asked["id"], context_id=asked["contextId"])
+    parts = [{"text": "ok"}, {"data": {"memo": "rent"}}]
+    reply = {"messageId": "m-2", "role": "ROLE_USER", "parts": parts, "taskId": asked["id"]}
+    done = agent._post("/message:send", {"message": reply}, "alice")["task"]  # conftest's send is text only
 
-    assert sent == [(50, True)]
+    assert sent == [(50, True, {"memo": "rent"})]
     assert answer_text(done) == "Sent."
 
 
