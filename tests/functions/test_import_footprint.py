@@ -89,3 +89,22 @@ def test_event_functions_do_not_load_the_http_app(function: str) -> None:
     assert f"a2a_serverless.functions.{function}" in loaded
     for package in HTTP_CORE:
         assert under(loaded, package) == [], f"{function} imports {package}"
+
+
+def test_the_sweeper_loads_no_batch_processing_nor_asyncio() -> None:
+    # Given the scheduled sweeper (no batch to process, no agent to run), when a cold start imports it
+    loaded = loaded_by("a2a_serverless.functions.sweeper")
+
+    # Then neither Powertools' batch processing (SQS records) nor the executor API and asyncio load
+    for package in ("aws_lambda_powertools.utilities.batch", "a2a_serverless.execution.api", "asyncio"):
+        assert under(loaded, package) == [], f"the sweeper imports {package}"
+
+
+def test_the_durable_worker_loads_no_sqs_batch_processing() -> None:
+    # Given the durable worker (one durable execution per invocation, no SQS batch), when a cold
+    # start imports it
+    loaded = loaded_by("a2a_serverless.functions.durable_worker")
+
+    # Then the SQS entry points and Powertools' batch processing are not loaded with it
+    for package in ("a2a_serverless.lambda_.sqs", "aws_lambda_powertools.utilities.batch"):
+        assert under(loaded, package) == [], f"the durable worker imports {package}"

@@ -143,3 +143,29 @@ def test_a_streamed_turn_is_one_trace_under_its_streaming_call(stack: DevStack) 
     assert spans["SendStreamingMessage"]["parentSpanId"] is None
     assert spans["SendStreamingMessage"]["attributes"]["a2a.method.name"] == "SendStreamingMessage"
     assert spans["process work"]["traceId"] == spans["SendStreamingMessage"]["traceId"]
+
+
+def test_a_later_turn_is_a_trace_of_its_own_linked_to_the_turn_before(stack: DevStack) -> None:
+    # Given a task that asked for input (the demo's "ask me"), answered on the same task
+    first = send(stack, "ask me")
+    assert first["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    wait_for_spans(stack, first["id"], "process work", "commit events")
+    answer = {"messageId": "m-answer", "role": "ROLE_USER", "parts": [{"text": "Ada"}], "taskId": first["id"]}
+    body = {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": answer}}
+    httpx.post(stack.base + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=60)
+
+    # When both turns' runs are traced
+    url = f"{stack.base}/_console/api/tasks/{first['id']}/trace"
+
+    def two_runs() -> list[dict[str, Any]] | None:
+        traces: list[dict[str, Any]] = httpx.get(url, headers=CONSOLE, timeout=10).json()["traces"]
+        runs = [s for t in traces for s in t["spans"] if s["name"] == "process work"]
+        return traces if len(traces) == 2 and len(runs) == 2 else None
+
+    earlier, later = wait_until(two_runs, "the two turns' traces", within=60, every=0.2)
+
+    # Then the second turn's run links to the commit that ended the first turn
+    run = next(s for s in later["spans"] if s["name"] == "process work")
+    assert run["attributes"]["a2a_serverless.work.turn"] > 1
+    commits = {s["spanId"] for s in earlier["spans"] if s["name"] == "commit events"}
+    assert [(link["traceId"], link["spanId"] in commits) for link in run["links"]] == [(earlier["traceId"], True)]

@@ -285,10 +285,12 @@ class LogItem:
     last: int
     events_json: str
     """A JSON array of StreamResponse objects: events ``first`` .. ``last``."""
+    trace: str = ""
 
 
 def log_item_from(item: Item) -> LogItem:
-    return LogItem(int(item["first"]["N"]), int(item["seq"]["N"]), read_payload(item, "events"))
+    trace = str(item.get("trace", {}).get("S", ""))
+    return LogItem(int(item["first"]["N"]), int(item["seq"]["N"]), read_payload(item, "events"), trace)
 
 
 def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int | None) -> Item:

@@ -61,9 +61,10 @@ def read_events(table: Table, scope: Scope, task_id: str, after_seq: int, limit:
     out: list[StoredEvent] = []
     # A log item holds at least one event: ``limit`` items are always enough.
     for item in table.query(events_query(pk, after_seq), min(limit, 25)):
-        for seq, event in events_of(log_item_from(item)):
+        log = log_item_from(item)
+        for seq, event in events_of(log):
             if seq > after_seq:
-                out.append(StoredEvent(seq=seq, event=event))
+                out.append(StoredEvent(seq=seq, event=event, trace=log.trace))
                 if len(out) == limit:
                     return out
     return out

@@ -7,7 +7,7 @@ from aws_lambda_powertools import Logger
 
 from a2a_serverless.execution.durable import run_task
 from a2a_serverless.json_types import Json
-from a2a_serverless.lambda_.sqs import preload_executor
+from a2a_serverless.lambda_.preload import preload_executor
 from a2a_serverless.wiring import get_runtime
 
 logger = Logger()

@@ -1,6 +1,6 @@
 """Lambda entry point for the SQS worker that runs the configured AgentExecutor."""
 
-from a2a_serverless.lambda_.sqs import preload_executor
+from a2a_serverless.lambda_.preload import preload_executor
 from a2a_serverless.lambda_.sqs import worker_handler as handler
 
 # On Lambda, a bad A2A_EXECUTOR fails the cold start, with the reason in the init log, instead of

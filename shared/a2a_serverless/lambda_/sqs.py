@@ -1,38 +1,21 @@
-"""The worker's entry points: the SQS worker and dead-letter handlers (Powertools batch processing
-with partial failure reporting) and the scheduled sweeper."""
+"""The SQS entry points: the worker and the dead-letter handlers (Powertools batch processing with
+partial failure reporting). The scheduled sweeper is :mod:`.schedule`'s (no batch to process)."""
 
 from __future__ import annotations
-
-import os
-from collections.abc import Mapping
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..config import ConfigError
 from ..execution.dead_letter import fail_dead_work_item
-from ..execution.sweeper import sweep
 from ..execution.worker import process_work_item
 from ..json_types import Json
 from ..ports import WorkItem
 from ..wiring import get_runtime
 from ._observability import logger, metrics
 
-__all__ = ["dead_letter_handler", "preload_executor", "sweeper_handler", "worker_handler"]
-
-
-def preload_executor(environ: Mapping[str, str] = os.environ) -> None:
-    """Import and create the executor now when running on Lambda (the init phase), so a bad import
-    path fails the cold start with a clear message. Elsewhere (tests, the local stack, which checks
-    it at start-up) nothing happens at import."""
-    if environ.get("AWS_LAMBDA_FUNCTION_NAME"):
-        try:
-            get_runtime().executor  # noqa: B018 - loading it is the point
-        except ConfigError as exc:
-            logger.error("cannot start the worker: %s", exc)
-            raise
+__all__ = ["dead_letter_handler", "worker_handler"]
 
 
 def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
@@ -73,13 +56,3 @@ def dead_letter_handler(event: Json, context: LambdaContext) -> Json:
     metrics.add_metric(name="DeadLettersReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
     processor = SqsFifoPartialProcessor()
     return dict(process_partial_response(event=event, record_handler=_fail_dead, processor=processor, context=context))
-
-
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics
-def sweeper_handler(event: Json, context: LambdaContext) -> dict[str, int]:
-    """The scheduled sweeper (an EventBridge rule, every minute): fail the tasks whose run stopped
-    renewing its lease (its worker died)."""
-    swept = sweep(get_runtime())
-    metrics.add_metric(name="RunsSwept", unit=MetricUnit.Count, value=swept)
-    return {"swept": swept}

@@ -182,6 +182,8 @@ class TaskRecord:
 class StoredEvent:
     seq: int
     event: StreamResponse
+    trace: str = ""
+    """The ``traceparent`` of the commit that logged it, where the store keeps one (DynamoDB)."""
 
 
 @dataclass(frozen=True, slots=True)

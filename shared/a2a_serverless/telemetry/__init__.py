@@ -88,6 +88,8 @@ class _Work(Protocol):
     @property
     def tenant(self) -> str: ...
     @property
+    def owner(self) -> str: ...
+    @property
     def task_id(self) -> str: ...
     @property
     def message_id(self) -> str: ...
@@ -119,10 +121,27 @@ def traced_run(
         attributes[n.WORK_TURN] = item.turn
         if isinstance(receives := kwargs.get("receive_count"), int):
             attributes[n.WORK_RECEIVE_COUNT] = receives
-        with entry_span(n.SPAN_RUN, item.trace, attributes, content=current.content):
+        links = await _previous_turn(runtime, item) if item.turn > 1 else []
+        with entry_span(n.SPAN_RUN, item.trace, attributes, content=current.content, links=links):
             return await run(runtime, item, *args, **kwargs)
 
     return traced
+
+
+async def _previous_turn(runtime: Any, item: _Work) -> list[str]:
+    """The trace of the task's turn before this one: the commit that logged its last event (the
+    one the task was at when it accepted this message), where the store keeps it. One read of
+    one log item per later turn, only while tracing is on."""
+    import asyncio
+
+    from ..ports import Scope
+
+    scope = Scope(item.tenant, item.owner)
+    try:
+        events = await asyncio.to_thread(runtime.store.read_events, scope, item.task_id, item.turn - 1, 1)
+    except Exception:  # a link is not worth failing a run for
+        return []
+    return [str(event.trace) for event in events if getattr(event, "trace", "")]
 
 
 class _Executor(Protocol):

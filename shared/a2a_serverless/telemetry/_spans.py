@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -33,6 +33,7 @@ __all__ = [
     "post_span",
     "record_error",
     "set_text",
+    "span_links",
     "tracer",
 ]
 
@@ -102,12 +103,17 @@ def enqueue_span(task_id: str, message_id: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def entry_span(name: str, traceparent: str, attributes: Mapping[str, Any], *, content: bool) -> Iterator[Span]:
+def entry_span(
+    name: str, traceparent: str, attributes: Mapping[str, Any], *, content: bool, links: Sequence[str] = ()
+) -> Iterator[Span]:
     """A consumer span that continues the trace ``traceparent`` names: the worker's run, the
-    dispatcher's task, a delivery. An exception that escapes it is its error."""
+    dispatcher's task, a delivery; linked to the spans ``links`` name. An exception that escapes it
+    is its error."""
     kind = SpanKind.CONSUMER
     attrs = {n.MESSAGING_OPERATION: "process", **attributes}
-    span = tracer().start_span(name, context=parent_context(traceparent), kind=kind, attributes=attrs)
+    span = tracer().start_span(
+        name, context=parent_context(traceparent), kind=kind, attributes=attrs, links=span_links(links)
+    )
     try:
         with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
             yield span
@@ -158,16 +164,25 @@ def commit_span(events: int, size: int) -> Iterator[Span]:
 # ------------------------------------------------------------------------------- push
 
 
+def span_links(traceparents: Sequence[str]) -> list[Link]:
+    return [
+        Link(trace.get_current_span(ctx).get_span_context())
+        for tp in traceparents
+        if (ctx := parent_context(tp)) is not None
+    ]
+
+
 @contextlib.contextmanager
 def dispatch_span(traceparent: str, links: list[str], attributes: Mapping[str, Any]) -> Iterator[str]:
     """The dispatcher's span for one task's stream records: a child of the newest record's commit,
     linked to the other commits the batch carried; yields what the delivery items carry."""
-    span_links = [
-        Link(trace.get_current_span(ctx).get_span_context()) for tp in links if (ctx := parent_context(tp)) is not None
-    ]
     attrs = {n.MESSAGING_OPERATION: "process", **attributes}
     span = tracer().start_span(
-        n.SPAN_DISPATCH, context=parent_context(traceparent), kind=SpanKind.CONSUMER, attributes=attrs, links=span_links
+        n.SPAN_DISPATCH,
+        context=parent_context(traceparent),
+        kind=SpanKind.CONSUMER,
+        attributes=attrs,
+        links=span_links(links),
     )
     try:
         with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
