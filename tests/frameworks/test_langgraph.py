@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
@@ -259,3 +260,34 @@ def test_a_node_exception_fails_the_task_with_the_generic_message(serve: Any) ->
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert task["status"]["message"]["parts"] == [{"text": FAILED_TEXT}]
     assert "SECRET" not in str(agent.task(task["id"]))
+
+
+def test_the_graphs_input_and_config_are_the_executors_options(serve: Any) -> None:
+    class State(TypedDict):
+        question: str
+        answer: str
+
+    def reply(state: State, config: RunnableConfig) -> dict[str, Any]:
+        return {"answer": f"{config['configurable']['tone']}: {state['question']}"}
+
+    def speak(state: State) -> dict[str, Any]:
+        return {"messages": [AIMessage(state["answer"])]}
+
+    class Spoken(State):
+        messages: Annotated[list[BaseMessage], add_messages]
+
+    graph = StateGraph(Spoken)
+    graph.add_node("reply", reply)
+    graph.add_node("speak", speak)
+    graph.add_edge(START, "reply")
+    graph.add_edge("reply", "speak")
+    graph.add_edge("speak", END)
+    executor = langgraph_executor(
+        graph.compile(),
+        input_of=lambda turn: {"question": turn.text.upper()},
+        config={"configurable": {"tone": "calm"}, "recursion_limit": 5},
+    )
+
+    task = serve(executor).send("why?")
+
+    assert answer_text(task) == "calm: WHY?"

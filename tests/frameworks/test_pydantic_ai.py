@@ -8,7 +8,7 @@ import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pydantic_ai import Agent, BinaryContent, CallDeferred, DeferredToolRequests
+from pydantic_ai import Agent, BinaryContent, CallDeferred, DeferredToolRequests, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -278,3 +278,21 @@ def test_files_and_data_in_the_message_reach_the_model_as_binary_content_and_jso
     task = agent.send("", parts=parts)
 
     assert answer_text(task) == """['summarize', '{"pages": [1, 2]}']; 1 file: application/pdf, 14 bytes"""
+
+
+def test_the_runs_deps_are_made_from_its_request_context(serve: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returned := _returned(messages):
+            yield str(returned[0].content)
+            return
+        yield {0: DeltaToolCall(name="whoami", json_args="{}", tool_call_id="u1")}
+
+    model_agent: Agent[str, str] = Agent(FunctionModel(stream_function=stream), deps_type=str)
+
+    @model_agent.tool
+    def whoami(ctx: RunContext[str]) -> str:
+        return f"you are {ctx.deps}"
+
+    agent = serve(pydantic_ai_executor(model_agent, deps=lambda context: context.caller))
+
+    assert answer_text(agent.send("who am I?", as_="bob")) == "you are bob"
