@@ -21,6 +21,15 @@ build makes one.
 
 ``--build`` names a ``sam build`` output of this machine's architecture (default: ``.aws-sam/build``);
 given several times, their functions are measured side by side.
+
+``--first-call`` also times, for the functions of :data:`FIRST_CALLS`, the import followed by a
+first call of a cheap path in the same fresh container (its own target): what a cold start pays
+before its first answer when a function builds something on first use (validators of the models it
+uses, the runtime, the authorizer's JWT stack in ``jwt`` mode) rather than at import. The calls run
+with the in-memory store (``A2A_STORE=memory``) and no network, so they leave out what every
+deployed function's first request adds the same way before and after: boto3 and the AWS clients
+(their connections), and, in ``jwt`` mode, fetching the issuer's keys. Building the call's event is
+not timed.
 """
 
 from __future__ import annotations
@@ -52,6 +61,54 @@ _PROBE = (
     "import time\nw, c = time.perf_counter(), time.process_time()\n{code}\n"
     "print(time.perf_counter() - w, time.process_time() - c)"
 )
+# --first-call: after the handler's import (timed), the event is built (not timed), then the call
+# is timed; the figure is the sum.
+_FIRST_CALL_PROBE = (
+    "import time\nw, c = time.perf_counter(), time.process_time()\n{code}\n"
+    "w, c = time.perf_counter() - w, time.process_time() - c\n{setup}\n"
+    "w2, c2 = time.perf_counter(), time.process_time()\n{call}\n"
+    "print(w + time.perf_counter() - w2, c + time.process_time() - c2)"
+)
+# The recorded events of tests/functions/events, mounted at /events, and a Lambda context.
+_EVENTS = """import json
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "f", 512, "r"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+    def get_remaining_time_in_millis(self): return 30_000
+def api_event(method, path):
+    event = json.load(open("/events/apigw_rest_post_message_send.json"))
+    event["httpMethod"] = event["requestContext"]["httpMethod"] = method
+    event["path"] = event["resource"] = event["requestContext"]["resourcePath"] = path
+    event["requestContext"]["path"] = "/v1" + path
+    event["body"] = None
+    return event"""
+FIRST_CALLS: dict[str, tuple[str, str, str]] = {
+    # function: (what the first call is, its event (not timed), the call)
+    "AgentCardFunction": (
+        "GET the card",
+        "event = api_event('GET', '/.well-known/agent-card.json')",
+        "assert handler(event, Context())['statusCode'] == 200",
+    ),
+    "ListTasksFunction": (
+        "GET /tasks",
+        "event = api_event('GET', '/tasks')",
+        "assert handler(event, Context())['statusCode'] == 200",
+    ),
+    "AuthorizerFunction": (
+        "none mode, a request allowed",
+        "event = json.load(open('/events/apigw_request_authorizer.json'))",
+        "assert handler(event, Context())['principalId'] == 'anonymous'",
+    ),
+}
+FIRST_CALL_JWT = (
+    "jwt mode, its services (JWT stack, no key fetch)",
+    "from a2a_serverless.config import Settings\n"
+    "settings = Settings(store='memory', authorizer_mode='jwt', jwt_issuer='https://issuer.example',"
+    " jwt_audience='app')",
+    "from a2a_serverless.lambda_.authorizer import AuthorizerServices\nAuthorizerServices.from_settings(settings)",
+)
+"""The authorizer in jwt mode: its first request builds its services, which loads the JWT stack
+(at import before issue 29's cut); its key fetch (network) is left out."""
 REFERENCE_IMPORT = "import _reference_server"
 REFERENCE_APP = REFERENCE_IMPORT + "\n_reference_server.create_reference_app('http://127.0.0.1:8000')"
 
@@ -64,6 +121,8 @@ class Target:
     code: str
     opt: Path
     task: Path
+    first_call: tuple[str, str] | None = None
+    """(event setup, call) timed after the import, with the in-memory store (``--first-call``)."""
 
 
 def built_functions(build_dir: Path) -> list[tuple[str, str, Path]]:
@@ -92,10 +151,13 @@ def built_layer(build_dir: Path) -> Path:
     return build_dir / layer["Properties"]["ContentUri"]
 
 
-def docker_python(image: str, mounts: dict[Path, str], *args: str, read_only: bool = True) -> str:
+def docker_python(
+    image: str, mounts: dict[Path, str], *args: str, read_only: bool = True, env: dict[str, str] | None = None
+) -> str:
     """Run the image's python3.13 (not the Lambda entrypoint) in a fresh container without network."""
     volumes = [f"--volume={host}:{path}{':ro' if read_only else ''}" for host, path in mounts.items()]
     command = ["docker", "run", "--rm", "--network=none", *volumes, f"--env=PYTHONPATH={PYTHONPATH}"]
+    command += [f"--env={name}={value}" for name, value in (env or {}).items()]
     if not read_only:  # what it writes belongs to the caller
         command.append(f"--user={os.getuid()}:{os.getgid()}")
     command += ["--entrypoint=python3.13", image, *args]
@@ -151,14 +213,21 @@ def layer_facts(layer: Path) -> dict[str, int]:
 
 
 def measure(image: str, target: Target) -> tuple[float, float] | str:
-    """(wall ms, CPU ms) of one fresh container's import, or the error that stopped it."""
+    """(wall ms, CPU ms) of one fresh container's import (and first call), or the error that stopped it."""
+    mounts = {target.opt: "/opt", target.task: "/var/task"}
+    env: dict[str, str] = {}
     probe = _PROBE.format(code=target.code)
+    if target.first_call is not None:
+        setup, call = target.first_call
+        mounts[ROOT / "tests" / "functions" / "events"] = "/events"
+        env = {"A2A_STORE": "memory"}
+        probe = _FIRST_CALL_PROBE.format(code=target.code, setup=_EVENTS + "\n" + setup, call=call)
     try:
-        out = docker_python(image, {target.opt: "/opt", target.task: "/var/task"}, "-c", probe)
+        out = docker_python(image, mounts, "-c", probe, env=env)
     except subprocess.CalledProcessError as exc:
         lines = exc.stderr.strip().splitlines()
         return lines[-1] if lines else f"exit {exc.returncode}"
-    wall, cpu = (float(v) * 1000 for v in out.split())
+    wall, cpu = (float(v) * 1000 for v in out.splitlines()[-1].split())  # the handler may log before
     return wall, cpu
 
 
@@ -197,6 +266,11 @@ def main() -> None:
         metavar="NAME",
         help="measure only this function of the template (e.g. AuthorizerFunction; repeat for several)",
     )
+    parser.add_argument(
+        "--first-call",
+        action="store_true",
+        help="also time import + a first call of a cheap path for the functions of FIRST_CALLS",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     builds = dict(_labelled(b) for b in args.build or [f"as built={ROOT / '.aws-sam' / 'build'}"])
@@ -225,6 +299,8 @@ def main() -> None:
             for name, statement, code in built_functions(build_dir)
             if not args.function or name.split(" ")[0] in args.function
         }
+        if args.first_call:
+            functions.update(_first_call_targets(functions))
         targets += [functions[key] for key in sorted(functions)]  # each function's variants together
         samples: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
         errors: dict[str, str] = {}
@@ -254,6 +330,23 @@ def main() -> None:
             "imports": results,
         }
         args.json.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def _first_call_targets(functions: dict[tuple[str, str], Target]) -> dict[tuple[str, str], Target]:
+    """For each function of FIRST_CALLS (and the authorizer's jwt mode), the same import followed by
+    its first call, in every variant measured."""
+    extra: dict[tuple[str, str], Target] = {}
+    for (name, variant), target in functions.items():
+        calls = [FIRST_CALLS[name]] if name in FIRST_CALLS else []
+        if name == "AuthorizerFunction":
+            calls.append(FIRST_CALL_JWT)
+        for label, setup, call in calls:
+            named = f"{name} + first call: {label}"
+            extra[(named, variant)] = Target(
+                f"{named} [{variant}]", f"{target.code}\nhandler = {target.code.split()[-1]}.handler",
+                target.opt, target.task, first_call=(setup, call),
+            )  # fmt: skip
+    return extra
 
 
 def _labelled(build: str) -> tuple[str, Path]:
