@@ -217,3 +217,20 @@ def test_a_turn_whose_context_memory_moved_meanwhile_keeps_its_answer_and_drops_
     memory = agent.runtime.agent_state.load_state(Scope("", "alice"), "scripted/context/ctx")
     assert memory.data == b"\x00the other turn;after;"  # the racing turn's memory was not written over it
     assert after["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_memory_larger_than_an_item_is_kept_as_an_object_and_read_back(serve: Any) -> None:
+    async def script(turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
+        if turn.memory is None:
+            turn.keep(bytes(range(256)) * 2048)  # 512 KiB: over what the table holds inline
+            yield TextDelta("remembered")
+            return
+        yield TextDelta(f"{len(turn.memory)} bytes, intact: {turn.memory == bytes(range(256)) * 2048}")
+
+    agent = serve(Scripted(script))
+    agent.send("remember this", context_id="ctx")
+    task = agent.send("what do you remember?", context_id="ctx")
+
+    assert answer_text(task) == "524288 bytes, intact: True"
+    stored = agent.runtime.agent_state.load_state(Scope("", "alice"), "scripted/context/ctx")
+    assert len(stored.data) < 100  # the entry holds the object's digest, not the memory
