@@ -154,9 +154,11 @@ def _tool_events(update: Any, seen: set[str]) -> Iterator[FrameworkEvent]:
             seen.add(message.id)
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                yield ToolCall(call["name"], call.get("id") or "", to_jsonable_python(call["args"]))
+                yield ToolCall(call["name"], call.get("id") or "", to_jsonable_python(call["args"], fallback=str))
         elif isinstance(message, ToolMessage):
-            yield ToolResult(message.name or "", message.tool_call_id, to_jsonable_python(message.content))
+            yield ToolResult(
+                message.name or "", message.tool_call_id, to_jsonable_python(message.content, fallback=str)
+            )
 
 
 def _pause(interrupt: Interrupt, state: bytes) -> Pause:

@@ -131,11 +131,13 @@ class PydanticAIExecutor(FrameworkExecutor):
                     yield TextDelta(event.delta.content_delta)
                 elif isinstance(event, FunctionToolCallEvent):
                     yield ToolCall(
-                        event.part.tool_name, event.part.tool_call_id, to_jsonable_python(event.part.args_as_dict())
+                        event.part.tool_name,
+                        event.part.tool_call_id,
+                        to_jsonable_python(event.part.args_as_dict(), fallback=str),
                     )
                 elif isinstance(event, FunctionToolResultEvent):
                     done = event.part
-                    yield ToolResult(done.tool_name, done.tool_call_id, to_jsonable_python(done.content))
+                    yield ToolResult(done.tool_name, done.tool_call_id, to_jsonable_python(done.content, fallback=str))
                 elif isinstance(event, AgentRunResultEvent):
                     result = event.result
                     output = result.output
@@ -146,7 +148,7 @@ class PydanticAIExecutor(FrameworkExecutor):
                     # to it while this one was paused), then this task's own messages.
                     turn.keep(ModelMessagesTypeAdapter.dump_json([*memory, *result.all_messages()[start:]]))
                     if not isinstance(output, str):
-                        yield Output([Part(data=to_jsonable_python(output))])
+                        yield Output([Part(data=to_jsonable_python(output, fallback=str))])
 
     def _pause(self, requests: DeferredToolRequests, messages: Sequence[Any], start: int) -> Pause:
         pending = [*requests.approvals, *requests.calls]
