@@ -22,6 +22,9 @@ build makes one.
 ``--build`` names a ``sam build`` output of this machine's architecture (default: ``.aws-sam/build``);
 given several times, their functions are measured side by side.
 
+``--floors`` also times the third-party libraries each kind of function needs, imported alone from
+the layer (:data:`FLOORS`): what no cut of the kit's own imports can go below.
+
 ``--first-call`` also times, for the functions of :data:`FIRST_CALLS`, the import followed by a
 first call of a cheap path in the same fresh container (its own target): what a cold start pays
 before its first answer when a function builds something on first use (validators of the models it
@@ -109,6 +112,17 @@ FIRST_CALL_JWT = (
 )
 """The authorizer in jwt mode: its first request builds its services, which loads the JWT stack
 (at import before issue 29's cut); its key fetch (network) is left out."""
+# --floors: the third-party libraries a kind of function cannot do without, imported alone from a
+# build's layer: the least its import can cost as the code is built (not a function of the template).
+FLOORS = {
+    "HTTP functions' libraries (asyncio, pydantic, Starlette, mangum, Powertools)": (
+        "import asyncio, starlette.applications, mangum, aws_lambda_powertools\nfrom pydantic import BaseModel"
+    ),
+    "SQS functions' libraries (pydantic, Powertools with batch processing, asyncio)": (
+        "import aws_lambda_powertools.utilities.batch\nfrom pydantic import BaseModel"
+    ),
+    "the durable SDK alone (its boto3 from the image)": "import aws_durable_execution_sdk_python.execution",
+}
 REFERENCE_IMPORT = "import _reference_server"
 REFERENCE_APP = REFERENCE_IMPORT + "\n_reference_server.create_reference_app('http://127.0.0.1:8000')"
 
@@ -271,6 +285,11 @@ def main() -> None:
         action="store_true",
         help="also time import + a first call of a cheap path for the functions of FIRST_CALLS",
     )
+    parser.add_argument(
+        "--floors",
+        action="store_true",
+        help="also time the third-party libraries each kind of function needs, alone (FLOORS)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     builds = dict(_labelled(b) for b in args.build or [f"as built={ROOT / '.aws-sam' / 'build'}"])
@@ -301,6 +320,12 @@ def main() -> None:
         }
         if args.first_call:
             functions.update(_first_call_targets(functions))
+        if args.floors:
+            empty = scratch / "no-code"
+            empty.mkdir()
+            for variant, (_, layer) in layers.items():
+                for label, code in FLOORS.items():
+                    functions[(f"floor: {label}", variant)] = Target(f"floor: {label} [{variant}]", code, layer, empty)
         targets += [functions[key] for key in sorted(functions)]  # each function's variants together
         samples: dict[str, list[tuple[float, float]]] = {t.name: [] for t in targets}
         errors: dict[str, str] = {}
