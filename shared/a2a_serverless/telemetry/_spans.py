@@ -9,6 +9,7 @@ the delivery item (the push queue). An HTTP request's own context (``traceparent
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -141,8 +142,6 @@ async def invoke_agent(
         try:
             await execute()
         except BaseException as exc:
-            import asyncio
-
             if isinstance(exc, asyncio.CancelledError):
                 span.set_attribute(n.RUN_OUTCOME, "stopped")
             else:
@@ -176,23 +175,8 @@ def span_links(traceparents: Sequence[str]) -> list[Link]:
 def dispatch_span(traceparent: str, links: list[str], attributes: Mapping[str, Any]) -> Iterator[str]:
     """The dispatcher's span for one task's stream records: a child of the newest record's commit,
     linked to the other commits the batch carried; yields what the delivery items carry."""
-    attrs = {n.MESSAGING_OPERATION: "process", **attributes}
-    span = tracer().start_span(
-        n.SPAN_DISPATCH,
-        context=parent_context(traceparent),
-        kind=SpanKind.CONSUMER,
-        attributes=attrs,
-        links=span_links(links),
-    )
-    try:
-        with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-            yield carrier_of(span)
-    except BaseException as exc:
-        record_error(span, exc, content=False)
-        raise
-    finally:
-        span.end()
-        flush_entry()
+    with entry_span(n.SPAN_DISPATCH, traceparent, attributes, content=False, links=links) as span:
+        yield carrier_of(span)
 
 
 @contextlib.contextmanager
