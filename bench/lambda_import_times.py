@@ -121,6 +121,7 @@ FLOORS = {
     "SQS functions' libraries (pydantic, Powertools with batch processing, asyncio)": (
         "import aws_lambda_powertools.utilities.batch\nfrom pydantic import BaseModel"
     ),
+    "pydantic and Powertools (logging, metrics) alone": "import aws_lambda_powertools\nfrom pydantic import BaseModel",
     "the durable SDK alone (its boto3 from the image)": "import aws_durable_execution_sdk_python.execution",
 }
 REFERENCE_IMPORT = "import _reference_server"
