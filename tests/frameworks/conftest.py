@@ -58,6 +58,22 @@ class ServedAgent:
         task: Json = answer["task"]
         return task
 
+    def reply(self, asked: Json, text: str, **fields: Any) -> Json:
+        """The caller's answer to the question ``asked`` (a task waiting for input): the same task."""
+        return self.send(text, task_id=asked["id"], context_id=asked["contextId"], **fields)
+
+    def cancel_mid_stream(self, text: str) -> list[StreamResponse]:
+        """Send ``text``, cancel the task once three chunks of its answer are stored, and return its
+        event log once CANCELED, checking nothing was written after it."""
+        task = self.send(text, wait=False)
+        self.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
+        self.cancel(task["id"])
+        events = self.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+        last = events[-1].status_update
+        assert last is not None, events[-1]  # nothing (no chunk) after CANCELED
+        assert last.status.state is TaskState.TASK_STATE_CANCELED
+        return events
+
     def cancel(self, task_id: str, *, as_: str = "alice") -> Json:
         return self._post(f"/tasks/{task_id}:cancel", {}, as_)
 

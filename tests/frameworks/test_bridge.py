@@ -24,7 +24,7 @@ from a2a_serverless.models import Part, TaskState
 from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import answer_text, chunks, states, status_data
+from .conftest import answer_text, chunks, status_data
 
 Script = Callable[[Turn], AsyncGenerator[FrameworkEvent, None]]
 
@@ -104,7 +104,7 @@ def test_a_pause_asks_the_question_and_the_next_message_resumes_the_run_with_its
     assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert asked["status"]["message"]["parts"] == [{"text": "May I book it?"}]
     assert chunks(agent.events(asked["id"])) == [("Checking first.", False, True)]
-    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.reply(asked, "yes")
     assert done["id"] == asked["id"]
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     assert "Resumed run-7 at step 3 with 'yes'." in answer_text(done)
@@ -148,20 +148,12 @@ def test_cancel_mid_stream_stops_the_framework_and_nothing_is_written_after_canc
             stopped.append("closed")
 
     agent = serve(Scripted(script))
-    task = agent.send("go on forever", wait=False)
-    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
-
-    agent.cancel(task["id"])
-    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+    events = agent.cancel_mid_stream("go on forever")
 
     assert stopped == ["closed"]
-    canceled_at = next(
-        i
-        for i, e in enumerate(events)
-        if e.status_update and e.status_update.status.state is TaskState.TASK_STATE_CANCELED
-    )
-    assert canceled_at == len(events) - 1  # no chunk (nor anything else) after it
-    assert agent.task(task["id"])["status"]["state"] == "TASK_STATE_CANCELED"
+    last = events[-1].status_update
+    assert last is not None
+    assert agent.task(last.task_id)["status"]["state"] == "TASK_STATE_CANCELED"
 
 
 def test_a_framework_exception_fails_the_task_with_a_safe_message_and_is_logged(

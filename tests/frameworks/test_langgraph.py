@@ -18,10 +18,9 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
 from a2a_serverless.frameworks.langgraph import langgraph_executor
-from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import answer_text, chunks, states, status_data, tool_statuses
+from .conftest import answer_text, chunks, status_data, tool_statuses
 
 
 def _one_node(node: Any) -> Any:
@@ -135,8 +134,8 @@ def test_interrupts_in_a_subgraph_ask_in_turn_and_each_reply_resumes_the_same_ru
     agent = serve(langgraph_executor(_one_node(inner.compile())))
 
     asked = agent.send("book a trip")
-    again = agent.send("Oslo", task_id=asked["id"], context_id=asked["contextId"])
-    done = agent.send("Friday", task_id=asked["id"], context_id=asked["contextId"])
+    again = agent.reply(asked, "Oslo")
+    done = agent.reply(asked, "Friday")
 
     assert [t["status"]["message"]["parts"][0]["text"] for t in (asked, again)] == ["Where to?", "When?"]
     assert again["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
@@ -166,7 +165,7 @@ def test_an_interrupt_asks_and_the_next_message_resumes_the_same_run(serve: Any)
     asked = agent.send("write a post")
     assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert asked["status"]["message"]["parts"] == [{"text": "Shall I post it?"}]
-    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.reply(asked, "yes")
 
     assert done["id"] == asked["id"]
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -182,7 +181,7 @@ def test_a_structured_interrupt_shows_its_value_and_a_data_reply_resumes_with_it
     agent = serve(langgraph_executor(_one_node(review)))
     asked = agent.send("email ops")
     reply = [{"data": {"approved": True, "note": "ship it"}}]
-    done = agent.send("", task_id=asked["id"], context_id=asked["contextId"], parts=reply)
+    done = agent.reply(asked, "", parts=reply)
 
     assert asked["status"]["message"]["parts"] == [
         {"text": "Send this email?"},
@@ -239,14 +238,8 @@ def test_cancel_mid_stream_stops_the_graph_and_nothing_is_written_after(serve: A
         return {"messages": [await model.ainvoke(state["messages"])]}
 
     agent = serve(langgraph_executor(_one_node(agent_node)))
-    task = agent.send("go on", wait=False)
-    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
-    agent.cancel(task["id"])
-    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+    agent.cancel_mid_stream("go on")
 
-    last = events[-1].status_update
-    assert last is not None
-    assert last.status.state is TaskState.TASK_STATE_CANCELED
     assert model.closed == ["closed"]
 
 

@@ -14,10 +14,9 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.models.test import TestModel
 
 from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
-from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import answer_text, chunks, states, status_data, tool_statuses
+from .conftest import answer_text, chunks, status_data, tool_statuses
 
 Stream = AsyncIterator[str | DeltaToolCalls]
 
@@ -117,7 +116,7 @@ def test_an_approval_required_tool_asks_and_the_approval_resumes_the_same_run(se
     assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert "Approve calling tool book?" in asked["status"]["message"]["parts"][0]["text"]
     assert booked == []
-    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.reply(asked, "yes")
 
     assert done["id"] == asked["id"]
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -129,7 +128,7 @@ def test_a_denial_resumes_the_run_with_the_tool_denied(serve: Any) -> None:
     booked: list[int] = []
     agent = serve(pydantic_ai_executor(_booking_agent(booked)))
     asked = agent.send("book room 7")
-    done = agent.send("no, too expensive", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.reply(asked, "no, too expensive")
 
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
     assert booked == []
@@ -155,7 +154,7 @@ def test_a_question_tool_asks_its_question_and_the_reply_is_its_answer(serve: An
         {"text": "What is your name?"},
         {"data": {"tools": [{"tool": "ask_user", "toolCallId": "q1"}]}},  # the arguments only with tool_details
     ]
-    done = agent.send("Ada", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.reply(asked, "Ada")
 
     assert answer_text(done) == "Hello, Ada!"
 
@@ -210,14 +209,8 @@ def test_cancel_mid_stream_cancels_the_run_and_nothing_is_written_after(serve: A
             ended.append("model stream closed")
 
     agent = serve(pydantic_ai_executor(Agent(FunctionModel(stream_function=stream))))
-    task = agent.send("go on", wait=False)
-    agent.wait_until(task["id"], lambda events: len(chunks(events)) >= 3)
-    agent.cancel(task["id"])
-    events = agent.wait_until(task["id"], lambda events: TaskState.TASK_STATE_CANCELED in states(events))
+    agent.cancel_mid_stream("go on")
 
-    last = events[-1].status_update
-    assert last is not None
-    assert last.status.state is TaskState.TASK_STATE_CANCELED
     assert ended == ["model stream closed"]
 
 
@@ -259,7 +252,7 @@ def test_an_approval_tool_works_on_an_agent_whose_output_type_does_not_list_defe
 
     agent = serve(pydantic_ai_executor(plain))
     asked = agent.send("delete it")
-    done = agent.send("ok", task_id=asked["id"], context_id=asked["contextId"])
+    done = agent.reply(asked, "ok")
 
     assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert answer_text(done) == "Done: deleted."
