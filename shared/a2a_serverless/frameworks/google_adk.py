@@ -1,10 +1,9 @@
 """Google ADK agents behind A2A: ``executor = adk_executor(agent)``
 (``pip install 'a2a-serverless[google-adk]'``; ``docs/frameworks.md``).
 
-The run is :meth:`google.adk.runners.Runner.run_async` with
-``RunConfig(streaming_mode=StreamingMode.SSE)``, ADK's public event stream, on an ``App`` made
-resumable (``ResumabilityConfig(is_resumable=True)``), so that a pause is a paused invocation that
-ADK itself resumes:
+The run is :meth:`google.adk.runners.Runner.run_async` with ``RunConfig(streaming_mode=StreamingMode.SSE)``,
+ADK's public event stream, on an ``App`` made resumable (``ResumabilityConfig(is_resumable=True)``), so
+that a pause is a paused invocation that ADK itself resumes:
 
 * the text of partial events -> the answer's chunks (the text of a final event only when nothing
   of it was streamed: a model that does not stream); thoughts are not the answer and are left out;
