@@ -387,6 +387,7 @@ def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_
         "taskId": _s(config.task_id),
         "tenant": _s(scope.tenant),
         "owner": _s(scope.owner),
+        **({"trace": _s(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
     }
 
 

@@ -13,8 +13,8 @@ are read once and each config gets one item up to the highest of them (the deliv
 everything after the config's cursor up to that point, in order). Scope and ids come from the
 items' own attributes, never from parsing keys. Everything here is idempotent: a record processed
 twice queues items that the FIFO queue deduplicates or that find the config's cursor already past
-them. With tracing on, a log item carries its commit's ``traceparent`` (``trace``), and a task's
-dispatch continues that trace; its delivery items carry the dispatch's.
+them. With tracing on, a log item carries its commit's ``traceparent`` (``trace``), a config item
+its call's, and a task's dispatch continues that trace; its delivery items carry the dispatch's.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ class _TaskChanges:
     new_configs: dict[str, int] = field(default_factory=dict)
     """Config id -> its delivery cursor when it was written."""
     traces: dict[int, str] = field(default_factory=dict)
-    """Seq -> the ``traceparent`` of the commit that logged it (tracing on)."""
+    """Seq -> the ``traceparent`` of the commit that logged it; 0 -> the call that wrote a config
+    (tracing on)."""
 
 
 def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore, queue: DeliveryQueue) -> list[int]:
@@ -95,10 +96,10 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
         changes.records.append(position)
         if sk.startswith(EVENT_PREFIX):
             changes.last_seq = max(changes.last_seq, int(image["seq"]))
-            if trace := image.get("trace"):
-                changes.traces[int(image["seq"])] = str(trace)
         else:
             changes.new_configs[str(image["configId"])] = int(image.get("deliveredSeq", 0))
+        if trace := image.get("trace"):
+            changes.traces[int(image["seq"]) if sk.startswith(EVENT_PREFIX) else 0] = str(trace)
     failed: list[int] = []
     for changes in tasks.values():
         try:
@@ -111,8 +112,9 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
 
 
 def _traced(changes: _TaskChanges) -> AbstractContextManager[str]:
-    """The task's dispatch span: a child of the newest commit's, linked to the batch's others."""
-    newest = changes.traces.get(changes.last_seq, "")
+    """The task's dispatch span: a child of the newest commit's (or, for new configs alone, of the
+    call that wrote them), linked to the batch's other commits."""
+    newest = changes.traces[max(changes.traces)] if changes.traces else ""
     others = sorted(set(changes.traces.values()) - {newest})  # a commit's log items share its trace
     return telemetry.dispatch(
         newest, task_id=changes.task_id, up_to_seq=changes.last_seq, records=len(changes.records), links=others

@@ -183,12 +183,18 @@ class _LiveCommit(CommitNote):
         self._span.set_attribute(n.COMMIT_LAST_SEQ, last_seq)
 
 
-@contextlib.contextmanager
-def commit(events: int, size: int) -> Iterator[CommitNote]:
+_OFF_COMMIT = contextlib.nullcontext(CommitNote())
+
+
+def commit(events: int, size: int) -> contextlib.AbstractContextManager[CommitNote]:
     """Around one group commit of a run's ``events`` (``size`` bytes of JSON) to the store."""
     if not switch().on:
-        yield CommitNote()
-        return
+        return _OFF_COMMIT
+    return _live_commit(events, size)
+
+
+@contextlib.contextmanager
+def _live_commit(events: int, size: int) -> Iterator[CommitNote]:
     from ._spans import commit_span
 
     with commit_span(events, size) as span:

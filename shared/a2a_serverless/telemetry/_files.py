@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -72,17 +73,30 @@ class JsonLinesExporter(SpanExporter):
     def __init__(self, directory: str) -> None:
         self._directory = Path(directory)
         self._lock = threading.Lock()
+        self._out: TextIO | None = None
+        self._pid = 0
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         lines = "".join(json.dumps(span_json(s), separators=(",", ":")) + "\n" for s in spans)
         try:
             with self._lock:
-                self._directory.mkdir(parents=True, exist_ok=True)
-                with (self._directory / f"spans-{os.getpid()}.jsonl").open("a", encoding="utf-8") as out:
-                    out.write(lines)
+                out = self._file()
+                out.write(lines)
+                out.flush()
         except OSError:
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
+    def _file(self) -> TextIO:
+        """This process's file, opened once (again in a forked child: its pid is another)."""
+        if self._out is None or self._pid != os.getpid():
+            self._directory.mkdir(parents=True, exist_ok=True)
+            self._pid = os.getpid()
+            self._out = (self._directory / f"spans-{self._pid}.jsonl").open("a", encoding="utf-8")
+        return self._out
+
     def shutdown(self) -> None:
-        pass
+        with self._lock:
+            if self._out is not None:
+                self._out.close()
+                self._out = None
