@@ -46,14 +46,22 @@ def spans_of(stack: DevStack, task_id: str) -> list[dict[str, Any]]:
     return traces[0]["spans"] if traces else []
 
 
-def wait_for_spans(stack: DevStack, task_id: str, *names: str) -> dict[str, dict[str, Any]]:
-    """The trace once it holds a span of each of ``names``: by name (the last of a name wins)."""
+def wait_for_trace(stack: DevStack, task_id: str, *names: str) -> list[dict[str, Any]]:
+    """The trace's spans once it holds a span of each of ``names`` and every span's parent but the
+    root's (a span is written when it ends, so a parent after its children)."""
 
-    def complete() -> dict[str, dict[str, Any]] | None:
-        spans = {span["name"]: span for span in spans_of(stack, task_id)}
-        return spans if set(names) <= spans.keys() else None
+    def complete() -> list[dict[str, Any]] | None:
+        every = spans_of(stack, task_id)
+        ids = {span["spanId"] for span in every}
+        whole = sum(span["parentSpanId"] not in ids for span in every) == 1
+        return every if whole and set(names) <= {span["name"] for span in every} else None
 
     return wait_until(complete, f"spans {names} of task {task_id}", within=60, every=0.2)
+
+
+def wait_for_spans(stack: DevStack, task_id: str, *names: str) -> dict[str, dict[str, Any]]:
+    """:func:`wait_for_trace`'s spans by name (the last of a name wins)."""
+    return {span["name"]: span for span in wait_for_trace(stack, task_id, *names)}
 
 
 def test_a_turn_with_a_webhook_is_one_connected_trace_across_the_processes(
@@ -66,8 +74,8 @@ def test_a_turn_with_a_webhook_is_one_connected_trace_across_the_processes(
 
     # When its trace holds the delivery's POSTs
     names = ("SendMessage", "send work", "process work", "invoke_agent DemoAgentExecutor", "commit events")
-    spans = wait_for_spans(stack, task["id"], *names, "dispatch push", "deliver push", "POST")
-    every = spans_of(stack, task["id"])
+    every = wait_for_trace(stack, task["id"], *names, "dispatch push", "deliver push", "POST")
+    spans = {span["name"]: span for span in every}
 
     # Then every span but the call's has its parent in the same trace: one connected tree
     ids = {span["spanId"] for span in every}
