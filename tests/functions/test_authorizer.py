@@ -5,8 +5,8 @@ events are the recorded REST API REQUEST authorizer event with the ``Authorizati
 from __future__ import annotations
 
 import base64
-import dataclasses
 import copy
+import dataclasses
 import hashlib
 import hmac
 import io
