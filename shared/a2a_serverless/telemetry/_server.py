@@ -4,13 +4,12 @@ server span: named after the method, kind SERVER, lasting until a stream's body 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind
-from starlette.background import BackgroundTask
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from . import _names as n
 from ._call import ServerCall
@@ -78,16 +77,19 @@ class LiveServerCall(ServerCall):
 
     def streaming(self, response: Response) -> Response:  # type: ignore[override]
         """The span lasts until the stream's body is done (the convention's "time to produce the
-        response stream"), not just until it opened."""
+        response stream"), not just until it opened: it ends when the body's iteration does, at its
+        end or when it is closed (a client that went away)."""
+        if not isinstance(response, StreamingResponse):
+            return response
         self._deferred = True
-        previous = response.background
+        body = response.body_iterator
 
-        async def after() -> None:
+        async def traced() -> AsyncIterator[str | bytes | memoryview[int]]:
             try:
-                if previous is not None:
-                    await previous()
+                async for chunk in body:
+                    yield chunk
             finally:
                 self._end()
 
-        response.background = BackgroundTask(after)
+        response.body_iterator = traced()
         return response
