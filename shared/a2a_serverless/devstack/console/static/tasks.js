@@ -3,6 +3,7 @@
 
 import { devApi } from "./a2a.js";
 import { el } from "./render.js";
+import { showTrace } from "./trace.js";
 
 const LIVE_MS = 2000;
 
@@ -50,10 +51,12 @@ export function setUpTasks(agent, visible) {
     const rows = document.querySelector("#timeline-table tbody");
     const push = document.getElementById("timeline-push");
     const source = document.getElementById("timeline-source");
+    const trace = document.getElementById("timeline-trace");
     box.hidden = false;
     document.getElementById("timeline-task").textContent = taskId;
     rows.replaceChildren();
     push.replaceChildren();
+    trace.replaceChildren();
     try {
       if (agent().remote) {
         source.textContent = "Another agent: its history and artifacts from GetTask (its event log is not public).";
@@ -62,6 +65,7 @@ export function setUpTasks(agent, visible) {
         (task.artifacts || []).forEach((a, i) => rows.append(eventRow(`artifact ${i + 1}`, "", "artifact", a)));
         rows.append(eventRow("now", task.status && task.status.timestamp, "status", task.status));
         push.append(el("li", { class: "muted", text: "not available for another agent" }));
+        trace.append(el("p", { class: "muted", text: "not available for another agent" }));
         return;
       }
       source.textContent = "The task's event log, read through the store by the dev API.";
@@ -82,6 +86,7 @@ export function setUpTasks(agent, visible) {
           push.append(el("li", { class: "dead-letter", text: `dead letter: ${d.configId}, events ${d.fromSeq || "?"}–${d.upToSeq}: ${d.lastError}` }));
         }
       }
+      await showTrace(taskId, trace);
     } catch (error) {
       source.textContent = `Timeline failed: ${error.message}`;
     }
