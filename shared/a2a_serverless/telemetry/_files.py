@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -31,12 +31,9 @@ def _hex(value: int, width: int) -> str:
     return format(value, f"0{width}x")
 
 
-def _attributes(attributes: object) -> Json:
-    items = attributes.items() if isinstance(attributes, dict) or hasattr(attributes, "items") else ()
-    out: Json = {}
-    for key, value in items:
-        out[str(key)] = list(value) if isinstance(value, tuple) else value
-    return out
+def _attributes(attributes: Mapping[str, object] | None) -> Json:
+    """Attribute values as JSON (OpenTelemetry keeps sequences as tuples)."""
+    return {str(k): list(v) if isinstance(v, tuple) else v for k, v in (attributes or {}).items()}
 
 
 def span_json(span: ReadableSpan) -> Json:

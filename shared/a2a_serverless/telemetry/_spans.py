@@ -29,6 +29,7 @@ __all__ = [
     "dispatch_span",
     "enqueue_span",
     "flush_entry",
+    "inner_span",
     "invoke_agent",
     "parent_context",
     "post_span",
@@ -99,8 +100,22 @@ def enqueue_span(task_id: str, message_id: str) -> Iterator[str]:
     if current.is_recording():
         current.set_attribute(n.A2A_TASK_ID, task_id)  # a new task's id is known from here on
     attributes = {n.A2A_TASK_ID: task_id, n.A2A_MESSAGE_ID: message_id, n.MESSAGING_OPERATION: "send"}
-    with tracer().start_as_current_span(n.SPAN_ENQUEUE, kind=SpanKind.PRODUCER, attributes=attributes) as span:
+    with inner_span(n.SPAN_ENQUEUE, SpanKind.PRODUCER, attributes) as span:
         yield carrier_of(span)
+
+
+@contextlib.contextmanager
+def inner_span(name: str, kind: SpanKind, attributes: Mapping[str, Any]) -> Iterator[Span]:
+    """A span current in the block; an exception leaving it is its error, by class
+    (:func:`record_error`), never by message."""
+    with tracer().start_as_current_span(
+        name, kind=kind, attributes=attributes, record_exception=False, set_status_on_exception=False
+    ) as span:
+        try:
+            yield span
+        except BaseException as exc:
+            record_error(span, exc, content=False)
+            raise
 
 
 @contextlib.contextmanager
@@ -156,7 +171,7 @@ async def invoke_agent(
 @contextlib.contextmanager
 def commit_span(events: int, size: int) -> Iterator[Span]:
     attributes = {n.COMMIT_EVENTS: events, n.COMMIT_BYTES: size}
-    with tracer().start_as_current_span(n.SPAN_COMMIT, kind=SpanKind.INTERNAL, attributes=attributes) as span:
+    with inner_span(n.SPAN_COMMIT, SpanKind.INTERNAL, attributes) as span:
         yield span
 
 
@@ -187,7 +202,5 @@ def post_span(url_host: str, url_port: int | None, seq: str) -> Iterator[Span]:
         attributes[n.SERVER_PORT] = url_port
     if seq.isdigit():
         attributes[n.PUSH_SEQ] = int(seq)
-    with tracer().start_as_current_span(
-        n.SPAN_POST, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False
-    ) as span:
+    with inner_span(n.SPAN_POST, SpanKind.CLIENT, attributes) as span:
         yield span
