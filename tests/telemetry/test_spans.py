@@ -128,3 +128,15 @@ async def test_a_refused_call_is_its_error_type() -> None:
     assert attributes(call)["error.type"] == "-32001"
     assert attributes(call)["a2a.task.id"] == "no-such-task"
     assert call.status.is_unset
+
+
+async def test_the_agent_s_own_spans_nest_under_its_invoke_agent_span() -> None:
+    # Given an agent that traces its own step with the standard API (traced_agent.py)
+    async with memory_app(executor="traced_agent:TracedAgent") as client:
+        await client.post("/", json=send("look"), headers=HEADERS)
+    spans = finished()
+
+    # Then its span is in the turn's trace, the child of the kit's span for its run
+    agent, own = spans["invoke_agent TracedAgent"], spans["look things up"]
+    assert own.context.trace_id == spans["SendMessage"].context.trace_id
+    assert parent_id(own) == agent.context.span_id
