@@ -86,3 +86,21 @@ def test_file_needs_its_directory() -> None:
 def test_content_is_off_unless_asked_for() -> None:
     assert parse({"A2A_TRACING": "memory"}).content is False
     assert parse({"A2A_TRACING": "memory", "A2A_TRACING_CONTENT": "true"}).content is True
+
+
+def test_tracing_on_without_the_sdk_says_which_extra_to_install() -> None:
+    # Given tracing switched on where the SDK cannot be imported (a layer built without the extra)
+    code = (
+        "import sys\n"
+        "sys.modules['opentelemetry'] = None\n"  # what a missing package looks like to an import
+        "from a2a_serverless import telemetry\n"
+        "try:\n"
+        "    telemetry.tracing_on()\n"
+        "except telemetry.TracingConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    environment = {**os.environ, "A2A_TRACING": "otlp"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environment)
+
+    # Then the first traced call says what to install
+    assert "a2a-serverless[tracing]" in out.stdout

@@ -73,8 +73,13 @@ def switch() -> Switch:
         if _current is None:
             parsed = parse(os.environ)
             if parsed.on:
-                from . import _sdk
-
+                try:
+                    from . import _sdk
+                except ImportError as exc:
+                    raise TracingConfigError(
+                        f"{SWITCH_ENV}={','.join(sorted(parsed.modes))} needs the OpenTelemetry SDK "
+                        f"({exc.name} is not installed): pip install 'a2a-serverless[tracing]'"
+                    ) from None
                 _sdk.install(parsed)
             _current = parsed
         return _current
