@@ -24,6 +24,9 @@ For each framework extra (``a2a-serverless[pydantic-ai]``, ``[langgraph]``, ``[s
 
     .venv/bin/python bench/framework_costs.py [--runs 7] [--framework NAME ...] [--importtime] \\
         [--json out.json]
+
+``--install-only --json out.json`` recomputes the install sizes into an existing results file,
+keeping its timings.
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ import statistics
 import subprocess
 import sys
 import time
+import tomllib
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -69,7 +73,9 @@ _TIMED_IMPORT = (
 
 
 def closure(extras: Iterable[str]) -> set[str]:
-    """The distributions (canonical names) the project with ``extras`` needs, itself excluded."""
+    """The distributions (canonical names) the project with ``extras`` needs, itself excluded: its
+    own requirements read from ``pyproject.toml`` (an editable install's metadata can be older),
+    those of the rest from their installed metadata."""
     seen: set[tuple[str, str]] = set()
     pending = [(PROJECT, ""), *((PROJECT, e) for e in extras)]
     names: set[str] = set()
@@ -79,15 +85,26 @@ def closure(extras: Iterable[str]) -> set[str]:
             continue
         seen.add((name, extra))
         names.add(name)
-        for line in metadata.distribution(name).requires or []:
-            req = Requirement(line)
-            if req.marker is not None and not req.marker.evaluate({"extra": extra}):
-                continue
-            if req.marker is None and extra:
-                continue  # an unconditional requirement: the node without extra holds it
+        for req in _requires(name, extra):
             dep = canonicalize_name(req.name)
             pending += [(dep, ""), *((dep, e) for e in req.extras)]
     return names - {PROJECT}
+
+
+def _requires(name: str, extra: str) -> Iterator[Requirement]:
+    """What ``name`` with ``extra`` requires beyond ``name`` alone (``extra=""``: ``name`` alone)."""
+    if name == PROJECT:
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+        lines = project["optional-dependencies"][extra] if extra else project["dependencies"]
+        reqs = [Requirement(line) for line in lines]
+        yield from (r for r in reqs if r.marker is None or r.marker.evaluate({"extra": ""}))
+        return
+    for line in metadata.distribution(name).requires or []:
+        req = Requirement(line)
+        if req.marker is None and extra:
+            continue  # an unconditional requirement: the node without extra holds it
+        if req.marker is None or req.marker.evaluate({"extra": extra}):
+            yield req
 
 
 def installed_bytes(name: str) -> tuple[int, int]:
@@ -292,7 +309,8 @@ def first_turns(names: list[str], runs: int) -> dict[str, dict[str, dict[str, fl
         out = subprocess.run(
             [sys.executable, __file__, "--probe", name], capture_output=True, text=True, cwd=ROOT, check=True
         )
-        return {k: tuple(v) for k, v in json.loads(out.stdout.splitlines()[-1]).items()}
+        stages: dict[str, list[float]] = json.loads(out.stdout.splitlines()[-1])
+        return {label: (wall, cpu) for label, (wall, cpu) in stages.items()}
 
     for name in names:
         run(name)  # warm the bytecode cache
@@ -313,6 +331,9 @@ def main() -> None:
     parser.add_argument("--framework", action="append", choices=list(FRAMEWORKS), help="default: all")
     parser.add_argument("--importtime", action="store_true", help="top import contributors (one run each)")
     parser.add_argument("--no-first-turn", action="store_true")
+    parser.add_argument(
+        "--install-only", action="store_true", help="recompute the install sizes only, into --json's existing timings"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--probe", choices=list(_MAKERS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -320,7 +341,13 @@ def main() -> None:
         print(json.dumps(_probe(args.probe)))
         return
     extras: list[str] = args.framework or list(FRAMEWORKS)
-    results: dict[str, Any] = {"runs": args.runs, "python": sys.version.split()[0], "load": _load()}
+    if args.install_only:
+        results = json.loads(args.json.read_text())
+        results["install"] = install_sizes(extras)
+        _print(results, results["install"], results["import"], extras)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return
+    results = {"runs": args.runs, "python": sys.version.split()[0], "load": _load()}
     results["install"] = sizes = install_sizes(extras)
     targets = {REFERENCE: WORKER}
     for extra in extras:
