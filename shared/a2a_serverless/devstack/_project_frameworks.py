@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FRAMEWORKS", "TEST", "ProjectFramework"]
+__all__ = ["FRAMEWORKS", "FRAMEWORK_MODULES", "TEST", "ProjectFramework"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +98,189 @@ def make_graph() -> Any:
 executor = langgraph_executor(make_graph)
 '''
 
+_STRANDS = '''\
+"""{name}: a Strands agent behind A2A (docs/frameworks.md in the kit). ``a2a-serverless dev``
+serves it locally.
+
+Put your model in place of the placeholder, e.g. ``BedrockModel(model_id=<model id>)`` from
+``strands.models``, made once at import (its boto3 client is reused); ``make_agent`` makes the
+``Agent`` for each run. The placeholder streams back what it is sent, so the project runs and its
+test passes without a model key. A hook or tool that calls ``interrupt(...)`` asks the caller
+(INPUT_REQUIRED) and the reply resumes it; the conversation is remembered per A2A context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from strands.agent import Agent
+from strands.models import Model
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+
+from a2a_serverless.frameworks.strands import strands_executor
+
+NAME = {name_literal}
+
+
+class Placeholder(Model):
+    def update_config(self, **model_config: Any) -> None:
+        pass
+
+    def get_config(self) -> Any:
+        return {{}}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("the placeholder answers in text")
+
+    async def stream(self, messages: Messages, *args: Any, **kwargs: Any) -> AsyncGenerator[StreamEvent, None]:
+        said = " ".join(block["text"] for block in messages[-1]["content"] if "text" in block)
+        answer = f"{{NAME}} heard: {{said}}"
+        yield {{"messageStart": {{"role": "assistant"}}}}
+        yield {{"contentBlockStart": {{"start": {{}}}}}}
+        for start in range(0, len(answer), 8):  # a model streams its answer in pieces
+            yield {{"contentBlockDelta": {{"delta": {{"text": answer[start : start + 8]}}}}}}
+        yield {{"contentBlockStop": {{}}}}
+        yield {{"messageStop": {{"stopReason": "end_turn"}}}}
+
+
+model = Placeholder()
+
+
+def make_agent() -> Agent:
+    return Agent(model=model, system_prompt=f"You are {{NAME}}.")
+
+
+executor = strands_executor(make_agent)
+'''
+
+_OPENAI_AGENTS = '''\
+"""{name}: an OpenAI Agents SDK agent behind A2A (docs/frameworks.md in the kit).
+``a2a-serverless dev`` serves it locally.
+
+Put your model in place of the placeholder: ``Agent(..., model="<model name>")`` with
+``OPENAI_API_KEY`` in the functions' environment. The placeholder streams back what it is sent, so
+the project runs and its test passes without a model key. Tracing is off: on, the SDK sends
+prompts and tool data to OpenAI (docs/frameworks.md says how to choose). Tools declared
+``needs_approval=True`` ask the caller first (INPUT_REQUIRED); the conversation is remembered per
+A2A context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agents import Agent, RunConfig, TResponseInputItem
+from agents.items import ModelResponse, TResponseStreamEvent
+from agents.models.interface import Model
+from agents.testing import assistant_message
+from openai.types.responses import Response, ResponseCompletedEvent, ResponseTextDeltaEvent
+
+from a2a_serverless.frameworks.openai_agents import openai_agents_executor
+
+NAME = {name_literal}
+
+
+class Placeholder(Model):
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        raise NotImplementedError("the adapter streams")
+
+    async def stream_response(
+        self, system_instructions: str | None, input: str | list[TResponseInputItem], *args: Any, **kwargs: Any
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        last: Any = input if isinstance(input, str) else input[-1].get("content", "")
+        said = last if isinstance(last, str) else " ".join(str(c.get("text", "")) for c in last)
+        answer = f"{{NAME}} heard: {{said}}"
+        for n, start in enumerate(range(0, len(answer), 8)):  # a model streams its answer in pieces
+            delta = answer[start : start + 8]
+            yield ResponseTextDeltaEvent(
+                type="response.output_text.delta",
+                item_id="placeholder",
+                output_index=0,
+                content_index=0,
+                delta=delta,
+                logprobs=[],
+                sequence_number=n,
+            )
+        response = Response(
+            id="placeholder",
+            created_at=0,
+            model="placeholder",
+            object="response",
+            output=[assistant_message(answer)],
+            tool_choice="auto",
+            tools=[],
+            parallel_tool_calls=False,
+            status="completed",
+        )
+        yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=len(answer))
+
+
+agent = Agent(name="assistant", instructions=f"You are {{NAME}}.", model=Placeholder())
+
+executor = openai_agents_executor(agent, run_config=RunConfig(tracing_disabled=True))
+'''
+
+_GOOGLE_ADK = '''\
+"""{name}: a Google ADK agent behind A2A (docs/frameworks.md in the kit). ``a2a-serverless dev``
+serves it locally.
+
+Put your model in place of the placeholder, e.g. ``LlmAgent(model="<model name>", ...)`` with the
+provider's key in the functions' environment. The placeholder streams back what it is sent, so the
+project runs and its test passes without a model key. ``FunctionTool(f,
+require_confirmation=True)`` asks the caller first (INPUT_REQUIRED); the session is remembered per
+A2A context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from google.adk.agents import LlmAgent
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+from a2a_serverless.frameworks.google_adk import adk_executor
+
+NAME = {name_literal}
+
+
+class Placeholder(BaseLlm):
+    model: str = "placeholder"
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        last = llm_request.contents[-1].parts or [] if llm_request.contents else []
+        said = " ".join(part.text for part in last if part.text)
+        answer = f"{{NAME}} heard: {{said}}"
+        if stream:  # a model streams its answer in pieces, then the whole of it
+            for start in range(0, len(answer), 8):
+                piece = types.Content(role="model", parts=[types.Part(text=answer[start : start + 8])])
+                yield LlmResponse(content=piece, partial=True)
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=answer)]), partial=False)
+
+
+root_agent = LlmAgent(name="assistant", model=Placeholder(), instruction=f"You are {{NAME}}.")
+
+executor = adk_executor(root_agent)
+'''
+
 FRAMEWORKS = {
     "pydantic-ai": ProjectFramework(extra="pydantic-ai", agent=_PYDANTIC_AI),
     "langgraph": ProjectFramework(extra="langgraph", agent=_LANGGRAPH),
+    "strands": ProjectFramework(extra="strands", agent=_STRANDS),
+    "openai-agents": ProjectFramework(extra="openai-agents", agent=_OPENAI_AGENTS),
+    "google-adk": ProjectFramework(extra="google-adk", agent=_GOOGLE_ADK),
 }
 """The frameworks ``init --framework`` knows, by the name it takes."""
+
+FRAMEWORK_MODULES = frozenset({"pydantic_ai", "langgraph", "langchain_core", "strands", "agents", "openai", "google"})
+"""The frameworks' top-level modules: an agent package of one of these names would hide it."""
 
 TEST = '''\
 """The agent on the in-memory runtime: the whole protocol path (HTTP+JSON binding, the operations,
@@ -125,6 +303,9 @@ CARD = Path(__file__).parents[1] / "src" / "agent.json"
 @pytest.fixture
 def conversation() -> Iterator[AgentConversation]:
     with agent_conversation("{executor}", card_file=CARD) as conversation:
+        # The agent made now, before the first send waits for its answer: importing a framework can
+        # take seconds, longer than a blocking send waits (blocking_wait_seconds).
+        assert conversation.runtime.executor is not None
         yield conversation
 
 

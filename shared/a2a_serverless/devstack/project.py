@@ -38,7 +38,7 @@ from pathlib import Path
 
 from . import _project_files as files
 from ._kit_wheel import DIST, KitWheel, pack_kit_wheel
-from ._project_frameworks import FRAMEWORKS
+from ._project_frameworks import FRAMEWORK_MODULES, FRAMEWORKS
 from ._project_frameworks import TEST as FRAMEWORK_TEST
 
 __all__ = ["Created", "ProjectError", "create_project", "project_template", "python_for_sam", "upgrade_kit"]
@@ -230,7 +230,7 @@ def _package_name(name: str) -> str:
     package = re.sub(r"[^0-9a-zA-Z]+", "_", name).strip("_").lower()
     if not package or package[0].isdigit():
         package = f"agent_{package}"
-    if package in {"a2a_serverless", "a2a", "test", "tests", "src"}:
+    if package in {"a2a_serverless", "a2a", "test", "tests", "src"} | FRAMEWORK_MODULES:
         package = f"{package}_agent"
     return package
 
