@@ -1,10 +1,7 @@
 """A scripted model for Google ADK agents, on ADK's public model interface (``BaseLlm``): no
 network, no key. Each call of the model runs its script on the request and streams what the
 script yields: text deltas (partial responses), then the final response that aggregates them with
-the function calls and files the script yielded, as ADK's own models answer in SSE mode.
-
-``e2e_executor`` is the agent the local stack serves in the end-to-end tests (``A2A_EXECUTOR``): it
-streams "The answer is 42.", and asks to approve booking a room when told to book one."""
+the function calls and files the script yielded, as ADK's own models answer in SSE mode."""
 
 from __future__ import annotations
 
@@ -15,10 +12,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
-from google.adk.tools import FunctionTool
 from google.genai import types
-
-from a2a_serverless.frameworks.google_adk import adk_executor
 
 Step = str | types.FunctionCall | types.Part | LlmResponse
 """A text delta, a function call, any other part of the answer (a file), or a response of the
@@ -62,21 +56,3 @@ def returned(request: LlmRequest) -> list[Any]:
 
 def scripted_agent(script: Script, **options: Any) -> LlmAgent:
     return LlmAgent(name="assistant", model=ScriptedLlm(script=script), **options)
-
-
-async def _answer(request: LlmRequest) -> AsyncIterator[Step]:
-    if answers := returned(request):
-        yield f"Booked: {answers[0].get('result') or answers[0].get('error')}."
-    elif "book" in said(request)[-1]:
-        yield types.FunctionCall(id="b1", name="book_room", args={"room": 7})
-    else:
-        for piece in ("The ", "answer ", "is 42."):
-            yield piece
-
-
-def book_room(room: int) -> str:
-    """Books a room."""
-    return f"room {room}"
-
-
-e2e_executor = adk_executor(scripted_agent(_answer, tools=[FunctionTool(book_room, require_confirmation=True)]))

@@ -1,92 +1,55 @@
-"""The framework adapters in durable mode, on the official local runner of durable executions: a
-framework run is one step (a turn), its pause is INPUT_REQUIRED and a callback wait holding no
+"""The five framework adapters in durable mode, on the official local runner of durable executions:
+a framework run is one step (a turn), its pause is INPUT_REQUIRED and a callback wait holding no
 invocation, and what survives the wait is the framework's state in the store (not a replay): the
-answer's turn resumes the same run from it."""
+answer's turn resumes the same run from it (what ran before the pause does not run again)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from aws_durable_execution_sdk_python.execution import InvocationStatus
-from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.types import interrupt
-from pydantic_ai import Agent, DeferredToolRequests
-from pydantic_ai.messages import ModelMessage, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
-from a2a_serverless.frameworks.langgraph import langgraph_executor
-from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope
+from a2a_serverless.ports import Scope, TaskHead
 from a2a_serverless.wiring import build_runtime
+from testkit.waiting import wait_until
+
+from . import stack_agents
+from .stack_agents import RAN
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")
-RAN: list[str] = []
-"""What ran before each pause: once, however many invocations the task took."""
+FRAMEWORKS = [
+    pytest.param(("strands", "Done: posted (yes)."), id="strands"),
+    pytest.param(("langgraph", "Draft. Posted (yes)."), id="langgraph"),
+    pytest.param(("pydantic_ai", "Done: posted."), id="pydantic-ai"),
+    pytest.param(("openai_agents", "Done: posted."), id="openai-agents"),
+    pytest.param(("google_adk", "Done: posted."), id="google-adk"),
+]
+"""Each framework and its answer once the reply "yes" resumed the paused run."""
 
 
-def _draft(state: MessagesState) -> dict[str, Any]:
-    RAN.append("draft")
-    return {"messages": [AIMessage("Draft.")]}
-
-
-def _post(state: MessagesState) -> dict[str, Any]:
-    return {"messages": [AIMessage(f" Posted ({interrupt('Shall I post it?')}).")]}
-
-
-_graph = StateGraph(MessagesState)
-_graph.add_node("draft", _draft)
-_graph.add_node("post", _post)
-_graph.add_edge(START, "draft")
-_graph.add_edge("draft", "post")
-_graph.add_edge("post", END)
-langgraph_agent = langgraph_executor(_graph.compile())
-
-
-async def _booking(messages: list[ModelMessage], info: AgentInfo) -> Any:
-    if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-        yield "Posted (yes)."
-        return
-    RAN.append("draft")
-    yield "Draft. "
-    call: DeltaToolCalls = {0: DeltaToolCall(name="post", json_args="{}", tool_call_id="p1")}
-    yield call
-
-
-_agent = Agent(FunctionModel(stream_function=_booking), output_type=[str, DeferredToolRequests])
-
-
-@_agent.tool_plain(requires_approval=True)
-def post() -> str:
-    return "posted"
-
-
-pydantic_agent = pydantic_ai_executor(_agent)
-
-
-@pytest.fixture(params=["langgraph_agent", "pydantic_agent"])
-def durable(request: pytest.FixtureRequest) -> Iterator[tuple[Any, LocalDurableWorker, MemoryTaskStore]]:
+@pytest.fixture(params=FRAMEWORKS)
+def durable(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, Any, LocalDurableWorker, MemoryTaskStore]]:
+    """The durable worker running the framework's agent of ``stack_agents``, as ``A2A_EXECUTOR`` names it."""
+    name, resumed = request.param
     store = MemoryTaskStore()
-    config = Settings(
-        store="memory", execution_mode="durable", poll_interval_seconds=0.01, executor=f"{__name__}:{request.param}"
-    )
+    executor = f"{stack_agents.__name__}:{name}_agent"
+    config = Settings(store="memory", execution_mode="durable", poll_interval_seconds=0.01, executor=executor)
     worker = LocalDurableWorker(
         config, limits=DurableLimits(invocation_timeout=900, execution_timeout=120), store=store
     )
     RAN.clear()
     try:
-        yield build_runtime(config, store=store, durable=worker.runs), worker, store
+        yield name, resumed, build_runtime(config, store=store, durable=worker.runs), worker, store
     finally:
         worker.close()
 
@@ -97,24 +60,27 @@ def _send(runtime: Any, text: str, message_id: str, task_id: str = "") -> str:
     return submit_message(request, CTX, runtime).task.id
 
 
-def test_a_pause_is_a_callback_wait_with_no_invocation_and_the_answer_resumes_the_same_run(durable: Any) -> None:
-    runtime, worker, store = durable
-    task_id = _send(runtime, "write and post", "m-1")
-    deadline = time.monotonic() + 30
-    while not ((head := store.get_head(SCOPE, task_id)) and head.waiting_callback):
-        assert time.monotonic() < deadline, f"the task never waited: {head}"
-        time.sleep(0.02)
-    assert head.state is TaskState.TASK_STATE_INPUT_REQUIRED
-    while worker.running and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert worker.running == 0  # nothing runs while it waits
+def _waiting(head: TaskHead | None) -> TaskHead | None:
+    return head if head is not None and head.waiting_callback else None
 
+
+def test_a_pause_is_a_callback_wait_with_no_invocation_and_the_answer_resumes_the_same_run(durable: Any) -> None:
+    # Given: the durable worker on the official local runner, running the framework's agent
+    name, resumed, runtime, worker, store = durable
+
+    # When: a message whose run pauses for a person, then the person's answer
+    task_id = _send(runtime, "post it", "m-1")
+    head = wait_until(lambda: _waiting(store.get_head(SCOPE, task_id)), "the callback wait", within=30, every=0.02)
+    wait_until(lambda: worker.running == 0, "no invocation running while it waits", within=30, every=0.02)
     _send(runtime, "yes", "m-2", task_id)
     result = worker.runs.runner.wait_for_result(worker.runs.execution_arn(task_id) or "", timeout=30)
 
+    # Then: INPUT_REQUIRED waited on a callback with nothing running, and the answer's turn resumed
+    # the run from the framework's state in the store: what ran before the pause did not run again
+    assert head.state is TaskState.TASK_STATE_INPUT_REQUIRED
     assert result.status is InvocationStatus.SUCCEEDED
     record = store.get_task(SCOPE, task_id)
     assert record is not None
     assert record.state is TaskState.TASK_STATE_COMPLETED
-    assert "Posted (yes)." in "".join(p.text or "" for a in record.task.artifacts for p in a.parts)
-    assert RAN == ["draft"]
+    assert "".join(p.text or "" for a in record.task.artifacts for p in a.parts) == resumed
+    assert [name] == RAN

@@ -8,15 +8,10 @@ import base64
 import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from a2a.types import SendMessageRequest as SdkSendMessageRequest
-from a2a.types import StreamResponse, Task
-from a2a.types import TaskState as SdkTaskState
-from aws_durable_execution_sdk_python.execution import InvocationStatus
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools import FunctionTool, LongRunningFunctionTool, ToolContext
@@ -24,26 +19,12 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.workflow import START, Workflow
 from google.genai import types
 
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
-from a2a_serverless.config import Settings
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.frameworks.google_adk import adk_executor
-from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
-from a2a_serverless.operations import CallContext
-from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, TaskHead
+from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
-from a2a_serverless.wiring import build_runtime
-from testkit.devstack import DevStack
-from testkit.sdk import sdk_session, send
-from testkit.sdk import user_message as sdk_message
-from testkit.waiting import wait_until
 
 from .adk_models import Step, returned, said, scripted_agent
 from .conftest import answer_text, chunks, states, status_data, tool_statuses
-
-TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_the_answer_streams_as_the_models_deltas_with_the_last_chunk_marked(serve: Any) -> None:
@@ -380,102 +361,6 @@ def test_a_file_a_tool_saves_as_an_adk_artifact_is_an_artifact_of_the_task(serve
         ("chart.png", "image/png", b"\x89PNG chart")
     ]
     assert answer_text(task) == "Here is the chart."
-
-
-_DRAFTED: list[str] = []
-"""What ran before the durable story's pause: once, however many invocations the task took."""
-
-
-async def _draft_then_post(request: LlmRequest) -> AsyncIterator[Step]:
-    if returned(request):
-        yield "Posted (yes)."
-        return
-    _DRAFTED.append("draft")
-    yield "Draft. "
-    yield types.FunctionCall(id="p1", name="book", args={"room": 1})
-
-
-durable_agent = adk_executor(scripted_agent(_draft_then_post, tools=[_booking([])]))
-"""The durable story's agent, named by ``A2A_EXECUTOR`` as a user's module names it."""
-
-
-def _submit(runtime: Any, text: str, message_id: str, task_id: str = "") -> str:
-    message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)], task_id=task_id)
-    request = SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
-    return submit_message(request, CallContext(principal=Principal("alice", authenticated=True)), runtime).task.id
-
-
-def _waiting(head: TaskHead | None) -> TaskHead | None:
-    return head if head is not None and head.waiting_callback else None
-
-
-def test_in_durable_mode_a_pause_waits_with_no_invocation_and_the_answer_resumes_the_invocation() -> None:
-    store, scope = MemoryTaskStore(), Scope("", "alice")
-    config = Settings(
-        store="memory", execution_mode="durable", poll_interval_seconds=0.01, executor=f"{__name__}:durable_agent"
-    )
-    worker = LocalDurableWorker(
-        config, limits=DurableLimits(invocation_timeout=900, execution_timeout=120), store=store
-    )
-    _DRAFTED.clear()
-    try:
-        runtime = build_runtime(config, store=store, durable=worker.runs)
-        task_id = _submit(runtime, "draft and post", "m-1")
-        head = wait_until(lambda: _waiting(store.get_head(scope, task_id)), "the callback wait", within=30, every=0.02)
-        assert head.state is TaskState.TASK_STATE_INPUT_REQUIRED
-        wait_until(lambda: worker.running == 0, "no invocation running while it waits", within=30, every=0.02)
-
-        _submit(runtime, "yes", "m-2", task_id)
-        result = worker.runs.runner.wait_for_result(worker.runs.execution_arn(task_id) or "", timeout=30)
-
-        assert result.status is InvocationStatus.SUCCEEDED
-        record = store.get_task(scope, task_id)
-        assert record is not None
-        assert record.state is TaskState.TASK_STATE_COMPLETED
-        assert "".join(p.text or "" for a in record.task.artifacts for p in a.parts) == "Draft. Posted (yes)."
-        assert _DRAFTED == ["draft"]  # the resumed invocation did not draft again
-    finally:
-        worker.close()
-
-
-@pytest.fixture(scope="module")
-def adk_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The local stack serving ``adk_models.e2e_executor``: its base URL."""
-    env = {"A2A_EXECUTOR": "frameworks.adk_models:e2e_executor", "PYTHONPATH": str(TESTS)}
-    with DevStack.running(tmp_path_factory.mktemp("adk"), env) as stack:
-        yield stack.base
-
-
-@pytest.mark.e2e
-def test_the_local_stack_streams_the_answer_to_the_a2a_sdk_client(adk_stack: str) -> None:
-    async def scenario() -> list[StreamResponse]:
-        async with sdk_session(adk_stack, "HTTP+JSON", streaming=True) as session:
-            request = SdkSendMessageRequest(message=sdk_message("question"))
-            return [event async for event in session.client.send_message(request)]
-
-    events = asyncio.run(scenario())
-
-    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
-    assert ["".join(p.text for p in u.artifact.parts) for u in updates] == ["The ", "answer ", "is 42."]
-    assert [(u.append, u.last_chunk) for u in updates] == [(False, False), (True, False), (True, True)]
-    assert len({u.artifact.artifact_id for u in updates}) == 1
-    assert events[-1].status_update.status.state == SdkTaskState.TASK_STATE_COMPLETED
-
-
-@pytest.mark.e2e
-def test_the_local_stack_keeps_a_paused_invocation_and_the_approval_resumes_it(adk_stack: str) -> None:
-    async def scenario() -> tuple[Task, Task]:
-        async with sdk_session(adk_stack) as session:
-            asked = await send(session.client, SdkSendMessageRequest(message=sdk_message("book a room")))
-            reply = sdk_message("yes", task_id=asked.id, context_id=asked.context_id)
-            return asked, await send(session.client, SdkSendMessageRequest(message=reply))
-
-    asked, done = asyncio.run(scenario())
-
-    assert asked.status.state == SdkTaskState.TASK_STATE_INPUT_REQUIRED
-    assert asked.status.message.parts[0].text.startswith("Approve calling tool book_room?")
-    assert (done.id, done.status.state) == (asked.id, SdkTaskState.TASK_STATE_COMPLETED)
-    assert "".join(p.text for a in done.artifacts for p in a.parts) == "Booked: room 7."
 
 
 def test_a_workflows_data_output_is_an_output_artifact(serve: Any) -> None:

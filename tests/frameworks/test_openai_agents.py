@@ -9,41 +9,23 @@ import asyncio
 import base64
 import itertools
 import json
-import shutil
-import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import pytest
-from a2a.types import SendMessageRequest as SdkSendMessageRequest
-from a2a.types import TaskState as SdkTaskState
 from agents import Agent, RunConfig, RunContextWrapper, TResponseInputItem, function_tool
 from agents.testing import function_call
-from aws_durable_execution_sdk_python.execution import InvocationStatus
 from pydantic import BaseModel
 
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
-from a2a_serverless.config import Settings
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.execution import RequestContext
 from a2a_serverless.frameworks.openai_agents import AgentSource, OpenAIAgentsExecutor, openai_agents_executor
-from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
-from a2a_serverless.operations import CallContext
-from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope
+from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
-from a2a_serverless.wiring import build_runtime
-from testkit.devstack import DevStack
-from testkit.sdk import sdk_session, user_message
 
 from .conftest import ServedAgent, answer_text, chunks, states
 from .openai_agents_model import ScriptedModel, Stream, said_by_user, tool_outputs
 
 NO_TRACING = RunConfig(tracing_disabled=True)
-SCOPE = Scope("", "alice")
 Script = Callable[[list[TResponseInputItem]], Stream]
 
 
@@ -403,123 +385,3 @@ def test_files_and_data_in_the_message_reach_the_model(serve: Any) -> None:
         {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0xLjc=", "filename": "a.pdf"},
         {"type": "input_text", "text": json.dumps({"order": 17})},
     ]
-
-
-DRAFTED: list[str] = []
-"""What the durable run did before its pause: once, however many invocations the task took."""
-
-
-@function_tool(needs_approval=True)
-def post() -> str:
-    """Post the draft."""
-    return "posted"
-
-
-async def _draft_then_post(items: list[TResponseInputItem]) -> Stream:
-    if returned := tool_outputs(items):
-        yield f"Posted ({returned[0]})."
-        return
-    DRAFTED.append("draft")
-    yield "Draft. "
-    yield function_call("post", {}, call_id="p1")
-
-
-durable_agent = executor(an_agent(_draft_then_post, tools=[post]))
-"""The agent the durable worker loads (``A2A_EXECUTOR``: this module's ``durable_agent``)."""
-
-
-def test_in_durable_mode_a_pause_waits_on_a_callback_and_the_answer_resumes_the_same_run() -> None:
-    # Given: the durable worker on the official local runner, running this module's agent
-    store = MemoryTaskStore()
-    config = Settings(
-        store="memory", execution_mode="durable", poll_interval_seconds=0.01, executor=f"{__name__}:durable_agent"
-    )
-    worker = LocalDurableWorker(
-        config, limits=DurableLimits(invocation_timeout=900, execution_timeout=120), store=store
-    )
-    runtime = build_runtime(config, store=store, durable=worker.runs)
-    DRAFTED.clear()
-    owner = CallContext(principal=Principal("alice", authenticated=True))
-    try:
-        # When: a message whose run pauses for an approval, then the approval
-        task_id = submit_message(_request("draft and post", "m-1"), owner, runtime).task.id
-        waiting = _wait(lambda: (head := store.get_head(SCOPE, task_id)) and head.waiting_callback and head)
-        _wait(lambda: worker.running == 0)  # nothing runs while it waits: else this fails at its guard
-        submit_message(_request("yes", "m-2", task_id), owner, runtime)
-        result = worker.runs.runner.wait_for_result(worker.runs.execution_arn(task_id) or "", timeout=30)
-    finally:
-        worker.close()
-
-    # Then: INPUT_REQUIRED waited on a callback with nothing running, and the answer's turn
-    # resumed the run from the RunState in the store (the draft was not made again)
-    assert waiting.state is TaskState.TASK_STATE_INPUT_REQUIRED
-    assert result.status is InvocationStatus.SUCCEEDED
-    record = store.get_task(SCOPE, task_id)
-    assert record is not None
-    assert record.state is TaskState.TASK_STATE_COMPLETED
-    assert "Posted (posted)." in "".join(p.text or "" for a in record.task.artifacts for p in a.parts)
-    assert DRAFTED == ["draft"]
-
-
-def _request(text: str, message_id: str, task_id: str = "") -> SendMessageRequest:
-    message = Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)], task_id=task_id)
-    return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
-
-
-def _wait(done: Callable[[], Any], seconds: float = 30) -> Any:
-    """What ``done()`` returns once it is true (a hang guard, not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while not (value := done()):
-        assert time.monotonic() < deadline, "it never happened"
-        time.sleep(0.02)
-    return value
-
-
-AGENT_MODULE = """
-from agents import Agent, RunConfig
-from openai_agents_model import ScriptedModel
-
-from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
-from a2a_serverless.config import Settings
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
-from a2a_serverless.execution import RequestContext
-from a2a_serverless.frameworks.openai_agents import AgentSource, OpenAIAgentsExecutor, openai_agents_executor
-
-
-async def script(items):
-    for piece in ("Streamed ", "through ", "the stack."):
-        yield piece
-
-
-agent = Agent(name="assistant", model=ScriptedModel(script))
-executor = openai_agents_executor(agent, run_config=RunConfig(tracing_disabled=True))
-"""
-
-
-@pytest.mark.e2e
-@pytest.mark.asyncio
-async def test_the_local_stack_streams_an_openai_agents_answer_to_the_a2a_sdk_client(tmp_path: Path) -> None:
-    # Given: the user's agent module (and the scripted model it plays) where the local stack runs,
-    # and a card file, so the API serves the card without importing the SDK (it takes seconds)
-    (tmp_path / "openai_agent.py").write_text(AGENT_MODULE, encoding="utf-8")
-    shutil.copy(Path(__file__).with_name("openai_agents_model.py"), tmp_path)
-    (tmp_path / "card.json").write_text(json.dumps({"name": "Assistant", "description": "An OpenAI Agents SDK agent"}))
-    env = {"A2A_EXECUTOR": "openai_agent:executor", "A2A_CARD_FILE": str(tmp_path / "card.json")}
-
-    with DevStack.running(tmp_path, env) as stack:
-        async with sdk_session(stack.base, streaming=True) as session:
-            # When: a streaming SendMessage
-            request = SdkSendMessageRequest(message=user_message("hello"))
-            events = [event async for event in session.client.send_message(request)]
-
-    # Then: the Task, the answer chunk by chunk (the last marked), COMPLETED last
-    assert events[0].HasField("task")
-    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
-    assert [(u.artifact.parts[0].text, u.append, u.last_chunk) for u in updates] == [
-        ("Streamed ", False, False),
-        ("through ", True, False),
-        ("the stack.", True, True),
-    ]
-    assert len({u.artifact.artifact_id for u in updates}) == 1
-    assert events[-1].status_update.status.state == SdkTaskState.TASK_STATE_COMPLETED

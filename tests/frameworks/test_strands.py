@@ -1,18 +1,14 @@
 """Strands Agents behind A2A: a real ``strands.Agent`` (its event loop, tools, hooks, interrupts and
-snapshots) on a scripted model, served by the app, the worker and the store (``serve``), and once
-through the local stack with the a2a-sdk client."""
+snapshots) on a scripted model, served by the app, the worker and the store (``serve``). Through the
+local stack and in durable mode: ``test_frameworks_e2e``, ``test_durable_frameworks``."""
 
 from __future__ import annotations
 
 import base64
 import logging
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
-from a2a.types import SendMessageRequest
-from a2a.types import TaskState as SdkTaskState
 from pydantic import BaseModel
 from strands import Agent, ToolContext, tool
 from strands.hooks import BeforeToolCallEvent
@@ -21,8 +17,6 @@ from strands.types.content import Messages
 from a2a_serverless.frameworks.strands import strands_executor
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
-from testkit.devstack import DevStack
-from testkit.sdk import sdk_session, user_message
 
 from .conftest import answer_text, chunks, states
 from .strands_scripted import Call, Fail, Forever, ScriptedModel, Text
@@ -322,45 +316,3 @@ def test_structured_output_is_an_artifact_of_its_own(serve: Any) -> None:
 def test_an_agent_instead_of_a_function_making_it_is_refused() -> None:
     with pytest.raises(TypeError, match="function that makes the agent"):
         strands_executor(Agent(model=ScriptedModel(), callback_handler=None))  # type: ignore[arg-type]
-
-
-AGENT_MODULE = """
-from strands import Agent
-from strands_scripted import ScriptedModel, Text
-
-from a2a_serverless.frameworks.strands import strands_executor
-
-
-
-def make_agent() -> Agent:
-    return Agent(model=ScriptedModel(Text("Hel", "lo ", "from ", "Strands")), callback_handler=None)
-
-
-executor = strands_executor(make_agent)
-"""
-
-
-@pytest.mark.e2e
-@pytest.mark.asyncio
-async def test_the_local_stack_streams_a_strands_answer_to_the_a2a_sdk_client(tmp_path: Path) -> None:
-    # Given: the user's agent module (and the scripted model it plays) where the local stack runs
-    (tmp_path / "strands_agent.py").write_text(AGENT_MODULE, encoding="utf-8")
-    shutil.copy(Path(__file__).with_name("strands_scripted.py"), tmp_path)
-
-    with DevStack.running(tmp_path, {"A2A_EXECUTOR": "strands_agent:executor"}) as stack:
-        async with sdk_session(stack.base, streaming=True) as session:
-            # When: a streaming SendMessage
-            request = SendMessageRequest(message=user_message("say hello"))
-            events = [event async for event in session.client.send_message(request)]
-
-    # Then: the Task, the answer chunk by chunk (the last marked), COMPLETED last
-    assert events[0].HasField("task")
-    updates = [e.artifact_update for e in events if e.HasField("artifact_update")]
-    assert [(u.artifact.parts[0].text, u.append, u.last_chunk) for u in updates] == [
-        ("Hel", False, False),
-        ("lo ", True, False),
-        ("from ", True, False),
-        ("Strands", True, True),
-    ]
-    assert len({u.artifact.artifact_id for u in updates}) == 1
-    assert events[-1].status_update.status.state == SdkTaskState.TASK_STATE_COMPLETED

@@ -45,11 +45,12 @@ class DevStack:
 
     @classmethod
     @contextlib.contextmanager
-    def running(cls, cwd: Path, env: Mapping[str, str] | None = None) -> Iterator[DevStack]:
+    def running(cls, cwd: Path, env: Mapping[str, str] | None = None, *, wait: float = 60) -> Iterator[DevStack]:
         """The stack started in ``cwd`` without this process's ``A2A_*`` settings (they would win
-        over the stack's defaults), with ``env`` on top; at the end it must stop cleanly (exit 0)."""
+        over the stack's defaults), with ``env`` on top, ready within ``wait`` seconds (a hang
+        guard); at the end it must stop cleanly (exit 0)."""
         clean = {k: v for k, v in os.environ.items() if not k.startswith("A2A_")}
-        stack = cls.start(cwd=cwd, env={**clean, **(env or {})})
+        stack = cls.start(cwd=cwd, env={**clean, **(env or {})}, wait=wait)
         try:
             yield stack
             assert stack.stop() == 0, "\n".join(stack.lines[-50:])

@@ -24,14 +24,17 @@ class Session:
 
 
 @asynccontextmanager
-async def sdk_session(base_url: str, binding: str = "JSONRPC", *, streaming: bool = False) -> AsyncIterator[Session]:
-    """A client of the agent at ``base_url`` on one binding, from the card it serves."""
+async def sdk_session(
+    base_url: str, binding: str = "JSONRPC", *, streaming: bool = False, headers: dict[str, str] | None = None
+) -> AsyncIterator[Session]:
+    """A client of the agent at ``base_url`` on one binding, from the card it serves; ``headers`` go
+    with every request (a caller's ``Authorization``)."""
     requests: list[tuple[str, str]] = []
 
     async def record(request: httpx.Request) -> None:
         requests.append((request.method, request.url.path))
 
-    async with httpx.AsyncClient(timeout=60.0, event_hooks={"request": [record]}) as http:
+    async with httpx.AsyncClient(timeout=60.0, headers=headers, event_hooks={"request": [record]}) as http:
         card = await A2ACardResolver(http, base_url).get_agent_card()
         config = ClientConfig(supported_protocol_bindings=[binding], streaming=streaming, httpx_client=http)
         client = ClientFactory(config).create(card)
