@@ -108,3 +108,32 @@ def test_the_durable_worker_loads_no_sqs_batch_processing() -> None:
     # Then the SQS entry points and Powertools' batch processing are not loaded with it
     for package in ("a2a_serverless.lambda_.sqs", "aws_lambda_powertools.utilities.batch"):
         assert under(loaded, package) == [], f"the durable worker imports {package}"
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param("dead_letter", id="dead-letter"),
+        pytest.param("sweeper", id="sweeper"),
+        pytest.param("worker", id="worker"),
+        pytest.param("durable_worker", id="durable-worker"),
+        pytest.param("push_delivery", id="push-delivery"),
+        pytest.param("push_dispatcher", id="push-dispatcher"),
+    ],
+)
+def test_functions_that_handle_no_card_do_not_create_the_card_models(function: str) -> None:
+    # Given a function that never handles an agent card, when a cold start imports it
+    loaded = loaded_by(f"a2a_serverless.functions.{function}")
+
+    # Then the card's models (created on first use) are not loaded with the others
+    assert "a2a_serverless.models.core" in loaded
+    assert "a2a_serverless.models.card" not in loaded
+
+
+def test_the_models_package_exports_every_card_model() -> None:
+    # The card's models are exported by name before they are created, then are the card module's
+    from a2a_serverless import models
+    from a2a_serverless.models import card
+
+    assert sorted(models._CARD_ALL) == sorted(card.__all__)
+    assert all(getattr(models, name) is getattr(card, name) for name in card.__all__)
