@@ -1,8 +1,8 @@
 """The five framework adapters end to end: ONE ``a2a-serverless dev`` (DynamoDB and S3 on moto, the
 SQS worker, API keys for two callers) serving ``stack_agents.executor``, which hands each message to
 the framework its metadata names, driven by the a2a-sdk client. For each framework: the streamed
-answer, a tool call, an interrupt and its resume. (Cancel mid-stream and two owners of one context
-id run in process, in each framework's suite: through the stack they are not yet green.) One stack
+answer, a tool call, an interrupt and its resume, and two owners of one context id. (Cancel
+mid-stream runs in process, in each framework's suite: through the stack it is not yet green.) One stack
 for the five: a stack start (and the five frameworks' imports in it) costs more than all the
 stories together."""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -146,3 +147,28 @@ def test_an_interrupt_is_input_required_and_the_reply_on_the_task_resumes_it(
     assert asked.status.message.parts[0].text == question
     assert (done.id, done.status.state) == (asked.id, TaskState.TASK_STATE_COMPLETED)
     assert text(done) == resumed
+
+
+def test_turns_of_a_context_share_memory_and_two_owners_of_one_context_id_never_do(
+    stack: str, framework: tuple[str, str, str]
+) -> None:
+    name, context = framework[0], str(uuid.uuid4())
+
+    async def scenario() -> list[Task]:
+        async with caller(stack) as alice, caller(stack, "bob") as bob:
+            return [
+                await send(alice.client, to(name, "I am Alice", context_id=context)),
+                await send(bob.client, to(name, "I am Bob", context_id=context)),
+                await send(alice.client, to(name, "who am I?", context_id=context)),
+                await send(bob.client, to(name, "who am I?", context_id=context)),
+            ]
+
+    tasks = asyncio.run(scenario())
+
+    assert [(task.context_id, task.status.state) for task in tasks] == [(context, TaskState.TASK_STATE_COMPLETED)] * 4
+    assert [text(task) for task in tasks] == [
+        "You said: I am Alice",
+        "You said: I am Bob",
+        "You said: I am Alice | who am I?",
+        "You said: I am Bob | who am I?",
+    ]
