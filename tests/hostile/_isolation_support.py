@@ -164,6 +164,10 @@ class CountingStore:
         self._wrote(record.scope)
         return self.inner.commit(record, events, **options)
 
+    def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
+        self._wrote(scope)
+        return self.inner.mark_cancel(scope, task_id, message_id)
+
     def put_push_config(self, scope: Scope, config: TaskPushNotificationConfig, **kwargs: Any) -> Any:
         self._wrote(scope)
         return self.inner.put_push_config(scope, config, **kwargs)

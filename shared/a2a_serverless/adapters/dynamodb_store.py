@@ -23,11 +23,11 @@ Every item of a task expires ``ttl_days`` after the task was created (``ttl`` om
 Writes are conditional and atomic: a create is one transaction (head, send key, first events,
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
 ``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
-single conditional UpdateItem when it writes only the head. botocore's standard retry mode retries
-throttling and transient errors; each transaction carries a ``ClientRequestToken``, so such a retry
-of one that had landed unseen succeeds instead of failing its own conditions. (UpdateItem has no
-token: that rare case surfaces as a ``VersionConflict``, and the caller's re-read shows its change
-applied.) Nothing else is retried here, except a create that lost a ``TransactionConflict`` race.
+single conditional put when it writes only the head (the cancel mark of a running task is an
+UpdateItem: :mod:`._dynamodb_marks`). botocore's standard retry mode retries throttling and
+transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
+unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
+caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ from ._dynamodb_queries import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import PutTypeDef
+from ._dynamodb_marks import mark_cancel
 from ._dynamodb_reads import read_events, read_listed, read_task
 from ._dynamodb_table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
 from ._store_common import (
@@ -118,8 +119,7 @@ _BATCH_GET_KEYS = 100
 
 
 class DynamoDBTaskStore:
-    """The production store. ``client`` is a low-level boto3 DynamoDB client; by default one is
-    created on first use (standard retry mode) and kept for warm invocations."""
+    """The production store; ``client`` by default created on first use and kept (warm starts)."""
 
     notifies_changes: ClassVar[bool] = False
 
@@ -227,6 +227,9 @@ class DynamoDBTaskStore:
         item = self._table.get(Keys(scope).task_pk(task_id), META_SK)
         return head_from_item(scope, item)[0] if item is not None else None
 
+    def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
+        return mark_cancel(self._table, scope, task_id, message_id, self._clock())
+
     def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
         item = self._table.get(*send_key_address(scope, key))
         return accepted_message_from(item) if item is not None else None
@@ -282,10 +285,8 @@ class DynamoDBTaskStore:
         ``total_size`` is a ``Select=COUNT`` query with the same conditions. The page's tasks are
         then read: their snapshots in one BatchGetItem (eventually consistent: a stale snapshot only
         means more events to fold), and, for each task not finished as of its snapshot, the events
-        after it (a strongly consistent Query).
-
-        Global secondary indexes are eventually consistent: a task created or changed a moment ago
-        may be missing or in its old place here (``get_task`` is strongly consistent).
+        after it (a strongly consistent Query). The indexes are eventually consistent: a task created
+        or changed a moment ago may be missing or in its old place here (``get_task`` is not).
         """
         check_page_size(query.page_size)
         fingerprint = listing_fingerprint(scope, query)

@@ -191,6 +191,17 @@ class MemoryTaskStore:
                     if not waiting:
                         del self._watchers[key]
 
+    def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
+        key = _task_key(scope, task_id)
+        with self._lock:
+            stored = self._heads.get(key)
+            if stored is None or stored.head.running_message_id != message_id or stored.head.cancel_requested:
+                return False
+            head = replace(stored.head, cancel_requested=True, version=stored.head.version + 1)
+            self._heads[key] = replace(stored, head=head)
+            self._notify(key)
+        return True
+
     def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
         with self._lock:
             return self._messages.get(_key_address(scope, key))

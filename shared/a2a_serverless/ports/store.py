@@ -277,6 +277,13 @@ class TaskStore(Protocol):
         """Only the bookkeeping (strongly consistent, one small item): for waiters and watchers."""
         ...
 
+    def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
+        """Mark the task for cancel (``cancel_requested``, the version moved on) if its run of
+        ``message_id`` still holds it and it is not marked yet; False otherwise. A write of the head
+        alone, without reading the task: a commit conditioned on a full read keeps losing to the
+        group commits of a run that streams."""
+        ...
+
     def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
         """The send key at ``key``'s address in this scope (kind, name, and the fingerprint of a
         reused messageId), as stored, if any (strongly consistent)."""
