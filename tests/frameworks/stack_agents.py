@@ -6,9 +6,8 @@ the same script, chosen by the user's last message:
 * ``post ...``: a pause for a person (each framework's own: an approval, an ``interrupt()``, a
   confirmation), noted once in ``RAN`` before it; the reply resumes the run, which ends ``Done: ...``
   (LangGraph: ``Posted (<reply>).``);
-* ``forever``: text chunks without end, until the run is cancelled (a chunk each quarter second: at one
-  each 20 ms, CancelTask's conditional write on moto lost to the stream's commits 20 times running
-  and answered an internal error, a race of the core's, not the adapters');
+* ``forever``: text chunks without end, one each 20 ms, until the run is cancelled (CancelTask's
+  mark lands between the stream's commits: ``TaskStore.mark_cancel``);
 * anything else: ``You said: <every user message of the context, joined by " | ">``, in chunks.
 
 ``executor`` (test scaffolding, not an adapter) serves the five in one local stack: it hands each
@@ -74,7 +73,7 @@ async def _forever() -> AsyncIterator[str]:
     while True:
         n += 1
         yield f"chunk {n} "
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(0.02)
 
 
 # Strands Agents: a tool that asks (``tool_context.interrupt``), on ``strands_scripted``.

@@ -1,8 +1,8 @@
 """The five framework adapters end to end: ONE ``a2a-serverless dev`` (DynamoDB and S3 on moto, the
 SQS worker, API keys for two callers) serving ``stack_agents.executor``, which hands each message to
 the framework its metadata names, driven by the a2a-sdk client. For each framework: the streamed
-answer, a tool call, an interrupt and its resume, and two owners of one context id. (Cancel
-mid-stream runs in process, in each framework's suite: through the stack it is not yet green.) One stack
+answer, a tool call, an interrupt and its resume, cancel mid-stream, and two owners of one context
+id. One stack
 for the five: a stack start (and the five frameworks' imports in it) costs more than all the
 stories together."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from a2a.types import SendMessageRequest, StreamResponse, Task, TaskState
+from a2a.types import CancelTaskRequest, SendMessageRequest, StreamResponse, Task, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from testkit.devstack import DevStack
@@ -147,6 +147,32 @@ def test_an_interrupt_is_input_required_and_the_reply_on_the_task_resumes_it(
     assert asked.status.message.parts[0].text == question
     assert (done.id, done.status.state) == (asked.id, TaskState.TASK_STATE_COMPLETED)
     assert text(done) == resumed
+
+
+def test_cancel_mid_stream_ends_the_task_canceled_with_no_chunk_after(
+    stack: str, framework: tuple[str, str, str]
+) -> None:
+    name = framework[0]
+
+    async def scenario() -> list[StreamResponse]:
+        events: list[StreamResponse] = []
+        async with caller(stack, streaming=True) as streaming, caller(stack) as other:
+            async for event in streaming.client.send_message(to(name, "forever")):
+                events.append(event)
+                if event.HasField("artifact_update") and len(chunks(events)) == 3:  # once, at the third
+                    await other.client.cancel_task(CancelTaskRequest(id=event.artifact_update.task_id))
+        return events
+
+    events = asyncio.run(scenario())
+
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_CANCELED
+    ended = next(
+        i
+        for i, e in enumerate(events)
+        if e.HasField("status_update") and e.status_update.status.state == TaskState.TASK_STATE_CANCELED
+    )
+    assert ended == len(events) - 1  # nothing after CANCELED
+    assert len(chunks(events)) >= 3
 
 
 def test_turns_of_a_context_share_memory_and_two_owners_of_one_context_id_never_do(
