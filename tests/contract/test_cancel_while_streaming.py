@@ -24,8 +24,9 @@ from a2a_serverless.models import (
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.cancel_task import cancel_task
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, TaskStore, WorkItem
+from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
 from testkit.waiting import wait_until
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
@@ -48,16 +49,8 @@ class Firehose(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-class _Queue:
-    def __init__(self) -> None:
-        self.items: list[WorkItem] = []
-
-    def enqueue(self, item: WorkItem) -> None:
-        self.items.append(item)
-
-
 def test_a_cancel_lands_while_the_run_streams_and_nothing_is_written_after(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     settings = Settings(store="memory", executor=f"{__name__}:Firehose", cancel_wait_seconds=10)
     runtime = build_runtime(settings, store=store, queue=queue)
     request = SendMessageRequest(
@@ -92,7 +85,7 @@ def test_a_cancel_lands_while_the_run_streams_and_nothing_is_written_after(store
 
 
 def test_a_mark_is_set_once_and_only_on_the_run_it_names(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory"), store=store, queue=queue)
     request = SendMessageRequest(
         message=Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text="hi")]),

@@ -39,9 +39,10 @@ from a2a_serverless.operations.cancel_task import cancel_task
 from a2a_serverless.operations.get_task import get_task
 from a2a_serverless.operations.list_tasks import list_tasks
 from a2a_serverless.operations.send_message import Submitted, submit_message
-from a2a_serverless.ports import Scope, SendKey, TaskStore, WorkItem
+from a2a_serverless.ports import Scope, SendKey, TaskStore
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
 
 T = TypeVar("T")
 CTX = CallContext(principal=Principal("alice", authenticated=True))
@@ -49,15 +50,7 @@ SCOPE = Scope("", "alice")
 HOOK = "https://example.com/hook"
 
 
-class _Queue:
-    def __init__(self) -> None:
-        self.items: list[WorkItem] = []
-
-    def enqueue(self, item: WorkItem) -> None:
-        self.items.append(item)
-
-
-def _runtime(store: TaskStore, queue: _Queue, *, idempotent: bool = True, reuse: str = "new") -> Runtime:
+def _runtime(store: TaskStore, queue: RecordingQueue, *, idempotent: bool = True, reuse: str = "new") -> Runtime:
     settings = Settings(store="memory", push_notifications=True, idempotent_send=idempotent, message_id_reuse=reuse)
     return build_runtime(settings, store=store, queue=queue)
 
@@ -81,7 +74,7 @@ def _assert_reused(info: pytest.ExceptionInfo[InvalidParamsError], message_id: s
 
 
 def test_an_identical_resend_returns_the_same_task_and_runs_nothing(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = submit_message(_request("hello", "m-1"), CTX, runtime)
     process_work_item(runtime, queue.items[-1])
@@ -128,7 +121,7 @@ def test_a_reused_message_id_with_a_different_request_is_a_new_message(
     store: TaskStore, changed: SendMessageRequest, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given a task made from message m-1, run
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = submit_message(_request("hello", "m-1"), CTX, runtime)
     process_work_item(runtime, queue.items[-1])
@@ -162,7 +155,7 @@ def test_a_reused_message_id_with_a_different_request_is_a_new_message(
 def test_with_reuse_rejected_a_reused_message_id_is_invalid_params_and_stores_nothing(
     store: TaskStore, changed: SendMessageRequest
 ) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue, reuse="reject")
     first = submit_message(_request("hello", "m-1"), CTX, runtime)
     before = store.get_task(SCOPE, first.task.id)
@@ -181,7 +174,7 @@ def test_with_reuse_rejected_a_reused_message_id_is_invalid_params_and_stores_no
     assert store.list_push_configs(SCOPE, first.task.id) == ([], "")
 
 
-def _asking(runtime: Runtime, queue: _Queue, message_id: str = "m-1") -> str:
+def _asking(runtime: Runtime, queue: RecordingQueue, message_id: str = "m-1") -> str:
     """A task of the demo agent waiting for a name."""
     task_id = submit_message(_request("ask me", message_id), CTX, runtime).task.id
     process_work_item(runtime, queue.items[-1])
@@ -189,7 +182,7 @@ def _asking(runtime: Runtime, queue: _Queue, message_id: str = "m-1") -> str:
 
 
 def test_a_continuation_resent_identically_is_not_run_again(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     task_id = _asking(runtime, queue)
     submit_message(_request("Ann", "m-2", task_id), CTX, runtime)
@@ -210,7 +203,7 @@ def test_a_continuation_resent_identically_is_not_run_again(store: TaskStore) ->
 
 def test_an_answer_reusing_the_question_s_message_id_is_a_new_turn(store: TaskStore) -> None:
     # Given the demo agent asking for a name after message m-1 (as clients that reuse one id do)
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     task_id = _asking(runtime, queue)
 
@@ -239,7 +232,7 @@ def test_an_answer_reusing_the_question_s_message_id_is_a_new_turn(store: TaskSt
 # ----------------------------------------------- the same message again, after its task was answered
 
 
-def _answered(runtime: Runtime, queue: _Queue, how: str) -> str:
+def _answered(runtime: Runtime, queue: RecordingQueue, how: str) -> str:
     """A task of the demo agent asking for a name (first message "ask me", m-1), which the client
     then answers (``continued``: a message of its own; ``canceled``: CancelTask) or only reads."""
     task_id = _asking(runtime, queue)
@@ -259,7 +252,7 @@ def test_the_same_message_again_after_its_task_was_answered_is_a_new_task(
 ) -> None:
     # Given a task whose first message the client had the answer to: it continued or canceled the
     # task, which takes the task's id (the official TCK makes each prerequisite task so)
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = _answered(runtime, queue, how)
     first_before = store.get_task(SCOPE, first)
@@ -289,7 +282,7 @@ def test_the_same_message_again_after_its_task_was_answered_is_a_new_task(
 
 def test_the_same_message_again_after_its_task_was_only_read_is_a_retry(store: TaskStore) -> None:
     # A read gives the task's id too, but leaves no mark (a read never writes): still a retry
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = _answered(runtime, queue, "read")
     queued = len(queue.items)
@@ -309,7 +302,7 @@ def test_a_strict_key_keeps_answering_with_the_first_task_after_it_was_answered(
 ) -> None:
     # One messageId, one message (A2A_MESSAGE_ID_REUSE=reject); one Idempotency-Key, one request
     ctx = _keyed(header) if header else CTX
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue, reuse=reuse)
     first = submit_message(_request("ask me", "m-1"), ctx, runtime).task.id
     process_work_item(runtime, queue.items[-1])
@@ -326,7 +319,7 @@ def test_a_strict_key_keeps_answering_with_the_first_task_after_it_was_answered(
 def test_concurrent_sends_of_the_same_message_after_its_task_was_answered_make_one_new_task(
     store: TaskStore,
 ) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = _answered(runtime, queue, "continued")
     queued = len(queue.items)
@@ -347,7 +340,7 @@ def test_concurrent_sends_of_the_same_message_after_its_task_was_answered_make_o
 
 
 def test_with_reuse_rejected_a_continuation_reusing_a_message_id_is_refused(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue, reuse="reject")
     task_id = _asking(runtime, queue)
     before = store.get_task(SCOPE, task_id)
@@ -364,7 +357,7 @@ def test_with_reuse_rejected_a_continuation_reusing_a_message_id_is_refused(stor
 
 @pytest.mark.parametrize("reuse", ["new", "reject"])
 def test_a_message_id_of_one_task_continuing_another(store: TaskStore, reuse: str) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue, reuse=reuse)
     other = submit_message(_request("hello", "m-other"), CTX, runtime).task.id
     asking = _asking(runtime, queue)
@@ -397,7 +390,7 @@ def test_a_message_id_of_one_task_continuing_another(store: TaskStore, reuse: st
 
 
 def test_without_idempotency_every_send_is_a_new_message(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue, idempotent=False)
 
     first = submit_message(_request("ask me", "same"), CTX, runtime)
@@ -436,7 +429,7 @@ def _at_once(count: int, send: Callable[[int], T]) -> list[T]:
         return list(pool.map(one, range(count)))
 
 
-def _run_all(runtime: Runtime, queue: _Queue) -> None:
+def _run_all(runtime: Runtime, queue: RecordingQueue) -> None:
     for item in list(queue.items):
         process_work_item(runtime, item)
 
@@ -449,7 +442,7 @@ def _echoes(store: TaskStore, task_id: str) -> list[str]:
 
 
 def test_concurrent_identical_sends_make_one_task_run_once(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
 
     sent = _at_once(6, lambda _: submit_message(_request("hello", "m-1"), CTX, runtime))
@@ -464,7 +457,7 @@ def test_concurrent_identical_sends_make_one_task_run_once(store: TaskStore) -> 
 def test_concurrent_sends_of_one_message_id_with_different_messages_each_run_once(
     store: TaskStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     texts = [f"text {n}" for n in range(4)]
 
@@ -480,7 +473,7 @@ def test_concurrent_sends_of_one_message_id_with_different_messages_each_run_onc
 
 
 def test_concurrent_identical_reuses_of_a_message_id_make_one_new_task(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = submit_message(_request("hello", "m-1"), CTX, runtime)
 
@@ -496,7 +489,7 @@ def test_concurrent_identical_reuses_of_a_message_id_make_one_new_task(store: Ta
 
 
 def test_concurrent_identical_answers_reusing_a_message_id_make_one_turn(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     task_id = _asking(runtime, queue)
 
@@ -523,7 +516,7 @@ def _assert_key_reused(info: pytest.ExceptionInfo[InvalidParamsError], key: str)
 
 @pytest.mark.parametrize("idempotent", [True, False], ids=["message-ids-too", "message-ids-off"])
 def test_the_same_key_and_request_is_the_first_task_and_runs_nothing(store: TaskStore, idempotent: bool) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue, idempotent=idempotent)
     first = submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime)
     process_work_item(runtime, queue.items[-1])
@@ -538,7 +531,7 @@ def test_the_same_key_and_request_is_the_first_task_and_runs_nothing(store: Task
 def test_the_same_key_with_another_request_is_invalid_params_naming_the_header(
     store: TaskStore, changed: SendMessageRequest
 ) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime)
     before = store.get_task(SCOPE, first.task.id)
@@ -552,7 +545,7 @@ def test_the_same_key_with_another_request_is_invalid_params_naming_the_header(
 
 
 def test_a_key_names_a_request_of_its_caller_only(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = build_runtime(
         Settings(store="memory", push_notifications=True, tenants=("", "acme")), store=store, queue=queue
     )
@@ -568,7 +561,7 @@ def test_the_key_de_duplicates_the_request_not_its_message_id(store: TaskStore) 
     # A new key says "a new request": the same message under another key is a new task, while the
     # message re-sent without a key is de-duplicated by its messageId, as ever (the header's
     # request wrote no messageId key)
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     first = submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime)
     second = submit_message(_request("hello", "m-1"), _keyed("k-2"), runtime)
@@ -580,7 +573,7 @@ def test_the_key_de_duplicates_the_request_not_its_message_id(store: TaskStore) 
 def test_a_keyed_answer_resent_is_not_run_again_and_the_key_with_another_answer_is_refused(
     store: TaskStore,
 ) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
     task_id = _asking(runtime, queue)
     submit_message(_request("Ann", "m-2", task_id), _keyed("k-answer"), runtime)
@@ -596,7 +589,7 @@ def test_a_keyed_answer_resent_is_not_run_again_and_the_key_with_another_answer_
 
 @pytest.mark.parametrize("header", ["", "  ", '""', "x" * 257, "caf\u00e9", "a\tb"])
 def test_a_malformed_key_is_invalid_params_naming_the_header(store: TaskStore, header: str) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
 
     with pytest.raises(InvalidParamsError) as info:
@@ -607,7 +600,7 @@ def test_a_malformed_key_is_invalid_params_naming_the_header(store: TaskStore, h
 
 
 def test_concurrent_requests_under_one_key_make_one_task_or_are_refused(store: TaskStore) -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = _runtime(store, queue)
 
     same = _at_once(4, lambda _: submit_message(_request("hello", "m-1"), _keyed("k-1"), runtime))

@@ -25,8 +25,9 @@ from a2a_serverless.models import (
     TaskState,
 )
 from a2a_serverless.operations import CallContext, cancel_task, send_message
-from a2a_serverless.ports import Scope, WorkItem
+from a2a_serverless.ports import Scope
 from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")
@@ -45,17 +46,9 @@ class QuickQuestionExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-class _Queue:
-    def __init__(self) -> None:
-        self.items: list[WorkItem] = []
-
-    def enqueue(self, item: WorkItem) -> None:
-        self.items.append(item)
-
-
 def test_a_cancel_marked_before_the_run_stops_for_input_ends_the_task_canceled() -> None:
     # Given a run that will stop for input 0.15 s after it starts
-    queue = _Queue()
+    queue = RecordingQueue()
     settings = Settings(store="memory", executor=f"{__name__}:QuickQuestionExecutor", cancel_wait_seconds=0)
     runtime = build_runtime(settings, store=MemoryTaskStore(), queue=queue)
     request = SendMessageRequest(

@@ -28,18 +28,10 @@ from a2a_serverless.models import (
     TaskState,
 )
 from a2a_serverless.operations import CallContext, get_task, send_message
-from a2a_serverless.ports import WorkItem
 from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
-
-
-class _Queue:
-    def __init__(self) -> None:
-        self.items: list[WorkItem] = []
-
-    def enqueue(self, item: WorkItem) -> None:
-        self.items.append(item)
 
 
 @pytest.fixture(params=["memory", "dynamodb"])
@@ -62,7 +54,7 @@ def test_a_task_larger_than_one_item_completes_and_reads_back_whole(store: objec
     # Given the demo agent (it echoes the message as an artifact) and a message of 240 KB: under the
     # body limit, and message and echo together exceed one item (the task's snapshot cannot be
     # written, so reads fold the events after the last one that could)
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory"), store=store, queue=queue)  # type: ignore[arg-type]
     text = "z" * (240 * 1024)
     request = SendMessageRequest(
@@ -96,7 +88,7 @@ class HugeArtifactExecutor(AgentExecutor):
 
 def test_an_event_too_large_for_one_item_fails_the_task_instead_of_leaving_it_stuck(store: object) -> None:
     # Given an executor whose one artifact does not fit one stored event
-    queue = _Queue()
+    queue = RecordingQueue()
     settings = Settings(store="memory", executor=f"{__name__}:HugeArtifactExecutor")
     runtime = build_runtime(settings, store=store, queue=queue)  # type: ignore[arg-type]
     request = SendMessageRequest(

@@ -33,21 +33,14 @@ from a2a_serverless.models import (
 from a2a_serverless.mutation import mutate
 from a2a_serverless.operations import CallContext, cancel_task
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, TaskRecord, WorkItem
+from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transitions import LEASE_LOST_TEXT, OUT_OF_TIME_TEXT, claim
 from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")
-
-
-class Queue:
-    def __init__(self) -> None:
-        self.items: list[WorkItem] = []
-
-    def enqueue(self, item: WorkItem) -> None:
-        self.items.append(item)
 
 
 class SpyingStore(MemoryTaskStore):
@@ -135,8 +128,8 @@ class Ticker(AgentExecutor):
         return None
 
 
-def runtime_for(executor: str, store: MemoryTaskStore | None = None, **settings: Any) -> tuple[Runtime, Queue]:
-    queue = Queue()
+def runtime_for(executor: str, store: MemoryTaskStore | None = None, **settings: Any) -> tuple[Runtime, RecordingQueue]:
+    queue = RecordingQueue()
     values: dict[str, Any] = {"store": "memory", "executor": f"{__name__}:{executor}", "cancel_wait_seconds": 0}
     runtime = build_runtime(Settings(**(values | settings)), store=store or SpyingStore(), queue=queue)
     return runtime, queue

@@ -14,19 +14,12 @@ from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration,
 from a2a_serverless.operations import CallContext
 from a2a_serverless.operations._send_keys import send_key
 from a2a_serverless.operations.send_message import _continue_task, submit_message
-from a2a_serverless.ports import Scope, WorkItem
+from a2a_serverless.ports import Scope
 from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")
-
-
-class _Queue:
-    def __init__(self) -> None:
-        self.items: list[WorkItem] = []
-
-    def enqueue(self, item: WorkItem) -> None:
-        self.items.append(item)
 
 
 def _request(text: str, message_id: str, task_id: str = "") -> SendMessageRequest:
@@ -36,7 +29,7 @@ def _request(text: str, message_id: str, task_id: str = "") -> SendMessageReques
 
 def test_a_resent_answer_that_was_stored_but_never_queued_is_queued() -> None:
     # Given the demo agent waiting for a name
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory"), store=MemoryTaskStore(), queue=queue)
     task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
     process_work_item(runtime, queue.items[-1])
@@ -58,7 +51,7 @@ def test_a_resent_answer_that_was_stored_but_never_queued_is_queued() -> None:
 
 
 def test_a_resent_answer_already_run_is_not_queued_again() -> None:
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory"), store=MemoryTaskStore(), queue=queue)
     task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
     process_work_item(runtime, queue.items[-1])
@@ -73,7 +66,7 @@ def test_a_resent_answer_already_run_is_not_queued_again() -> None:
 
 def test_an_answer_that_would_overflow_the_task_is_invalid_params_and_changes_nothing() -> None:
     # Given a task waiting for input (bodies up to 1 MiB allowed)
-    queue = _Queue()
+    queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory", max_body_bytes=1024 * 1024), store=MemoryTaskStore(), queue=queue)
     task_id = submit_message(_request("ask me", "m-1"), CTX, runtime).task.id
     process_work_item(runtime, queue.items[-1])
