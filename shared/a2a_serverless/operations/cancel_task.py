@@ -18,7 +18,7 @@ from ..errors import TaskNotFoundError
 from ..lifecycle import with_history_length
 from ..models import CancelTaskRequest, Task
 from ..mutation import mutate
-from ..ports import Scope, TaskRecord
+from ..ports import Scope, TaskHead, TaskRecord
 from ..runtime import Runtime
 from ..transitions import request_cancel
 from ._context import CallContext, resolve_scope
@@ -31,8 +31,8 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
     rule = partial(request_cancel, max_history=runtime.settings.max_history)
     # Durable mode: an execution may wait (for input, or in a run's sleep) with no function
     # running; the callback it waits on is on the head (the cancel clears it when it ends the task).
-    waiting = runtime.store.get_head(scope, request.id) if runtime.durable is not None else None
-    record = _marked(runtime, scope, request.id) or mutate(runtime.store, scope, request.id, rule).record
+    waiting = runtime.store.get_head(scope, request.id)
+    record = _marked(runtime, scope, waiting) or mutate(runtime.store, scope, request.id, rule).record
     if runtime.durable is not None and waiting is not None and waiting.waiting_callback:
         # Wake it: to end (the task is over), or for its run to see the cancel mark.
         runtime.durable.abandon(waiting.waiting_callback, "the task was canceled")
@@ -54,13 +54,13 @@ def cancel_task(request: CancelTaskRequest, ctx: CallContext, runtime: Runtime) 
     return runtime.parts.present(task, scope, task.id, runtime.settings.inline_response_bytes)
 
 
-def _marked(runtime: Runtime, scope: Scope, task_id: str) -> TaskRecord | None:
-    """A running task: its cancel mark, set on the head alone (a commit conditioned on a full read
-    keeps losing to the group commits of a run that streams), and the task as read after it. None
-    when the task does not run (any more), or is marked already: the rule decides from a read."""
-    head = runtime.store.get_head(scope, task_id)
+def _marked(runtime: Runtime, scope: Scope, head: TaskHead | None) -> TaskRecord | None:
+    """A running task (``head`` as just read): its cancel mark, set on the head alone (a commit
+    conditioned on a full read keeps losing to the group commits of a run that streams), and the
+    task as read after it. None when the task does not run (any more), or is marked already: the
+    rule decides from a read."""
     if head is None or not head.running_message_id or head.state.is_terminal or head.cancel_requested:
         return None
-    if not runtime.store.mark_cancel(scope, task_id, head.running_message_id):
+    if not runtime.store.mark_cancel(scope, head.task_id, head.running_message_id):
         return None
-    return runtime.store.get_task(scope, task_id)
+    return runtime.store.get_task(scope, head.task_id)
