@@ -114,7 +114,11 @@ class EventStream:
             batch = await asyncio.to_thread(store.read_events, self.scope, task_id, cursor, _READ_LIMIT)
             if held:
                 if not batch and time.monotonic() - start < FIRST_EVENT_HOLD_SECONDS:
-                    wait = min(settings.stream_poll_seconds, FIRST_EVENT_HOLD_SECONDS - (time.monotonic() - start))
+                    wait = min(
+                        settings.stream_poll_seconds,
+                        FIRST_EVENT_HOLD_SECONDS - (time.monotonic() - start),
+                        deadline - time.monotonic(),
+                    )
                     await store.wait_for_events(self.scope, task_id, cursor, max(0.0, wait))
                     continue
                 held = False
@@ -143,6 +147,10 @@ class EventStream:
                 # Caught up: the next read would most likely find nothing. Wait (the memory store
                 # returns at once when more was logged meanwhile); a full batch reads on at once.
                 await store.wait_for_events(self.scope, task_id, cursor, delay)
+        if held:
+            # The deadline came within the hold, before the run's first event: the stream still
+            # starts with the Task (an empty stream would leave the client without the task's id).
+            yield snapshot
 
     def _ends_at(self, event: StreamResponse) -> bool:
         update = event.status_update
