@@ -153,6 +153,12 @@ class Settings:
     poll_interval_seconds: float = _bounded(0.05, gt=0, le=5)
     stream_poll_seconds: float = _bounded(0.05, gt=0, le=5)
     """How often a stream reads the task's event log while events flow."""
+    commit_interval_seconds: float = _bounded(0.05, ge=0, le=5)
+    """The least time between the starts of two commits of one run's events: what an agent emits
+    meanwhile goes out in the next commit (an event that ends the run is committed at once). Every
+    commit rewrites the task's head, so an answer streamed slower than commits take costs a head
+    write per chunk with 0; the default matches ``stream_poll_seconds``, how often a stream reads,
+    so a reader waits no longer for it than for its next read (``bench/stream_shapes.py``)."""
     stream_idle_poll_seconds: float = _bounded(1.0, gt=0, le=30)
     """The slowest it reads when the task has been quiet for a while."""
     stream_ping_seconds: float = _bounded(15.0, gt=0, le=300)

@@ -4,6 +4,8 @@ plain nodes: no network, no key."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import operator
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypedDict
 
@@ -284,3 +286,153 @@ def test_the_graphs_input_and_config_are_the_executors_options(serve: Any) -> No
     task = serve(executor).send("why?")
 
     assert answer_text(task) == "calm: WHY?"
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
+
+
+def test_image_and_file_blocks_of_an_ai_message_are_an_output_artifact_beside_the_streamed_text(serve: Any) -> None:
+    def draw(state: MessagesState) -> dict[str, Any]:
+        content: list[str | dict[str, Any]] = [
+            {"type": "text", "text": "Here is the chart."},
+            {"type": "image", "base64": base64.b64encode(PNG).decode(), "mime_type": "image/png"},
+            {"type": "file", "url": "https://files.example/report.pdf", "mime_type": "application/pdf"},
+            {
+                "type": "file",
+                "base64": base64.b64encode(b"a,b\n1,2\n").decode(),
+                "mime_type": "text/csv",
+                "extras": {"filename": "data.csv"},
+            },
+            {"type": "image", "file_id": "file-abc"},  # in the provider's own store: not fetched
+        ]
+        return {"messages": [AIMessage(content=content)]}
+
+    agent = serve(langgraph_executor(_one_node(draw)))
+    task = agent.send("chart please")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "Here is the chart."
+    outputs = [a["parts"] for a in task["artifacts"] if a["name"] == "output"]
+    assert outputs == [
+        [
+            {"raw": base64.b64encode(PNG).decode(), "mediaType": "image/png", "filename": "image.png"},
+            {"url": "https://files.example/report.pdf", "mediaType": "application/pdf"},
+            {"raw": base64.b64encode(b"a,b\n1,2\n").decode(), "mediaType": "text/csv", "filename": "data.csv"},
+        ]
+    ]
+
+
+def test_a_models_image_in_openai_format_becomes_a_file_part(serve: Any) -> None:
+    data_url = "data:image/jpeg;base64," + base64.b64encode(b"\xff\xd8\xff jpeg").decode()
+    model = FakeMessagesListChatModel(
+        responses=[AIMessage(content=[{"type": "image_url", "image_url": {"url": data_url}}])]
+    )
+
+    async def agent_node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    task = serve(langgraph_executor(_one_node(agent_node))).send("a photo")
+
+    assert [a["parts"] for a in task["artifacts"]] == [
+        [{"raw": base64.b64encode(b"\xff\xd8\xff jpeg").decode(), "mediaType": "image/jpeg", "filename": "image.jpg"}]
+    ]
+
+
+def test_files_and_data_of_the_message_reach_the_graph_as_standard_content_blocks(serve: Any) -> None:
+    received: list[Any] = []
+
+    def look(state: MessagesState) -> dict[str, Any]:
+        received.append(state["messages"][-1].content)
+        return {"messages": [AIMessage("seen")]}
+
+    agent = serve(langgraph_executor(_one_node(look)))
+    parts = [
+        {"text": "compare these"},
+        {"raw": base64.b64encode(PNG).decode(), "mediaType": "image/png", "filename": "a.png"},
+        {"url": "https://files.example/b.pdf", "mediaType": "application/pdf"},
+        {"raw": base64.b64encode(b"hello").decode(), "mediaType": "text/plain"},
+        {"raw": base64.b64encode(b"\x00\x01").decode()},
+        {"data": {"pages": [1, 2]}},
+    ]
+    agent.send("", parts=parts)
+
+    assert received == [
+        [
+            {"type": "text", "text": "compare these"},
+            {
+                "type": "image",
+                "base64": base64.b64encode(PNG).decode(),
+                "mime_type": "image/png",
+                "extras": {"filename": "a.png"},
+            },
+            {"type": "file", "url": "https://files.example/b.pdf", "mime_type": "application/pdf"},
+            {"type": "text-plain", "base64": base64.b64encode(b"hello").decode(), "mime_type": "text/plain"},
+            {"type": "file", "base64": base64.b64encode(b"\x00\x01").decode(), "mime_type": "application/octet-stream"},
+            {"type": "text", "text": '{"pages": [1, 2]}'},
+        ]
+    ]
+
+
+def test_a_text_message_reaches_the_graph_as_a_string(serve: Any) -> None:
+    received: list[Any] = []
+
+    def look(state: MessagesState) -> dict[str, Any]:
+        received.append(state["messages"][-1].content)
+        return {"messages": [AIMessage("seen")]}
+
+    serve(langgraph_executor(_one_node(look))).send("just text")
+
+    assert received == ["just text"]
+
+
+def _booking_or_echo() -> Any:
+    """Books after asking (a message naming "book"), else answers with every human turn so far."""
+
+    def book(state: MessagesState) -> dict[str, Any]:
+        answer = interrupt("Book room 7?")
+        return {"messages": [AIMessage(f"Booked ({answer}).")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("book", book)
+    graph.add_node("echo", _echo_history)
+    graph.add_conditional_edges(START, lambda s: "book" if "book" in str(s["messages"][-1].content) else "echo")
+    graph.add_edge("book", END)
+    graph.add_edge("echo", END)
+    return graph.compile()
+
+
+def test_a_paused_task_resumed_after_another_turn_of_its_context_keeps_both_in_the_memory(serve: Any) -> None:
+    agent = serve(langgraph_executor(_booking_or_echo()))
+    agent.send("hello", context_id="ctx")
+    paused = agent.send("book room 7", context_id="ctx")
+    agent.send("meanwhile", context_id="ctx")  # another task of the context, while the first waits
+    done = agent.reply(paused, "yes")
+    later = agent.send("what happened?", context_id="ctx")
+
+    assert answer_text(done) == "Booked (yes)."
+    assert answer_text(later) == "hello | meanwhile | book room 7 | what happened?"
+
+
+def test_a_resumed_graph_without_a_messages_channel_keeps_its_own_state_as_the_memory(serve: Any) -> None:
+    class Log(TypedDict):
+        said: Annotated[list[str], operator.add]
+        reply: AIMessage
+
+    def step(state: Log) -> dict[str, Any]:
+        sure = f": {interrupt('Sure?')}" if state["said"][-1] == "ask" else ""
+        return {"reply": AIMessage(" | ".join(state["said"]) + sure)}
+
+    graph = StateGraph(Log)
+    graph.add_node("step", step)
+    graph.add_edge(START, "step")
+    graph.add_edge("step", END)
+    agent = serve(langgraph_executor(graph.compile(), input_of=lambda turn: {"said": [turn.text]}))
+    agent.send("one", context_id="ctx")
+    paused = agent.send("ask", context_id="ctx")
+    meanwhile = agent.send("two", context_id="ctx")
+    done = agent.reply(paused, "yes")
+    later = agent.send("three", context_id="ctx")
+
+    assert (answer_text(meanwhile), answer_text(done)) == ("one | two", "one | ask: yes")
+    # the resumed run's state replaced the context's: "two", finished meanwhile, is not in it
+    assert answer_text(later) == "one | ask | three"

@@ -8,10 +8,12 @@ the writer then reads the task again and lets the rule decide (carry on, or the 
 :class:`RunLog` is the executor's ``EventQueue``. Each event is validated at once against the run's
 view of the task (so an invalid event raises in the executor, where it was emitted), and queued;
 a committer writes what is queued in order, and the events that arrive while a commit is in flight
-go out together in the next one (group commit), within what one transaction can hold. So an agent
-that streams its answer in small chunks costs about one small transaction per chunk when it emits
-them slower than a commit takes, and far fewer when it emits them faster. An event that settles the
-task (terminal or interrupted) is committed before ``enqueue_event`` returns, and closes the queue.
+go out together in the next one (group commit), within what one transaction can hold. Commits
+start at least ``commit_interval_seconds`` apart (the first at once): every commit rewrites the
+task's head, so an agent that streams its answer in small chunks costs one commit per interval
+rather than one per chunk, and a stream's reader, which reads as often, waits no longer for it. An
+event that settles the task (terminal or interrupted), and :meth:`RunLog.flush`, commit at once;
+the event that settles is committed before ``enqueue_event`` returns, and closes the queue.
 With tracing on, each commit is a span (:func:`a2a_serverless.telemetry.commit`) naming how many
 events and bytes it carried, and the log items it writes carry its ``traceparent``.
 """
@@ -28,6 +30,7 @@ from typing import TypeVar
 
 from .. import telemetry
 from ..blobs import PartOffloader
+from ..config import Settings
 from ..errors import InvalidAgentResponseError
 from ..lifecycle import Step, executor_event
 from ..models import Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
@@ -104,14 +107,15 @@ class RunLog:
     context manager: the committer runs inside it."""
 
     def __init__(
-        self, writer: RunWriter, *, message_id: str, max_history: int, offloader: PartOffloader | None = None
+        self, writer: RunWriter, *, message_id: str, settings: Settings, offloader: PartOffloader | None = None
     ) -> None:
         self._writer = writer
+        self._interval = settings.commit_interval_seconds
         self._offloader = offloader
         """Stores an event's large parts (:mod:`a2a_serverless.blobs`) before it is queued, so what
         is queued, measured and folded is what will be written."""
         self._message_id = message_id
-        self._max_history = max_history
+        self._max_history = settings.max_history
         self._task = writer.record.task
         """The run's view: the task as committed, with every queued step applied."""
         self._base_seq = writer.record.last_seq
@@ -119,6 +123,8 @@ class RunLog:
         self._queued_bytes = 0
         self._accepted = 0
         self._wake = asyncio.Event()
+        self._now = asyncio.Event()
+        """Set when what is queued must be committed without waiting out the interval."""
         self._progress = asyncio.Condition()
         self._committer: asyncio.Task[None] | None = None
         self.closed = False
@@ -175,9 +181,13 @@ class RunLog:
             await asyncio.sleep(0)  # let an idle committer start on it right away
 
     async def flush(self) -> None:
-        """Return once everything queued is committed; raise why it could not be."""
+        """Commit everything queued now; return once it is, raise why it could not be."""
+        self._now.set()
         self._wake.set()
-        await self._wait_for(lambda: not self._steps)
+        try:
+            await self._wait_for(lambda: not self._steps)
+        finally:
+            self._now.clear()
 
     async def _wait_for(self, condition: Callable[[], bool]) -> None:
         async with self._progress:
@@ -186,11 +196,16 @@ class RunLog:
             raise self.failure
 
     async def _commit_queued(self) -> None:
+        loop = asyncio.get_running_loop()
+        started: float | None = None
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._steps:
+                    if started is not None:
+                        await self._linger(started + self._interval - loop.time())
+                    started = loop.time()
                     batch = self._batch()
                     rule = partial(
                         append_steps,
@@ -216,6 +231,14 @@ class RunLog:
             self.failed.set()
             async with self._progress:
                 self._progress.notify_all()
+
+    async def _linger(self, seconds: float) -> None:
+        """Let more events join the next commit, for at most ``seconds``: not when the run must
+        commit now (an event settled it, or a flush), nor when a full batch is already queued."""
+        if seconds <= 0 or self._now.is_set() or self.closed or self._queued_bytes >= BATCH_BYTES:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._now.wait(), seconds)
 
     def _batch(self) -> list[tuple[Step, int]]:
         batch: list[tuple[Step, int]] = []

@@ -183,9 +183,7 @@ async def run_work_item(
     )
     monitor.start()
     try:
-        async with RunLog(
-            writer, message_id=item.message_id, max_history=settings.max_history, offloader=runtime.offloader
-        ) as log:
+        async with RunLog(writer, message_id=item.message_id, settings=settings, offloader=runtime.offloader) as log:
             events: EventQueue = log
             suspend: tuple[type[BaseException], ...] = ()
             if resumable is not None:

@@ -4,12 +4,17 @@
 The run is the compiled graph's public ``astream`` with ``stream_mode=["messages", "updates"]``:
 
 * ``messages``: the text of AI messages, token by token from a streaming model (whole from a node
-  that returns one) -> the answer's chunks;
+  that returns one) -> the answer's chunks; their image, audio, video and file content blocks
+  (LangChain's standard blocks, ``message.content_blocks``) -> an ``output`` artifact of file parts;
 * ``updates``: an AI message with ``tool_calls`` in a node's output -> a tool status per call, a
   ``ToolMessage`` -> its result (with ``tool_details``); ``__interrupt__`` (a node called
   ``interrupt(value)``) -> INPUT_REQUIRED asking ``value`` (a string, or a mapping's ``question``;
   a mapping is also shown as a data part). The next message on the task resumes the run with
   ``Command(resume=<its text, or its data part>)``.
+
+The default input is a ``MessagesState`` update: the message as a ``HumanMessage``, its text alone
+as a string, else one standard content block per part (files as image/audio/video/file blocks,
+base64 or URL; data parts as text blocks of their JSON).
 
 **State.** The graph runs with a checkpointer of our own: a fresh ``InMemorySaver`` per run, filled
 from our store before the run and written back after it, one entry per run (not per step: a
@@ -17,18 +22,25 @@ checkpointer writing to DynamoDB at every super-step would cost a write per node
 the latest checkpoint of each namespace with its pending writes (interrupts included), serialized
 by LangGraph's own serializer: per context when the run ends (the conversation's memory: a
 ``MessagesState`` graph remembers its turns), per task when it pauses (so the pause resumes
-exactly, whatever other tasks of the context did meanwhile). A graph's own checkpointer is
+exactly, whatever other tasks of the context did meanwhile; when the resumed run ends, a graph whose
+``messages`` channel is reduced by ``add_messages`` keeps the context's messages as they are then
+followed by the task's own, so a turn another task finished meanwhile is kept). A graph's own checkpointer is
 replaced for the run; its history of older checkpoints is not kept (``get_state_history`` sees the
 latest only).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import mimetypes
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from typing import Any
 
+from ..models import Message, Part
 from ._bridge import FrameworkExecutor, Turn
-from ._events import FrameworkEvent, Pause, TextDelta, ToolCall, ToolResult
+from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
 from ._made import Made
 
 INSTALL_HINT = (
@@ -40,6 +52,7 @@ try:
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph.message import add_messages
     from langgraph.pregel import Pregel
     from langgraph.types import Command, Interrupt
     from pydantic_core import to_jsonable_python
@@ -52,8 +65,15 @@ GraphSource = Pregel[Any, Any, Any, Any] | Callable[[], Pregel[Any, Any, Any, An
 InputOf = Callable[[Turn], Any]
 
 
+_FILE_BLOCKS = frozenset({"image", "audio", "video", "file", "text-plain"})
+"""LangChain's standard multimodal content block types (``langchain_core.messages.content``)."""
+
+
 def _messages_input(turn: Turn) -> Any:
-    return {"messages": [HumanMessage(content=turn.text)]}
+    message = turn.message
+    if message is None or all(part.text is not None for part in message.parts):
+        return {"messages": [HumanMessage(content=turn.text)]}
+    return {"messages": [HumanMessage(content=_blocks(message))]}
 
 
 class LangGraphExecutor(FrameworkExecutor):
@@ -95,8 +115,11 @@ class LangGraphExecutor(FrameworkExecutor):
         async for mode, chunk in graph.astream(run_input, config, stream_mode=["messages", "updates"]):
             if mode == "messages":
                 message = chunk[0]  # (message, metadata)
-                if isinstance(message, AIMessage) and (text := _text(message)):
-                    yield TextDelta(text)
+                if isinstance(message, AIMessage):
+                    if text := _text(message):
+                        yield TextDelta(text)
+                    if files := _files(message):
+                        yield Output(files)
             elif isinstance(chunk, Mapping):
                 for node, update in chunk.items():
                     if node == "__interrupt__":
@@ -108,7 +131,14 @@ class LangGraphExecutor(FrameworkExecutor):
         if interrupts:
             yield _pause(interrupts[0], state)
             return
+        if turn.resume is not None and turn.memory is not None and self._merges_messages(graph):
+            state = _with_messages_of(turn.memory, state, saver)
         turn.keep(state)
+
+    @staticmethod
+    def _merges_messages(graph: Pregel[Any, Any, Any, Any]) -> bool:
+        """Whether the graph's ``messages`` channel is reduced by ``add_messages`` (``MessagesState``)."""
+        return getattr(graph.channels.get("messages"), "operator", None) is add_messages
 
 
 def langgraph_executor(
@@ -124,6 +154,76 @@ def langgraph_executor(
     ``thread_id`` is the A2A context's); ``tool_details`` puts tool arguments and results in the
     task (off: they can hold secrets)."""
     return LangGraphExecutor(graph, input_of=input_of, config=config, tool_details=tool_details)
+
+
+def _blocks(message: Message) -> list[str | dict[str, Any]]:
+    """The message's parts as LangChain's standard content blocks, in order."""
+    blocks: list[str | dict[str, Any]] = []
+    for part in message.parts:
+        if part.text is not None:
+            blocks.append({"type": "text", "text": part.text})
+        elif part.data is not None:
+            blocks.append({"type": "text", "text": json.dumps(part.data, ensure_ascii=False)})
+        else:
+            blocks.append(_file_block(part))
+    return blocks
+
+
+def _file_block(part: Part) -> dict[str, Any]:
+    media_type = part.media_type.split(";")[0].strip().lower()
+    kind = media_type.partition("/")[0]
+    block: dict[str, Any] = {
+        "type": "text-plain" if media_type == "text/plain" else kind if kind in ("image", "audio", "video") else "file"
+    }
+    if part.raw is not None:
+        block["base64"] = base64.b64encode(part.raw).decode()
+        block["mime_type"] = part.media_type or "application/octet-stream"  # required with base64
+    else:
+        block["url"] = part.url
+        if part.media_type:
+            block["mime_type"] = part.media_type
+    if part.filename:
+        block["extras"] = {"filename": part.filename}  # where LangChain's provider translators read it
+    return block
+
+
+def _files(message: AIMessage) -> list[Part]:
+    """The message's image, audio, video and file blocks as file parts (a ``file_id`` block, a file
+    in the provider's own store, is left out: there is nothing to fetch it with)."""
+    if isinstance(message.content, str):
+        return []
+    blocks = (dict(block) for block in message.content_blocks if block["type"] in _FILE_BLOCKS)
+    return [part for block in blocks if (part := _file_part(block)) is not None]
+
+
+def _file_part(block: dict[str, Any]) -> Part | None:
+    media_type = str(block.get("mime_type") or "")
+    extras = block.get("extras")
+    filename = str(block.get("filename") or (extras.get("filename") if isinstance(extras, dict) else None) or "")
+    url = block.get("url")
+    if isinstance(block.get("base64"), str):
+        data = _b64decode(block["base64"])
+    elif isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+        given, _, encoded = url.removeprefix("data:").partition(";base64,")
+        media_type, data = media_type or given, _b64decode(encoded)
+    elif isinstance(url, str) and url:
+        return Part(url=url, media_type=media_type, filename=filename)
+    elif isinstance(block.get("text"), str):  # a text-plain block's own text
+        media_type, data = media_type or "text/plain", block["text"].encode()
+    else:
+        return None
+    if data is None:
+        return None
+    if not filename:
+        filename = block["type"] + (mimetypes.guess_extension(media_type) or "")
+    return Part(raw=data, media_type=media_type, filename=filename)
+
+
+def _b64decode(encoded: str) -> bytes | None:
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _text(message: BaseMessage) -> str:
@@ -194,13 +294,41 @@ def _dump(saver: InMemorySaver, thread: str) -> bytes:
                 "writes": list(saved.pending_writes or []),
             }
         )
+    return _encode(saver, entries)
+
+
+def _encode(saver: InMemorySaver, entries: list[dict[str, Any]]) -> bytes:
     kind, data = saver.serde.dumps_typed(entries)
     return kind.encode() + b"\n" + data
 
 
-def _restore(saver: InMemorySaver, thread: str, saved: bytes) -> None:
+def _decode(saver: InMemorySaver, saved: bytes) -> list[dict[str, Any]]:
     kind, _, data = saved.partition(b"\n")
-    for entry in saver.serde.loads_typed((kind.decode(), data)):
+    entries: list[dict[str, Any]] = saver.serde.loads_typed((kind.decode(), data))
+    return entries
+
+
+def _with_messages_of(memory: bytes, state: bytes, saver: InMemorySaver) -> bytes:
+    """The resumed run's ``state`` with the context's messages as they are now (``memory``: turns
+    other tasks of the context finished while this one waited included), followed by the run's
+    messages the context does not hold (this task's own, before and after its pause)."""
+    context = next((e for e in _decode(saver, memory) if e["ns"] == ""), None)
+    entries = _decode(saver, state)
+    resumed = next((e for e in entries if e["ns"] == ""), None)
+    if context is None or resumed is None:
+        return state
+    kept = list(context["checkpoint"]["channel_values"].get("messages", []))
+    ids = {m.id for m in kept if isinstance(m, BaseMessage) and m.id}
+    run = resumed["checkpoint"]["channel_values"].get("messages", [])
+    resumed["checkpoint"]["channel_values"]["messages"] = [
+        *kept,
+        *(m for m in run if not (isinstance(m, BaseMessage) and m.id in ids)),
+    ]
+    return _encode(saver, entries)
+
+
+def _restore(saver: InMemorySaver, thread: str, saved: bytes) -> None:
+    for entry in _decode(saver, saved):
         checkpoint = entry["checkpoint"]
         where: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": entry["ns"]}}
         stored = saver.put(where, checkpoint, entry["metadata"], checkpoint["channel_versions"])

@@ -1,0 +1,109 @@
+"""Commits of a run start at least ``commit_interval_seconds`` apart: chunks an agent streams
+meanwhile share the next commit (one head write for many), and the event that ends the run is
+committed at once, with everything still queued."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.auth import Principal
+from a2a_serverless.config import ConfigError, Settings
+from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
+from a2a_serverless.execution.worker import process_work_item
+from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
+from a2a_serverless.operations import CallContext
+from a2a_serverless.operations.send_message import submit_message
+from a2a_serverless.ports import Scope
+from a2a_serverless.wiring import build_runtime
+from testkit.queues import RecordingQueue
+
+CTX = CallContext(principal=Principal("alice", authenticated=True))
+SCOPE = Scope("", "alice")
+CHUNKS = 40
+
+
+class CommitLog(MemoryTaskStore):
+    """The memory store, keeping how many events each commit carried."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commits: list[int] = []
+        self._commits_lock = threading.Lock()
+
+    def commit(self, record: Any, events: Any, **kwargs: Any) -> Any:
+        stored = super().commit(record, events, **kwargs)
+        with self._commits_lock:
+            self.commits.append(len(events))
+        return stored
+
+
+class StreamingExecutor(AgentExecutor):
+    """WORKING, then CHUNKS chunks of one artifact, yielding to the loop between them, then COMPLETED."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        for n in range(CHUNKS):
+            await updater.add_artifact(
+                [Part(text=f"{n} ")], artifact_id="answer", append=n > 0, last_chunk=n == CHUNKS - 1
+            )
+            await asyncio.sleep(0)
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+EXECUTOR = f"{StreamingExecutor.__module__}:{StreamingExecutor.__qualname__}"
+
+
+def _run(interval: float) -> tuple[CommitLog, str]:
+    store, queue = CommitLog(), RecordingQueue()
+    settings = Settings(store="memory", executor=EXECUTOR, commit_interval_seconds=interval)
+    runtime = build_runtime(settings, store=store, queue=queue)
+    message = Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text="go")])
+    request = SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
+    task_id = submit_message(request, CTX, runtime).task.id
+    store.commits.clear()
+    process_work_item(runtime, queue.items[-1])
+    return store, task_id
+
+
+def test_chunks_emitted_within_the_interval_share_one_commit_and_the_end_is_not_held() -> None:
+    # Given an interval far longer than the agent takes to stream its whole answer
+    store, task_id = _run(interval=5.0)
+
+    # Then the run made one commit at once (its first event, and whatever came with it) and one
+    # when the task completed, carrying every chunk still queued: not a commit per chunk
+    assert len(store.commits) <= 3, store.commits
+    assert sum(store.commits) >= CHUNKS + 2
+    # And nothing was lost or reordered: the artifact is every chunk, in order, and the task ended
+    record = store.get_task(SCOPE, task_id)
+    assert record is not None
+    assert record.state is TaskState.TASK_STATE_COMPLETED
+    (artifact,) = record.task.artifacts
+    assert "".join(p.text or "" for p in artifact.parts) == "".join(f"{n} " for n in range(CHUNKS))
+
+
+@pytest.mark.parametrize("interval", [0.0, 0.05])
+def test_every_interval_stores_the_same_answer(interval: float) -> None:
+    store, task_id = _run(interval)
+    record = store.get_task(SCOPE, task_id)
+    assert record is not None
+    assert record.state is TaskState.TASK_STATE_COMPLETED
+    (artifact,) = record.task.artifacts
+    assert "".join(p.text or "" for p in artifact.parts) == "".join(f"{n} " for n in range(CHUNKS))
+    logged = store.read_events(SCOPE, task_id, 0, 1000)
+    assert [e.seq for e in logged] == list(range(logged[0].seq, logged[0].seq + len(logged)))
+
+
+def test_the_interval_is_a_setting_with_bounds() -> None:
+    assert Settings().commit_interval_seconds == 0.05
+    assert Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "0.2"}).commit_interval_seconds == 0.2
+    with pytest.raises(ConfigError, match="A2A_COMMIT_INTERVAL_SECONDS: must be at least 0"):
+        Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "-1"})
