@@ -316,3 +316,20 @@ def test_structured_output_is_an_artifact_of_its_own(serve: Any) -> None:
 def test_an_agent_instead_of_a_function_making_it_is_refused() -> None:
     with pytest.raises(TypeError, match="function that makes the agent"):
         strands_executor(Agent(model=ScriptedModel(), callback_handler=None))  # type: ignore[arg-type]
+
+
+def test_a_turn_that_ends_while_a_task_waits_is_kept_when_the_task_resumes(serve: Any) -> None:
+    bookings = Bookings()
+    model = ScriptedModel(Call("book_room", {"room": 7}), said_so_far, Text("Booked."), said_so_far)
+    agent = serve(strands_executor(agent_on(model, tools=bookings.tools(), hooks=[bookings.approve])))
+
+    asked = agent.send("book room 7", context_id="ctx-wait")
+    meanwhile = agent.send("meanwhile, hello", context_id="ctx-wait")  # ends while the booking waits
+    done = agent.reply(asked, "yes")
+    later = agent.send("what now?", context_id="ctx-wait")
+
+    assert answer_text(meanwhile) == "meanwhile, hello"  # the paused turn is not in the memory yet
+    assert answer_text(done) == "Booked."
+    # Both turns are in the context's memory: the one that ended first, then the resumed task's.
+    assert answer_text(later) == "meanwhile, hello | book room 7 | what now?"
+    assert last_tool_result(model.seen[-1]) == "success: room 7 booked"

@@ -19,11 +19,14 @@ conversation into it, and runs :meth:`strands.Agent.stream_async`, Strands' publ
 * memory: the agent's snapshot after the run (the ``session`` preset without the interrupt state:
   messages, agent state, conversation manager and model state; not the system prompt, which is
   ``make_agent``'s), loaded into the next turn's fresh agent with :meth:`strands.Agent.load_snapshot`.
+  A run resumed after a pause keeps the turns of the context that ended while it waited: their
+  messages, then the paused turn's.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from contextlib import aclosing
 from pathlib import PurePath
@@ -53,6 +56,8 @@ except ImportError as exc:
     raise ImportError(INSTALL_HINT) from exc
 
 __all__ = ["INSTALL_HINT", "StrandsExecutor", "strands_executor"]
+
+logger = logging.getLogger(__name__)
 
 AgentFactory = Callable[[], Agent]
 InvocationState = Callable[[RequestContext], dict[str, Any]]
@@ -105,13 +110,18 @@ class StrandsExecutor(FrameworkExecutor):
     async def run(self, turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
         agent = self.agent()
         prompt: str | list[ContentBlock] | list[InterruptResponseContent]
+        paused: Snapshot | None = None
+        start: int | None  # where this turn's messages begin (None: paused by an adapter that kept no start)
         if turn.resume is not None:
-            agent.load_snapshot(_load(turn.resume))
+            paused = _load(turn.resume)
+            agent.load_snapshot(paused)
             prompt = _responses(agent, _reply(turn))
+            start = paused.app_data.get("start")
         else:
             if turn.memory is not None:
                 agent.load_snapshot(_load(turn.memory))
             prompt = _prompt(turn)
+            start = len(agent.messages)  # the context's messages, before this turn's
         state = self._invocation_state(turn.context) if self._invocation_state is not None else None
         names = _tool_names(agent.messages)
         tools: dict[str, ToolUse] = {}  # the tool each interrupt holds, by the interrupt's id
@@ -134,15 +144,18 @@ class StrandsExecutor(FrameworkExecutor):
                 elif isinstance(event.get("result"), AgentResult):
                     result = event["result"]
                     if result.stop_reason == "interrupt":
-                        yield self._pause(result.interrupts or [], tools, agent)
+                        yield self._pause(result.interrupts or [], tools, agent, start)
                         return
                     if result.stop_reason == "checkpoint":
                         raise RuntimeError("Strands checkpointing is not supported here: build the agent without it")
-                    turn.keep(_dump(agent.take_snapshot(preset="session", exclude=["interrupt_state"])))
+                    ended = agent.take_snapshot(preset="session", exclude=["interrupt_state"])
+                    turn.keep(_dump(_memory(ended, turn, paused, start)))
                     if result.structured_output is not None:
                         yield Output([Part(data=result.structured_output.model_dump(mode="json"))])
 
-    def _pause(self, interrupts: Sequence[Interrupt], tools: dict[str, ToolUse], agent: Agent) -> Pause:
+    def _pause(
+        self, interrupts: Sequence[Interrupt], tools: dict[str, ToolUse], agent: Agent, start: int | None
+    ) -> Pause:
         """INPUT_REQUIRED asking the interrupts' questions, with the whole agent as the paused state.
         The client sees each interrupt's name and the tool it holds; the reason (beyond the question)
         and the tool's arguments only with ``tool_details``."""
@@ -158,7 +171,7 @@ class StrandsExecutor(FrameworkExecutor):
                 if use is not None:
                     item["arguments"] = _json(use["input"])
             shown.append(item)
-        state = _dump(agent.take_snapshot(preset="session"))
+        state = _dump(agent.take_snapshot(preset="session", app_data={"start": start}))
         return Pause("\n".join(questions), state=state, data={"interrupts": shown})
 
 
@@ -181,6 +194,34 @@ def _dump(snapshot: Snapshot) -> bytes:
 
 def _load(data: bytes) -> Snapshot:
     return Snapshot.from_dict(decode_bytes_values(json.loads(data)))
+
+
+def _memory(ended: Snapshot, turn: Turn, paused: Snapshot | None, start: int | None) -> Snapshot:
+    """The context's memory after this turn: the run's snapshot, unless this run resumed a pause and
+    another turn of the context kept its memory while the task waited. Then the context's messages
+    (and its conversation manager's state, which describes them) come first, followed by what this
+    task's turn added (its messages after ``start``, where the paused turn began), with this run's
+    agent and model state."""
+    if paused is None or turn.memory is None or start is None:
+        return ended  # not a resumed run, or no memory in the context
+    context = _load(turn.memory)
+    began = paused.data["messages"][:start]
+    if context.data["messages"] == began:
+        return ended  # no other turn of the context ended while this one waited
+    if ended.data["messages"][:start] != began:
+        # The conversation manager rewrote the history before this turn's messages (a trim, a
+        # summary): where this turn's messages begin is lost, so its conversation wins as a whole.
+        logger.warning(
+            "the conversation changed while this task waited and its history was rewritten; "
+            "the turns that ended meanwhile are not kept",
+            extra={"task_id": turn.context.task_id},
+        )
+        return ended
+    messages = [*context.data["messages"], *ended.data["messages"][start:]]
+    data = {**ended.data, "messages": messages}
+    if "conversation_manager_state" in context.data:
+        data["conversation_manager_state"] = context.data["conversation_manager_state"]
+    return Snapshot(scope=ended.scope, schema_version=ended.schema_version, data=data, app_data=ended.app_data)
 
 
 def _tool_names(messages: Messages) -> dict[str, str]:
