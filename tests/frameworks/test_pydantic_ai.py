@@ -5,13 +5,35 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from pydantic_ai import Agent, BinaryContent, CallDeferred, DeferredToolRequests, RunContext
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai import (
+    Agent,
+    BinaryContent,
+    BinaryImage,
+    CallDeferred,
+    DeferredToolRequests,
+    RunContext,
+    ToolReturn,
+)
+from pydantic_ai.messages import (
+    FilePart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import CompletedStreamedResponse, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.settings import ModelSettings
 
 from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
 from a2a_serverless.transitions import FAILED_TEXT
@@ -289,3 +311,94 @@ def test_the_runs_deps_are_made_from_its_request_context(serve: Any) -> None:
     agent = serve(pydantic_ai_executor(model_agent, deps=lambda context: context.caller))
 
     assert answer_text(agent.send("who am I?", as_="bob")) == "you are bob"
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
+PDF = b"%PDF-1.7 report"
+
+
+class _WholeResponses(FunctionModel):
+    """A ``FunctionModel`` whose ``function`` answers whole responses, streamed part by part
+    (``CompletedStreamedResponse`` replays them): its stream function cannot yield a file."""
+
+    def __init__(self, function: Any) -> None:
+        super().__init__(function, profile=ModelProfile(supports_image_output=True))
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        response = await self.request(messages, model_settings, model_request_parameters)
+        yield CompletedStreamedResponse(response, model_request_parameters=model_request_parameters, replay_events=True)
+
+
+def _file(data: bytes, media_type: str, extension: str) -> dict[str, str]:
+    """The file part of ``data`` as the task shows it: named by Pydantic AI's identifier of it."""
+    name = hashlib.sha1(data, usedforsecurity=False).hexdigest()[:6] + extension
+    return {"raw": base64.b64encode(data).decode(), "mediaType": media_type, "filename": name}
+
+
+def _outputs(task: dict[str, Any]) -> list[Any]:
+    return [a["parts"] for a in task.get("artifacts", []) if a["name"] == "output"]
+
+
+def test_a_file_the_model_answers_with_is_an_output_artifact_beside_the_streamed_text(serve: Any) -> None:
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(
+            parts=[TextPart("Here is the chart."), FilePart(BinaryImage(data=PNG, media_type="image/png"))]
+        )
+
+    agent = serve(pydantic_ai_executor(Agent(_WholeResponses(answer))))
+    task = agent.send("chart please")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "Here is the chart."
+    assert _outputs(task) == [[_file(PNG, "image/png", ".png")]]
+
+
+def test_an_image_output_type_is_one_file_artifact(serve: Any) -> None:
+    def draw(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[FilePart(BinaryImage(data=PNG, media_type="image/png"))])
+
+    agent = serve(pydantic_ai_executor(Agent(_WholeResponses(draw), output_type=BinaryImage)))
+    task = agent.send("draw a cat")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert _outputs(task) == [[_file(PNG, "image/png", ".png")]]  # the output is the model's file: once
+
+
+def _reporting_agent() -> Agent[None, str]:
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if _returned(messages):
+            return ModelResponse(parts=[TextPart("Both attached.")])
+        return ModelResponse(parts=[ToolCallPart("chart", {}, "c1"), ToolCallPart("report", {}, "r1")])
+
+    agent = Agent(_WholeResponses(answer))
+
+    @agent.tool_plain
+    def chart() -> BinaryImage:
+        return BinaryImage(data=PNG, media_type="image/png")
+
+    @agent.tool_plain
+    def report() -> ToolReturn:
+        return ToolReturn(return_value="the report", content=[BinaryContent(data=PDF, media_type="application/pdf")])
+
+    return agent
+
+
+def test_files_tools_return_are_output_artifacts_only_when_opted_in(serve: Any) -> None:
+    agent = serve(pydantic_ai_executor(_reporting_agent()))
+    opted_in = serve(pydantic_ai_executor(_reporting_agent(), tool_files=True))
+
+    plain = agent.send("chart and report")
+    shown = opted_in.send("chart and report")
+
+    assert answer_text(plain) == answer_text(shown) == "Both attached."
+    assert _outputs(plain) == []
+    assert sorted(_outputs(shown), key=str) == sorted(
+        [[_file(PNG, "image/png", ".png")], [_file(PDF, "application/pdf", ".pdf")]], key=str
+    )

@@ -12,6 +12,10 @@ The run is :meth:`pydantic_ai.Agent.run_stream_events`, Pydantic AI's public eve
   an approval when :attr:`PydanticAIExecutor.approves` says the reply approves, a denial carrying
   the reply otherwise; the reply's text for a question) and the run goes on from there;
 * output that is not text (a structured ``output_type``) -> an ``output`` artifact with a data part;
+* files the model produces (a ``FilePart`` of its response: an image model's picture, the
+  ``BinaryImage`` output type) -> an ``output`` artifact with a file part each; files a tool
+  returns (its return value, a ``ToolReturn``'s content) too, with ``tool_files=True`` (off by
+  default: a tool's file is shown to the model, and may not be meant for the caller);
 * memory: the conversation's messages (``result.all_messages()``) serialized with
   :data:`pydantic_ai.ModelMessagesTypeAdapter`, passed back as ``message_history``.
 """
@@ -19,6 +23,7 @@ The run is :meth:`pydantic_ai.Agent.run_stream_events`, Pydantic AI's public eve
 from __future__ import annotations
 
 import json
+import mimetypes
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
@@ -41,6 +46,7 @@ try:
         BinaryContent,
         DeferredToolRequests,
         DeferredToolResults,
+        FilePart,
         FunctionToolCallEvent,
         FunctionToolResultEvent,
         ModelMessagesTypeAdapter,
@@ -50,6 +56,7 @@ try:
         TextPartDelta,
         ToolApproved,
         ToolDenied,
+        ToolReturnPart,
         UserContent,
     )
     from pydantic_core import to_jsonable_python
@@ -97,11 +104,13 @@ class PydanticAIExecutor(FrameworkExecutor):
         deps: DepsFactory | None = None,
         approves: Callable[[str], bool] = approves,
         tool_details: bool = False,
+        tool_files: bool = False,
     ) -> None:
         super().__init__(tool_details=tool_details)
         self._agent: Made[Agent[Any, Any]] = Made(agent, Agent, "a pydantic_ai.Agent")
         self._deps = deps
         self.approves = approves
+        self.tool_files = tool_files
 
     @property
     def agent(self) -> Agent[Any, Any]:
@@ -121,12 +130,15 @@ class PydanticAIExecutor(FrameworkExecutor):
         if not _allows_deferred(output_type):
             output_type = [*(output_type if isinstance(output_type, list) else [output_type]), DeferredToolRequests]
         deps = self._deps(turn.context) if self._deps is not None else None
+        sent: list[BinaryContent] = []  # the files already in an artifact
         async with agent.run_stream_events(
             prompt, message_history=history or None, deferred_tool_results=results, output_type=output_type, deps=deps
         ) as events:
             async for event in events:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                     yield TextDelta(event.part.content)
+                elif isinstance(event, PartStartEvent) and isinstance(event.part, FilePart):
+                    yield _files([event.part.content], sent)  # a file part comes whole: no deltas
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                     yield TextDelta(event.delta.content_delta)
                 elif isinstance(event, FunctionToolCallEvent):
@@ -138,6 +150,8 @@ class PydanticAIExecutor(FrameworkExecutor):
                 elif isinstance(event, FunctionToolResultEvent):
                     done = event.part
                     yield ToolResult(done.tool_name, done.tool_call_id, to_jsonable_python(done.content, fallback=str))
+                    if self.tool_files and (returned := _returned_files(event)):
+                        yield _files(returned, sent)
                 elif isinstance(event, AgentRunResultEvent):
                     result = event.result
                     output = result.output
@@ -147,7 +161,10 @@ class PydanticAIExecutor(FrameworkExecutor):
                     # The context's memory as it is now (other tasks of the context may have added
                     # to it while this one was paused), then this task's own messages.
                     turn.keep(ModelMessagesTypeAdapter.dump_json([*memory, *result.all_messages()[start:]]))
-                    if not isinstance(output, str):
+                    if isinstance(output, BinaryContent):
+                        if output not in sent:  # a BinaryImage output is the model's FilePart, already sent
+                            yield _files([output], sent)
+                    elif not isinstance(output, str):
                         yield Output([Part(data=to_jsonable_python(output, fallback=str))])
 
     def _pause(self, requests: DeferredToolRequests, messages: Sequence[Any], start: int) -> Pause:
@@ -180,13 +197,40 @@ def pydantic_ai_executor(
     deps: DepsFactory | None = None,
     approves: Callable[[str], bool] = approves,
     tool_details: bool = False,
+    tool_files: bool = False,
 ) -> PydanticAIExecutor:
     """An executor running ``agent`` (a ``pydantic_ai.Agent``, or a function making one, called on
     the first run). ``deps`` makes the run's dependencies from its :class:`RequestContext` (the
     caller, the tenant); ``approves`` decides whether a reply approves a tool call (yes, ok,
     approve...); ``tool_details`` puts tool arguments and results in the task (off: they can hold
-    secrets)."""
-    return PydanticAIExecutor(agent, deps=deps, approves=approves, tool_details=tool_details)
+    secrets); ``tool_files`` puts the files tools return in an ``output`` artifact (off: a tool's
+    file is for the model, and may not be meant for the caller)."""
+    return PydanticAIExecutor(agent, deps=deps, approves=approves, tool_details=tool_details, tool_files=tool_files)
+
+
+def _files(files: Sequence[BinaryContent], sent: list[BinaryContent]) -> Output:
+    """An ``output`` artifact of file parts (named by Pydantic AI's identifier of the content)."""
+    sent.extend(files)
+    return Output(
+        [
+            Part(
+                raw=file.data,
+                media_type=file.media_type,
+                filename=file.identifier + (mimetypes.guess_extension(file.media_type) or ""),
+            )
+            for file in files
+        ]
+    )
+
+
+def _returned_files(event: FunctionToolResultEvent) -> list[BinaryContent]:
+    """The files a tool returned: in its return value, or in a ``ToolReturn``'s content."""
+    found: list[BinaryContent] = []
+    returned = event.part.content if isinstance(event.part, ToolReturnPart) else None
+    for value in (returned, event.content):
+        items = value if isinstance(value, list | tuple) else [value]
+        found.extend(item for item in items if isinstance(item, BinaryContent))
+    return found
 
 
 def _allows_deferred(output_type: Any) -> bool:
