@@ -5,17 +5,20 @@ local stack and in durable mode: ``test_frameworks_e2e``, ``test_durable_framewo
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 from strands import Agent, ToolContext, tool
-from strands.hooks import BeforeToolCallEvent
+from strands.hooks import AfterToolsEvent, BeforeToolCallEvent
 from strands.types.content import Messages
 
+from a2a_serverless.blobs import blob_key
 from a2a_serverless.frameworks.strands import strands_executor
 from a2a_serverless.models import TaskState
+from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import answer_text, chunks, states
@@ -333,3 +336,85 @@ def test_a_turn_that_ends_while_a_task_waits_is_kept_when_the_task_resumes(serve
     # Both turns are in the context's memory: the one that ended first, then the resumed task's.
     assert answer_text(later) == "meanwhile, hello | book room 7 | what now?"
     assert last_tool_result(model.seen[-1]) == "success: room 7 booked"
+
+
+def drawing(image: bytes) -> tuple[Any, Any]:
+    """A tool that draws a chart and writes its report, and a hook that hands them to the person:
+    Strands' way to end a turn with a tool's files (``AfterToolsEvent.end_turn``), not asking the
+    model again."""
+
+    @tool
+    def draw(subject: str) -> dict[str, Any]:
+        """Draw a chart and write its report."""
+        return {
+            "status": "success",
+            "content": [
+                {"image": {"format": "png", "source": {"bytes": image}}},
+                {"document": {"format": "pdf", "name": "report", "source": {"bytes": b"%PDF-1.7 report"}}},
+            ],
+        }
+
+    def hand_over(event: AfterToolsEvent) -> None:
+        results = [b["toolResult"] for b in event.message["content"] if "toolResult" in b]
+        files = [c for r in results for c in r["content"] if "image" in c or "document" in c]
+        if files:
+            event.end_turn = [{"text": f"Here is your {len(files)}-file chart."}, *files]
+
+    return draw, hand_over
+
+
+def test_images_and_documents_of_the_final_message_are_an_artifact_of_file_parts(serve: Any) -> None:
+    png = b"\x89PNG\r\n\x1a\n a chart"
+    draw, hand_over = drawing(png)
+    model = ScriptedModel(Call("draw", {"subject": "sales"}))
+    agent = serve(strands_executor(agent_on(model, tools=[draw], hooks=[hand_over])))
+
+    task = agent.send("chart the sales")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "Here is your 2-file chart."  # the hook's text, not streamed by the model
+    outputs = [a["parts"] for a in task["artifacts"] if a["name"] == "output"]
+    assert outputs == [
+        [
+            {"raw": base64.b64encode(png).decode(), "mediaType": "image/png"},
+            {
+                "raw": base64.b64encode(b"%PDF-1.7 report").decode(),
+                "mediaType": "application/pdf",
+                "filename": "report.pdf",
+            },
+        ]
+    ]
+    assert len(model.seen) == 1  # the model was not asked again
+
+
+def test_a_file_above_the_blob_threshold_is_stored_as_an_object_and_the_client_gets_its_bytes(serve: Any) -> None:
+    large = b"\x89PNG" + bytes(range(256)) * 160  # 40 KiB, above blob_threshold_bytes (32 KiB)
+    draw, hand_over = drawing(large)
+    agent = serve(
+        strands_executor(agent_on(ScriptedModel(Call("draw", {"subject": "all"})), tools=[draw], hooks=[hand_over]))
+    )
+
+    task = agent.send("chart it all")
+
+    stored = [e.artifact_update.artifact.parts for e in agent.events(task["id"]) if e.artifact_update]
+    image = next(parts[0] for parts in stored if parts[0].media_type == "image/png")
+    assert image.raw is None  # the task holds a reference to the object
+    assert (image.url or "").startswith("a2a-blob:raw:")
+    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
+    assert agent.runtime.offloader.blobs.get(key) == large
+    outputs = [a["parts"] for a in agent.task(task["id"])["artifacts"] if a["name"] == "output"]
+    assert base64.b64decode(outputs[0][0]["raw"]) == large
+
+
+def test_a_file_in_above_the_blob_threshold_reaches_the_model_whole(serve: Any) -> None:
+    large = b"\x89PNG" + bytes(range(256)) * 160  # 40 KiB: the task stores it as an object
+    model = ScriptedModel(Text("A large image."))
+    agent = serve(strands_executor(agent_on(model)))
+    parts = [{"text": "what is this?"}, {"raw": base64.b64encode(large).decode(), "mediaType": "image/png"}]
+
+    task = agent.send("", parts=parts)
+
+    assert answer_text(task) == "A large image."
+    assert model.seen[0][-1]["content"][1] == {"image": {"format": "png", "source": {"bytes": large}}}
+    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
+    assert agent.runtime.offloader.blobs.get(key) == large

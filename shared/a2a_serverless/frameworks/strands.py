@@ -16,6 +16,8 @@ conversation into it, and runs :meth:`strands.Agent.stream_async`, Strands' publ
   content: the reply's data part if it has one, else its text), and Strands resumes the run where
   it stopped (the interrupted tool runs, or is cancelled, as the hook decides from the response);
 * ``result.structured_output`` (an agent with a ``structured_output_model``) -> an ``output`` artifact;
+  the final message's image and document blocks (a hook's ``AfterToolsEvent.end_turn``) -> an
+  ``output`` artifact of file parts, and its text, which the model did not stream, -> the answer;
 * memory: the agent's snapshot after the run (the ``session`` preset without the interrupt state:
   messages, agent state, conversation manager and model state; not the system prompt, which is
   ``make_agent``'s), loaded into the next turn's fresh agent with :meth:`strands.Agent.load_snapshot`.
@@ -48,7 +50,7 @@ try:
     from strands.agent import AgentResult
     from strands.handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
     from strands.interrupt import Interrupt
-    from strands.types.content import ContentBlock, Messages
+    from strands.types.content import ContentBlock, Message, Messages
     from strands.types.interrupt import InterruptResponseContent
     from strands.types.session import decode_bytes_values, encode_bytes_values
     from strands.types.tools import ToolUse
@@ -74,6 +76,7 @@ _DOCUMENTS = {
     "text/plain": "txt",
     "text/markdown": "md",
 }
+_MEDIA_TYPES = {format_: media_type for media_type, format_ in (_IMAGES | _DOCUMENTS).items()}
 
 
 class StrandsExecutor(FrameworkExecutor):
@@ -125,6 +128,7 @@ class StrandsExecutor(FrameworkExecutor):
         state = self._invocation_state(turn.context) if self._invocation_state is not None else None
         names = _tool_names(agent.messages)
         tools: dict[str, ToolUse] = {}  # the tool each interrupt holds, by the interrupt's id
+        reported: Message | None = None  # the last message the stream reported
         # stream_async is an async generator (typed as an iterator): closing it on cancel closes the model's stream.
         stream = cast("AsyncGenerator[dict[str, Any], None]", agent.stream_async(prompt, invocation_state=state))
         async with agent, aclosing(stream) as events:  # the agent's scope ends its run (flushes its memory manager)
@@ -136,6 +140,7 @@ class StrandsExecutor(FrameworkExecutor):
                     if isinstance(event["delta"], dict) and "text" in event["delta"]:
                         yield TextDelta(event["delta"]["text"])
                 elif isinstance(event.get("message"), dict) and "init_event_loop" not in event:
+                    reported = event["message"]
                     for call in _tool_events(event["message"]["content"], names):
                         yield call
                 elif "tool_interrupt_event" in event:
@@ -150,6 +155,8 @@ class StrandsExecutor(FrameworkExecutor):
                         raise RuntimeError("Strands checkpointing is not supported here: build the agent without it")
                     ended = agent.take_snapshot(preset="session", exclude=["interrupt_state"])
                     turn.keep(_dump(_memory(ended, turn, paused, start)))
+                    for out in _final(result.message, streamed=result.message == reported):
+                        yield out
                     if result.structured_output is not None:
                         yield Output([Part(data=result.structured_output.model_dump(mode="json"))])
 
@@ -243,6 +250,34 @@ def _tool_events(content: Iterable[ContentBlock], names: dict[str, str]) -> Iter
             done = block["toolResult"]
             result = {"status": done["status"], "content": done["content"]}
             yield ToolResult(names.get(done["toolUseId"], ""), done["toolUseId"], _json(result))
+
+
+def _final(message: Message, *, streamed: bool) -> Iterable[TextDelta | Output]:
+    """The final message's images and documents as an ``output`` artifact of file parts; its text
+    too when it was not streamed (a hook's ``AfterToolsEvent.end_turn`` message is not)."""
+    files: list[Part] = []
+    for block in message["content"]:
+        if "text" in block and not streamed:
+            yield TextDelta(block["text"])
+        elif (part := _file_part(block)) is not None:
+            files.append(part)
+    if files:
+        yield Output(files)
+
+
+def _file_part(block: ContentBlock) -> Part | None:
+    """An image or document block with its bytes as a file part (one at a location, an S3 URI
+    only its model provider reads, is left out)."""
+    if "image" in block and "bytes" in block["image"]["source"]:
+        image = block["image"]
+        return Part(raw=image["source"]["bytes"], media_type=_MEDIA_TYPES.get(image["format"], ""))
+    if "document" in block and "bytes" in block["document"].get("source", {}):
+        document = block["document"]
+        format_, name = document.get("format", ""), document.get("name") or "document"
+        filename = name if not format_ or name.endswith(f".{format_}") else f"{name}.{format_}"
+        media_type = _MEDIA_TYPES.get(format_, "")
+        return Part(raw=document["source"]["bytes"], media_type=media_type, filename=filename)
+    return None
 
 
 def _question(interrupt: Interrupt) -> str:
