@@ -29,9 +29,10 @@ KEYS = {"alice-key": "alice", "bob-key": "bob"}
 class ServedAgent:
     """``executor`` behind the app; ``send`` is a SendMessage of one caller (``as_``)."""
 
-    def __init__(self, executor: AgentExecutor) -> None:
-        settings = Settings(store="memory", poll_interval_seconds=0.01, auth_mode="api-key", api_keys=KEYS)
-        self.runtime: Runtime = build_runtime(settings)
+    def __init__(self, executor: AgentExecutor, **settings: Any) -> None:
+        """``settings`` override the memory runtime's (``store="dynamodb"``, its table and bucket)."""
+        fields = {"store": "memory", "poll_interval_seconds": 0.01, "auth_mode": "api-key", "api_keys": KEYS}
+        self.runtime: Runtime = build_runtime(Settings(**{**fields, **settings}))
         self.runtime.make_executor = lambda: executor
         self._loop = asyncio.Runner()
         transport = httpx.ASGITransport(app=create_app(self.runtime))

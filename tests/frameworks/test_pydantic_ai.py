@@ -7,7 +7,6 @@ import asyncio
 import base64
 import hashlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from pydantic_ai import (
@@ -29,16 +28,14 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models import CompletedStreamedResponse, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
-from pydantic_ai.profiles import ModelProfile
-from pydantic_ai.settings import ModelSettings
 
 from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import answer_text, chunks, status_data, tool_statuses
+from .pydantic_ai_models import WholeResponses
 
 Stream = AsyncIterator[str | DeltaToolCalls]
 
@@ -317,25 +314,6 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
 PDF = b"%PDF-1.7 report"
 
 
-class _WholeResponses(FunctionModel):
-    """A ``FunctionModel`` whose ``function`` answers whole responses, streamed part by part
-    (``CompletedStreamedResponse`` replays them): its stream function cannot yield a file."""
-
-    def __init__(self, function: Any) -> None:
-        super().__init__(function, profile=ModelProfile(supports_image_output=True))
-
-    @asynccontextmanager
-    async def request_stream(
-        self,
-        messages: list[ModelMessage],
-        model_settings: ModelSettings | None,
-        model_request_parameters: ModelRequestParameters,
-        run_context: RunContext[Any] | None = None,
-    ) -> AsyncIterator[StreamedResponse]:
-        response = await self.request(messages, model_settings, model_request_parameters)
-        yield CompletedStreamedResponse(response, model_request_parameters=model_request_parameters, replay_events=True)
-
-
 def _file(data: bytes, media_type: str, extension: str) -> dict[str, str]:
     """The file part of ``data`` as the task shows it: named by Pydantic AI's identifier of it."""
     name = hashlib.sha1(data, usedforsecurity=False).hexdigest()[:6] + extension
@@ -352,7 +330,7 @@ def test_a_file_the_model_answers_with_is_an_output_artifact_beside_the_streamed
             parts=[TextPart("Here is the chart."), FilePart(BinaryImage(data=PNG, media_type="image/png"))]
         )
 
-    agent = serve(pydantic_ai_executor(Agent(_WholeResponses(answer))))
+    agent = serve(pydantic_ai_executor(Agent(WholeResponses(answer))))
     task = agent.send("chart please")
 
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -364,7 +342,7 @@ def test_an_image_output_type_is_one_file_artifact(serve: Any) -> None:
     def draw(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[FilePart(BinaryImage(data=PNG, media_type="image/png"))])
 
-    agent = serve(pydantic_ai_executor(Agent(_WholeResponses(draw), output_type=BinaryImage)))
+    agent = serve(pydantic_ai_executor(Agent(WholeResponses(draw), output_type=BinaryImage)))
     task = agent.send("draw a cat")
 
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -377,7 +355,7 @@ def _reporting_agent() -> Agent[None, str]:
             return ModelResponse(parts=[TextPart("Both attached.")])
         return ModelResponse(parts=[ToolCallPart("chart", {}, "c1"), ToolCallPart("report", {}, "r1")])
 
-    agent = Agent(_WholeResponses(answer))
+    agent = Agent(WholeResponses(answer))
 
     @agent.tool_plain
     def chart() -> BinaryImage:
