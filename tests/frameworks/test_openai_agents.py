@@ -7,19 +7,33 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import itertools
 import json
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from agents import Agent, RunConfig, RunContextWrapper, TResponseInputItem, function_tool
+from agents import (
+    Agent,
+    ImageGenerationTool,
+    RunConfig,
+    RunContextWrapper,
+    ToolOutputFileContent,
+    ToolOutputImage,
+    ToolOutputText,
+    TResponseInputItem,
+    function_tool,
+)
 from agents.testing import function_call
+from openai.types.responses.response_output_item import ImageGenerationCall
 from pydantic import BaseModel
 
+from a2a_serverless.blobs import blob_key
 from a2a_serverless.execution import RequestContext
 from a2a_serverless.frameworks.openai_agents import AgentSource, OpenAIAgentsExecutor, openai_agents_executor
 from a2a_serverless.models import TaskState
+from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import ServedAgent, answer_text, chunks, states
@@ -385,3 +399,124 @@ def test_files_and_data_in_the_message_reach_the_model(serve: Any) -> None:
         {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0xLjc=", "filename": "a.pdf"},
         {"type": "input_text", "text": json.dumps({"order": 17})},
     ]
+
+
+def _drawing_agent(image: bytes) -> Agent[Any]:
+    """An agent whose model calls the hosted image generation tool and says what it drew."""
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield ImageGenerationCall(
+            id="ig1", result=base64.b64encode(image).decode(), status="completed", type="image_generation_call"
+        )
+        yield "Here is "
+        yield "your cat."
+
+    return an_agent(script, tools=[ImageGenerationTool(tool_config={"type": "image_generation"})])
+
+
+def test_a_hosted_image_generation_result_is_an_artifact_with_the_image(serve: Any) -> None:
+    png = b"\x89PNG\r\n\x1a\n a cat"
+    agent = serve(executor(_drawing_agent(png)))
+
+    task = agent.send("draw a cat")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "Here is your cat."
+    outputs = [a["parts"] for a in task["artifacts"] if a["name"] == "output"]
+    assert outputs == [[{"raw": base64.b64encode(png).decode(), "mediaType": "image/png", "filename": "ig1.png"}]]
+
+
+def test_a_generated_image_above_the_blob_threshold_is_stored_as_an_object(serve: Any) -> None:
+    large = b"\x89PNG" + bytes(range(256)) * 160  # 40 KiB, above blob_threshold_bytes (32 KiB)
+    agent = serve(executor(_drawing_agent(large)))
+
+    task = agent.send("draw a large cat")
+
+    stored = [p for e in agent.events(task["id"]) if e.artifact_update for p in e.artifact_update.artifact.parts]
+    image = next(p for p in stored if p.media_type == "image/png")
+    assert image.raw is None  # the task holds a reference to the object
+    assert (image.url or "").startswith("a2a-blob:raw:")
+    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
+    assert agent.runtime.offloader.blobs.get(key) == large
+    outputs = [a["parts"] for a in agent.task(task["id"])["artifacts"] if a["name"] == "output"]
+    assert base64.b64decode(outputs[0][0]["raw"]) == large
+
+
+PNG_URL = "data:image/png;base64," + base64.b64encode(b"\x89PNG chart").decode()
+
+
+@function_tool
+def chart(sales: str) -> list[Any]:
+    """Chart the sales."""
+    return [
+        ToolOutputText(text="The chart and its report."),
+        ToolOutputImage(image_url=PNG_URL),
+        ToolOutputFileContent(file_data=base64.b64encode(b"%PDF-1.7").decode(), filename="report.pdf"),
+    ]
+
+
+def _calling(tool: str) -> Script:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        if returned := tool_outputs(items):
+            yield f"The tool said: {returned[0][:40]}"
+            return
+        yield function_call(tool, {"sales": "Q3"}, call_id="c1")
+
+    return script
+
+
+def test_a_tools_images_and_files_that_end_the_run_are_an_artifact_its_text_the_answer(serve: Any) -> None:
+    agent = serve(executor(an_agent(_calling("chart"), tools=[chart], tool_use_behavior="stop_on_first_tool")))
+
+    task = agent.send("chart Q3")
+
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(task) == "The chart and its report."
+    outputs = [a["parts"] for a in task["artifacts"] if a["name"] == "output"]
+    assert outputs == [
+        [
+            {"raw": base64.b64encode(b"\x89PNG chart").decode(), "mediaType": "image/png"},
+            {"raw": base64.b64encode(b"%PDF-1.7").decode(), "mediaType": "application/pdf", "filename": "report.pdf"},
+        ]
+    ]
+
+
+def test_a_tools_text_that_ends_the_run_is_the_answer(serve: Any) -> None:
+    @function_tool
+    def total(sales: str) -> str:
+        """Total the sales."""
+        return f"{sales} total: 42"
+
+    agent = serve(executor(an_agent(_calling("total"), tools=[total], tool_use_behavior="stop_on_first_tool")))
+
+    task = agent.send("total Q3")
+
+    assert answer_text(task) == "Q3 total: 42"
+    assert [a["name"] for a in task["artifacts"]] == ["answer"]
+
+
+def test_a_tools_images_for_the_model_are_not_an_artifact(serve: Any) -> None:
+    agent = serve(executor(an_agent(_calling("chart"), tools=[chart])))  # the model is asked again
+
+    task = agent.send("chart Q3")
+
+    assert answer_text(task).startswith("The tool said: ")
+    assert [a["name"] for a in task["artifacts"]] == ["answer"]
+
+
+def test_a_file_in_above_the_blob_threshold_reaches_the_model_whole(serve: Any) -> None:
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield "seen"
+
+    model = ScriptedModel(script)
+    agent: ServedAgent = serve(executor(Agent(name="assistant", model=model)))
+    large = b"%PDF-1.7" + bytes(range(256)) * 160  # 40 KiB: the task stores it as an object
+    parts = [{"raw": base64.b64encode(large).decode(), "mediaType": "application/pdf", "filename": "big.pdf"}]
+
+    task = agent.send("", parts=parts)
+
+    content = model.inputs[0][-1]["content"]  # type: ignore[typeddict-item]
+    assert answer_text(task) == "seen"
+    assert content[0]["file_data"] == "data:application/pdf;base64," + base64.b64encode(large).decode()
+    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
+    assert agent.runtime.offloader.blobs.get(key) == large

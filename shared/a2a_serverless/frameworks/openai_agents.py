@@ -13,6 +13,10 @@ The run is :meth:`agents.Runner.run_streamed` and its ``stream_events()``, the S
   call when :attr:`OpenAIAgentsExecutor.approves` says the reply approves, rejects them with the
   reply as the message the model sees otherwise, and the same run resumes from that state;
 * a final output that is not text (``output_type``) -> an ``output`` artifact with a data part;
+* files out: a hosted image generation's result (``ImageGenerationCall``, base64) -> an ``output``
+  artifact with the image, as its item comes; a tool output that ends the run (``tool_use_behavior``)
+  -> its text as the answer, its ``ToolOutputImage``/``ToolOutputFileContent`` as file parts. A
+  tool's images the model is given next are its input, not the task's;
 * memory: the conversation as input items (``result.to_input_list()``), JSON, given back as the
   next turn's input. Not a :class:`agents.memory.Session`: the bridge already keeps memory per
   ``contextId`` in the caller's scope, saved once per turn, only when the turn ends or pauses and
@@ -28,8 +32,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import mimetypes
 import re
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any, cast
 
 from ..execution.api import RequestContext
@@ -70,6 +75,7 @@ try:
         ResponseRefusalDeltaEvent,
         ResponseTextDeltaEvent,
     )
+    from openai.types.responses.response_output_item import ImageGenerationCall
     from pydantic_core import to_jsonable_python
 except ImportError as exc:
     raise ImportError(INSTALL_HINT) from exc
@@ -143,8 +149,11 @@ class OpenAIAgentsExecutor(FrameworkExecutor):
                 elif isinstance(event, RawResponsesStreamEvent):
                     if texts and isinstance(event.data, ResponseTextDeltaEvent | ResponseRefusalDeltaEvent):
                         yield TextDelta(event.data.delta)
-                elif isinstance(event, RunItemStreamEvent) and (reported := _tool_event(event.item, names)):
-                    yield reported
+                elif isinstance(event, RunItemStreamEvent):
+                    if reported := _tool_event(event.item, names):
+                        yield reported
+                    if image := _generated_image(event.item):
+                        yield Output([image])
         finally:
             await _stop(result, events)
         if result.interruptions:
@@ -153,9 +162,8 @@ class OpenAIAgentsExecutor(FrameworkExecutor):
         # The conversation so far (as this turn loaded it) and what this run added: a turn of the
         # same context that ended while this task was paused is kept, not overwritten.
         turn.keep(json.dumps(to_jsonable_python([*memory, *result.to_input_list()[start:]])).encode())
-        output = result.final_output
-        if output is not None and not isinstance(output, str):
-            yield Output([Part(data=to_jsonable_python(output, fallback=str))])
+        for final in _final_output(result):
+            yield final
 
     def _pause(self, pending: Sequence[ToolApprovalItem], state: RunState[Any], start: int) -> Pause:
         named = list(dict.fromkeys(item.name or "the tool" for item in pending))
@@ -230,6 +238,65 @@ def _tool_event(item: RunItem, names: dict[str, str]) -> ToolCall | ToolResult |
         call_id = item.call_id or ""
         return ToolResult(names.get(call_id, "tool"), call_id, to_jsonable_python(item.output, fallback=str))
     return None
+
+
+def _generated_image(item: RunItem) -> Part | None:
+    """A hosted image generation's result (base64, in the call's item) as a file part."""
+    raw = item.raw_item if isinstance(item, ToolCallItem) else None
+    if not isinstance(raw, ImageGenerationCall) or not raw.result:
+        return None
+    format_ = raw.output_format or "png"
+    media_type = "image/svg+xml" if format_ == "svg" else f"image/{format_}"
+    return Part(raw=base64.b64decode(raw.result), media_type=media_type, filename=f"{raw.id}.{format_}")
+
+
+def _final_output(result: RunResultStreaming) -> Iterable[FrameworkEvent]:
+    """The run's final output when it is not the streamed text: structured output as a data part;
+    and when a tool's output ended the run (``tool_use_behavior``), that output: its text as the
+    answer (the model did not stream it), its images and files (``ToolOutputImage``,
+    ``ToolOutputFileContent``) as file parts, anything else as a data part."""
+    output = result.final_output
+    if not result.new_items or not isinstance(result.new_items[-1], ToolCallOutputItem):
+        if output is not None and not isinstance(output, str):
+            yield Output([Part(data=to_jsonable_python(output, fallback=str))])
+        return
+    # With a text output type the SDK gives the tool's output as its str().
+    outputs = [i for i in result.new_items if isinstance(i, ToolCallOutputItem)]
+    made = next((i for i in reversed(outputs) if i.output is output or str(i.output) == output), None)
+    raw = made.raw_item if made is not None else None
+    content = raw.get("output") if isinstance(raw, dict) else getattr(raw, "output", None)
+    if made is not None and isinstance(content, list):  # the SDK's input items for the tool's text, images, files
+        files = [part for piece in content if (part := _content_file(piece)) is not None]
+        for piece in content:
+            if isinstance(piece, dict) and piece.get("type") == "input_text":
+                yield TextDelta(str(piece.get("text", "")))
+        if files:
+            yield Output(files)
+        return
+    if made is not None:
+        output = made.output
+    if isinstance(output, str):
+        yield TextDelta(output)
+    elif output is not None:
+        yield Output([Part(data=to_jsonable_python(output, fallback=str))])
+
+
+def _content_file(piece: Any) -> Part | None:
+    """An ``input_image`` or ``input_file`` of a tool's output as a file part: its bytes (a ``data:``
+    URL, or base64 with its filename) or its URL. One known only by its OpenAI file id is left out."""
+    if not isinstance(piece, dict) or piece.get("type") not in ("input_image", "input_file"):
+        return None
+    filename = str(piece.get("filename") or "")
+    location = str(piece.get("image_url") or piece.get("file_url") or "")
+    guessed = mimetypes.guess_type(filename or location)[0] or ""
+    if data := piece.get("file_data") or (location if location.startswith("data:") else ""):
+        header, comma, encoded = str(data).partition(",")
+        if comma and header.startswith("data:"):
+            guessed = header[len("data:") :].split(";")[0] or guessed
+        else:
+            encoded = header
+        return Part(raw=base64.b64decode(encoded), media_type=guessed or "application/octet-stream", filename=filename)
+    return Part(url=location, media_type=guessed, filename=filename) if location else None
 
 
 def _answers_in_text(agent: Agent[Any]) -> bool:
