@@ -350,7 +350,7 @@ def test_files_and_data_of_the_message_reach_the_graph_as_standard_content_block
         {"text": "compare these"},
         {"raw": base64.b64encode(PNG).decode(), "mediaType": "image/png", "filename": "a.png"},
         {"url": "https://files.example/b.pdf", "mediaType": "application/pdf"},
-        {"raw": base64.b64encode(b"hello").decode(), "mediaType": "text/plain"},
+        {"raw": base64.b64encode(b"hello").decode(), "mediaType": "text/plain; charset=utf-8"},
         {"raw": base64.b64encode(b"\x00\x01").decode()},
         {"data": {"pages": [1, 2]}},
     ]

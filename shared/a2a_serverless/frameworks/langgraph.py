@@ -177,11 +177,12 @@ def _file_block(part: Part) -> dict[str, Any]:
     }
     if part.raw is not None:
         block["base64"] = base64.b64encode(part.raw).decode()
-        block["mime_type"] = part.media_type or "application/octet-stream"  # required with base64
     else:
         block["url"] = part.url
-        if part.media_type:
-            block["mime_type"] = part.media_type
+    if block["type"] == "text-plain":
+        block["mime_type"] = "text/plain"  # the block's one type
+    elif part.media_type or part.raw is not None:
+        block["mime_type"] = part.media_type or "application/octet-stream"  # required with base64
     if part.filename:
         block["extras"] = {"filename": part.filename}  # where LangChain's provider translators read it
     return block
@@ -190,8 +191,9 @@ def _file_block(part: Part) -> dict[str, Any]:
 def _files(message: AIMessage) -> list[Part]:
     """The message's image, audio, video and file blocks as file parts (a ``file_id`` block, a file
     in the provider's own store, is left out: there is nothing to fetch it with)."""
-    if isinstance(message.content, str):
-        return []
+    content = message.content
+    if isinstance(content, str) or all(isinstance(block, str) or block.get("type") == "text" for block in content):
+        return []  # text alone (every token of a streamed answer): nothing to translate
     blocks = (dict(block) for block in message.content_blocks if block["type"] in _FILE_BLOCKS)
     return [part for block in blocks if (part := _file_part(block)) is not None]
 
