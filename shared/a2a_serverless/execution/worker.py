@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from ..blobs import has_references
 from ..errors import InvalidAgentResponseError, TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
 from ..mutation import Committed, mutate
-from ..ports import Scope, TaskRecord, TaskStore, WorkItem
+from ..ports import Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
 from ..transitions import (
     DEAD_LETTER_TEXT,
@@ -46,12 +45,13 @@ from ..transitions import (
     RunEnd,
     RunLost,
     claim,
-    renew_lease,
     settle,
 )
+from ._monitor import CANCEL_POLL_SECONDS, RunMonitor
 from .agent_state import agent_state_of
 from .api import AgentExecutor, Event, EventQueue, RequestContext, Steps
 from .run_log import RunLog, RunWriter
+from .run_report import RUN_LOST, RunReport, report_run
 
 __all__ = [
     "CANCEL_POLL_SECONDS",
@@ -67,7 +67,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CANCEL_POLL_SECONDS = 0.25
 CANCEL_GRACE_SECONDS = 5.0
 """How long the executor's ``cancel`` (or, out of time, the executor itself) gets to wind down."""
 DEADLINE_MARGIN_SECONDS = 10.0
@@ -84,9 +83,10 @@ def process_work_item(
     receive_count: int = 1,
     remaining_ms: RemainingMillis | None = None,
     resumable: Resumable | None = None,
-) -> None:
-    """Synchronous entry point (the SQS handler calls this once per record)."""
-    asyncio.run(
+) -> RunReport | None:
+    """Synchronous entry point (the SQS handler calls this once per record): what the run did, or
+    None when the item started no run (a duplicate, a task that is gone or was interrupted)."""
+    return asyncio.run(
         run_work_item(runtime, item, receive_count=receive_count, remaining_ms=remaining_ms, resumable=resumable)
     )
 
@@ -131,7 +131,8 @@ async def run_work_item(
     receive_count: int = 1,
     remaining_ms: RemainingMillis | None = None,
     resumable: Resumable | None = None,
-) -> None:
+) -> RunReport | None:
+    started = time.monotonic()
     scope = Scope(item.tenant, item.owner)
     settings = runtime.settings
     # Load the executor before claiming: a bad import path raises ConfigError here, the item goes
@@ -143,13 +144,13 @@ async def run_work_item(
         claimed = await asyncio.to_thread(claim_run, runtime, item, receive_count)
         if claimed is None:
             logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
-            return
+            return None
         if claimed.result is Claim.INTERRUPTED:
             logger.error("run was interrupted; task failed", extra={"task_id": item.task_id})
-            return
+            return None
         if claimed.result is Claim.SKIPPED:
             logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
-            return
+            return None
         record = claimed.record
     # The executor gets every part as it was sent, stored ones read back whatever their size.
     current = record.task
@@ -172,7 +173,7 @@ async def run_work_item(
     deadline = _deadline(remaining_ms)
     loop = asyncio.get_running_loop()
     canceled, lost = asyncio.Event(), asyncio.Event()
-    monitor = _Monitor(
+    monitor = RunMonitor(
         runtime.store,
         writer,
         item.message_id,
@@ -193,21 +194,23 @@ async def run_work_item(
             end = await _supervise(executor, context, log, events, canceled, lost, deadline, suspend)
             if end is None:
                 logger.warning("the run lost its task to another writer; stopped", extra={"task_id": record.task.id})
-                return
+                return report_run(RUN_LOST, started, None)
             try:
                 await log.flush()
             except RunLost:
                 logger.warning("the run lost its task to another writer", extra={"task_id": record.task.id})
-                return
+                return report_run(RUN_LOST, started, None)
             except Exception:
                 end = RunEnd.FAILED  # (logged by the log's committer)
         rule_end = partial(settle, message_id=item.message_id, end=end, max_history=settings.max_history)
         try:
-            await asyncio.to_thread(writer.transact, rule_end)
+            settled = (await asyncio.to_thread(writer.transact, rule_end)).record
         except Exception:
             logger.exception("could not settle task", extra={"task_id": record.task.id})
+            settled = None
     finally:
         monitor.stop()
+    return report_run(end, started, settled)
 
 
 class _Replayed:
@@ -297,88 +300,6 @@ def _deadline(remaining_ms: RemainingMillis | None) -> float | None:
         return None
     remaining = remaining_ms() / 1000
     return time.monotonic() + remaining - min(DEADLINE_MARGIN_SECONDS, remaining / 4)
-
-
-class _Monitor:
-    """The run's watcher, on a thread of its own (so a slow or blocking executor cannot stall it):
-    it reads the head every ``CANCEL_POLL_SECONDS`` (the memory store wakes it on a change), reports
-    CancelTask's mark and a task another writer took, and renews the lease while ``alive()``."""
-
-    def __init__(
-        self,
-        store: TaskStore,
-        writer: RunWriter,
-        message_id: str,
-        *,
-        lease_seconds: int,
-        on_cancel: Callable[[], object],
-        on_lost: Callable[[], object],
-        alive: Callable[[], bool],
-    ) -> None:
-        self._store = store
-        self._writer = writer
-        self._message_id = message_id
-        self._lease_seconds = lease_seconds
-        self._on_cancel = on_cancel
-        self._on_lost = on_lost
-        self._alive = alive
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="a2a-run-monitor", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join(timeout=2 * CANCEL_POLL_SECONDS)
-
-    def _watch(self) -> None:
-        record = self._writer.record
-        scope, task_id = record.scope, record.task_id
-        reported_cancel = False
-        failures = 0
-        last_read = time.monotonic()
-        while not self._stopped.is_set():
-            try:
-                head = self._store.get_head(scope, task_id)
-                if head is None or head.running_message_id != self._message_id:
-                    if self._writer.record.running_message_id == self._message_id:
-                        self._on_lost()  # someone else ended the run (not the run itself)
-                    return
-                if head.cancel_requested and not reported_cancel:
-                    reported_cancel = True
-                    self._on_cancel()
-                if self._alive() and head.lease_until - time.time() < self._lease_seconds * 2 / 3:
-                    lease = self._lease_seconds
-                    rule = partial(renew_lease, message_id=self._message_id, now=int(time.time()), lease_seconds=lease)
-                    self._writer.transact(rule)
-                version, failures, last_read = head.version, 0, time.monotonic()
-            except Exception:
-                # The store is unreachable or throttling: back off (up to 5 s), and say so once, then
-                # every 20 failures, rather than four times a second.
-                if failures % 20 == 0:
-                    logger.exception("watching the run failed; retrying", extra={"task_id": task_id})
-                failures += 1
-                version = -1
-                if time.monotonic() - last_read > self._lease_seconds:
-                    # The lease has lapsed unrenewed: the sweeper owns the task now, and nothing this
-                    # run writes could commit. Stop it rather than retry forever.
-                    logger.error(
-                        "the store was unreachable for longer than the run's lease; stopping the run",
-                        extra={"task_id": task_id},
-                    )
-                    self._on_lost()
-                    return
-            if self._stopped.is_set():
-                return
-            if version < 0:
-                self._stopped.wait(min(CANCEL_POLL_SECONDS * 2 ** min(failures, 5), 5.0))
-            elif self._store.notifies_changes:
-                self._store.wait_for_change(scope, task_id, version, CANCEL_POLL_SECONDS)
-            else:
-                # A store that cannot tell (DynamoDB) would just sleep: wait on our own stop instead,
-                # so a run that ends does not hold its invocation up to a poll interval longer.
-                self._stopped.wait(CANCEL_POLL_SECONDS)
 
 
 def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) -> list[Task]:

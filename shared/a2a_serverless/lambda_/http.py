@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import cast
 
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 from mangum.types import LambdaContext as MangumContext
@@ -16,6 +15,7 @@ from starlette.applications import Starlette
 from ..json_types import Json
 from ..methods import MethodInfo
 from ..transport.app import create_app
+from . import _metrics as m
 from ._observability import logger, metrics
 
 __all__ = ["gateway_handler", "http_handler"]
@@ -51,16 +51,16 @@ def _handler(app: Starlette, label: str) -> LambdaHandler:
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     @metrics.log_metrics
     def handler(event: Json, context: LambdaContext) -> Json:
-        metrics.add_dimension(name="function", value=label)
+        metrics.add_dimension(name=m.REQUESTS.dimension, value=label)
         _ensure_event_loop()
         # mangum types the same runtime object with its own protocol (mutable attributes).
         response: Json = adapter(event, cast(MangumContext, context))
         status = int(response.get("statusCode", 500))
-        metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+        m.REQUESTS.add(1)
         if status >= 500:
-            metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+            m.SERVER_ERRORS.add(1)
         elif status >= 400:
-            metrics.add_metric(name="ClientErrors", unit=MetricUnit.Count, value=1)
+            m.CLIENT_ERRORS.add(1)
         return response
 
     return handler

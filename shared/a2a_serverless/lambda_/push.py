@@ -11,12 +11,12 @@ that is down is not our function failing).
 from __future__ import annotations
 
 import logging
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBStreamEvent
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -25,15 +25,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ..config import ConfigError
 from ..json_types import Json
 from ..push.attempts import AttemptLog
-from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
+from ..push.delivery import DeliveryItem, DeliveryOutcome, Sender, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
 from ..runtime import Runtime
 from ..wiring import get_runtime
+from . import _metrics as m
 from ._observability import logger, metrics
 
 if TYPE_CHECKING:
-    from ..push.sender import WebhookSender
+    from ..push.sender import SendResult, WebhookSender
 
 __all__ = [
     "DeliveryRetry",
@@ -110,10 +111,13 @@ def dispatcher_handler(event: Json, context: LambdaContext) -> Json:
     records = list(DynamoDBStreamEvent(event).records)
     images = [record.dynamodb.new_image if record.dynamodb else {} for record in records]
     failed = dispatch_images(images, services.runtime.store, services.queue)
-    metrics.add_metric(name="PushStreamRecords", unit=MetricUnit.Count, value=len(records))
+    m.PUSH_STREAM_RECORDS.add(len(records))
+    created = [r.dynamodb.approximate_creation_date_time for r in records if r.dynamodb]
+    if oldest := min((c for c in created if c), default=None):
+        m.STREAM_FAN_OUT_LAG.add(max(0.0, time.time() - oldest) * 1000)
     if not failed:
         return {"batchItemFailures": []}
-    metrics.add_metric(name="PushStreamRecordsFailed", unit=MetricUnit.Count, value=len(failed))
+    m.PUSH_STREAM_RECORDS_FAILED.add(len(failed))
     first = records[failed[0]].dynamodb
     return {"batchItemFailures": [{"itemIdentifier": first.sequence_number if first else ""}]}
 
@@ -127,7 +131,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
     result = deliver(
         item,
         store=services.runtime.store,
-        sender=services.sender,
+        sender=_TimedSender(services.sender),
         signer=services.signer,
         attempt=attempt,
         max_attempts=settings.push_max_attempts,
@@ -140,9 +144,9 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
     for dead in result.dead_letters:
         services.queue.dead_letter(dead)
     if result.delivered:
-        metrics.add_metric(name="PushNotificationsDelivered", unit=MetricUnit.Count, value=result.delivered)
+        m.PUSH_NOTIFICATIONS_DELIVERED.add(result.delivered)
     if result.dead_letters:
-        metrics.add_metric(name="PushDeliveriesDeadLettered", unit=MetricUnit.Count, value=len(result.dead_letters))
+        m.PUSH_DELIVERIES_DEAD_LETTERED.add(len(result.dead_letters))
     if result.outcome is DeliveryOutcome.CONTINUE:
         # Out of time: a fresh message carries on (ordinary items from the cursor, redriven ones
         # from where this one stopped).
@@ -156,8 +160,21 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
             retry_after=result.retry_after,
         )
         services.queue.delay(record.receipt_handle, delay)
-        metrics.add_metric(name="PushDeliveryRetries", unit=MetricUnit.Count, value=1)
+        m.PUSH_DELIVERY_RETRIES.add(1)
         raise DeliveryRetry(f"attempt {attempt} failed ({result.reason}); next in {delay}s")
+
+
+class _TimedSender:
+    """The webhook sender, each POST's latency written by its outcome (``WebhookLatency``)."""
+
+    def __init__(self, sender: Sender) -> None:
+        self._sender = sender
+
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult:
+        began = time.monotonic()
+        result = self._sender.send(url, body, headers)
+        m.WEBHOOK_LATENCY.add_by(result.outcome, (time.monotonic() - began) * 1000)
+        return result
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -3,16 +3,19 @@ partial failure reporting). The scheduled sweeper is :mod:`.schedule`'s (no batc
 
 from __future__ import annotations
 
-from aws_lambda_powertools.metrics import MetricUnit
+import time
+
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..execution.dead_letter import fail_dead_work_item
+from ..execution.run_report import RunReport
 from ..execution.worker import process_work_item
 from ..json_types import Json
 from ..ports import WorkItem
 from ..wiring import get_runtime
+from . import _metrics as m
 from ._observability import logger, metrics
 
 __all__ = ["dead_letter_handler", "worker_handler"]
@@ -25,8 +28,18 @@ def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
     # The run watches the invocation's remaining time: it stops the executor and fails the task
     # with a clear message before the function would time out.
     remaining = lambda_context.get_remaining_time_in_millis
-    process_work_item(get_runtime(), item, receive_count=receive_count, remaining_ms=remaining)
-    metrics.add_metric(name="WorkItemsProcessed", unit=MetricUnit.Count, value=1)
+    if sent := record.attributes.get("SentTimestamp"):  # epoch milliseconds, as a string
+        m.WORK_QUEUE_AGE.add(max(0.0, time.time() * 1000 - int(sent)))
+    report = process_work_item(get_runtime(), item, receive_count=receive_count, remaining_ms=remaining)
+    m.WORK_ITEMS_PROCESSED.add(1)
+    if report is not None:
+        _report(report)
+
+
+def _report(report: RunReport) -> None:
+    m.RUN_DURATION.add_by(report.outcome, report.seconds * 1000)
+    if report.state is not None and report.task_seconds is not None:
+        m.TASK_LATENCY.add_by(report.state.removeprefix("TASK_STATE_").lower(), report.task_seconds * 1000)
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -34,11 +47,11 @@ def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
 def worker_handler(event: Json, context: LambdaContext) -> Json:
     """Process the batch in order; a failed record (and, FIFO, the ones after it) is reported in
     ``batchItemFailures`` so SQS redelivers only those."""
-    metrics.add_metric(name="WorkItemsReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
+    m.WORK_ITEMS_RECEIVED.add(len(event.get("Records", [])))
     processor = SqsFifoPartialProcessor()
     response = process_partial_response(event=event, record_handler=_process, processor=processor, context=context)
     failures = len(response.get("batchItemFailures", []))
-    metrics.add_metric(name="WorkItemsFailed", unit=MetricUnit.Count, value=failures)
+    m.WORK_ITEMS_FAILED.add(failures)
     return dict(response)
 
 
@@ -46,13 +59,13 @@ def _fail_dead(record: SQSRecord) -> None:
     item = WorkItem.from_json(record.body)
     logger.append_keys(task_id=item.task_id, message_id=item.message_id)
     if fail_dead_work_item(get_runtime(), item):
-        metrics.add_metric(name="TasksFailedFromDeadLetters", unit=MetricUnit.Count, value=1)
+        m.TASKS_FAILED_FROM_DEAD_LETTERS.add(1)
 
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def dead_letter_handler(event: Json, context: LambdaContext) -> Json:
     """Consume the work queue's dead-letter queue: fail each item's task if it still waits on it."""
-    metrics.add_metric(name="DeadLettersReceived", unit=MetricUnit.Count, value=len(event.get("Records", [])))
+    m.DEAD_LETTERS_RECEIVED.add(len(event.get("Records", [])))
     processor = SqsFifoPartialProcessor()
     return dict(process_partial_response(event=event, record_handler=_fail_dead, processor=processor, context=context))

@@ -1,0 +1,40 @@
+"""What one run of a work item did: the worker returns it, and the Lambda entry point turns it into
+the operators' metrics (``docs/tracing.md``, "Metrics"). The worker knows the facts; the edge owns
+how they are published."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ..models import TaskState
+from ..ports import TaskRecord
+
+__all__ = ["RUN_LOST", "RunReport", "report_run"]
+
+RUN_LOST = "lost"
+"""The outcome of a run whose task another writer ended (the sweeper, a cancel that settled it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    outcome: str
+    """How the run ended: a :class:`~a2a_serverless.transitions.RunEnd` value, or :data:`RUN_LOST`."""
+    seconds: float
+    """From the work item's start (its claim) to the run's end (its settle)."""
+    state: TaskState | None = None
+    """The task's state as the run left it, when terminal or interrupted (None: the run lost the
+    task, or could not settle it)."""
+    task_seconds: float | None = None
+    """From the task's creation to the run's end, when ``state`` is set: the task's latency."""
+
+
+def report_run(outcome: str, started: float, record: TaskRecord | None) -> RunReport:
+    """The report of a run that began at ``started`` (``time.monotonic()``) and left ``record``."""
+    seconds = time.monotonic() - started
+    if record is None or not (record.state.is_terminal or record.state.is_interrupted):
+        return RunReport(outcome, seconds)
+    created = record.created_at
+    task_seconds = (datetime.now(UTC) - created).total_seconds() if created is not None else None
+    return RunReport(outcome, seconds, record.state, task_seconds)

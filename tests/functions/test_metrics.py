@@ -1,0 +1,249 @@
+"""The operators' metrics as the entry points write them (CloudWatch EMF on stdout, read the way
+Powertools documents testing metrics: capture the output, parse each line), from real records:
+SendMessage's function queues the work item on the work queue (moto, in process), which the local
+stack's SQS poller hands to the worker function as Lambda would (with SQS's own attributes); the
+table's event-log items reach the dispatcher as stream records; deliveries go to a real receiver on
+127.0.0.1."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from lambda_events import EVENTS, LambdaContext, api_event, body, invoke
+
+from a2a_serverless.devstack._template import sqs_event_sources
+from a2a_serverless.devstack.pollers import SqsPoller
+from a2a_serverless.devstack.resources import load_template
+from a2a_serverless.functions import dead_letter, push_delivery, push_dispatcher, worker
+from a2a_serverless.lambda_._metrics import CATALOGUE, NAMESPACE
+
+if TYPE_CHECKING:
+    from conftest import LambdaAws, WebhookReceiver
+
+UNITS = {metric.name: str(metric.unit.value) for metric in CATALOGUE}
+
+
+@dataclass(frozen=True)
+class Emitted:
+    name: str
+    unit: str
+    dimensions: dict[str, str]
+    values: list[float]
+
+
+def emitted(capsys: pytest.CaptureFixture[str]) -> list[Emitted]:
+    """Every metric value the functions printed since the last call, one per EMF document."""
+    found: list[Emitted] = []
+    for line in capsys.readouterr().out.splitlines():
+        document = json.loads(line) if line.startswith("{") else {}
+        for directive in document.get("_aws", {}).get("CloudWatchMetrics", []):
+            assert directive["Namespace"] == NAMESPACE
+            (names,) = directive["Dimensions"]
+            dimensions = {name: document[name] for name in names}
+            for metric in directive["Metrics"]:
+                value = document[metric["Name"]]
+                values = value if isinstance(value, list) else [value]
+                found.append(Emitted(metric["Name"], metric["Unit"], dimensions, [float(v) for v in values]))
+    return found
+
+
+def every(metrics: list[Emitted], name: str) -> list[Emitted]:
+    found = [m for m in metrics if m.name == name]
+    assert {m.unit for m in found} == {UNITS[name]}, name  # the catalogue's unit, as CloudWatch gets it
+    return found
+
+
+def only(metrics: list[Emitted], name: str) -> Emitted:
+    (metric,) = every(metrics, name)
+    return metric
+
+
+@dataclass
+class Stack:
+    """The template's event source mappings over moto, each polled once on demand."""
+
+    aws: LambdaAws
+
+    def poll(self, function_id: str, handler: Callable[[Any, Any], Any]) -> int:
+        (source,) = [s for s in sqs_event_sources(load_template()) if s.function_id == function_id]
+        res = self.aws.resources
+        poller = SqsPoller(
+            sqs=self.aws.sqs,
+            source=source,
+            queue_url=res.queue_urls[source.queue_id],
+            queue_arn=res.queue_arns[source.queue_id],
+            handler=handler,
+            function_name=function_id,
+            wait_seconds=0,
+        )
+        return poller.poll_once()
+
+    def dispatch(self) -> int:
+        """The table's new event-log and push-config items as the stream's records (the recorded
+        event's envelope; moto in process serves no stream), created now, to the dispatcher."""
+        table = self.aws.resources.tables["TasksTable"]
+        items = [
+            item
+            for item in self.aws.dynamodb.scan(TableName=table)["Items"]
+            if item["sk"]["S"].startswith(("EVT#", "PUSH#"))
+        ]
+        (envelope,) = json.loads((EVENTS / "dynamodb_stream_event_insert.json").read_text())["Records"]
+        records = []
+        for n, item in enumerate(items):
+            record = copy.deepcopy(envelope)
+            record["dynamodb"].update(
+                NewImage=item,
+                Keys={"pk": item["pk"], "sk": item["sk"]},
+                SequenceNumber=str(n + 1),
+                ApproximateCreationDateTime=int(time.time()),
+            )
+            records.append(record)
+        assert push_dispatcher.handler({"Records": records}, LambdaContext()) == {"batchItemFailures": []}
+        return len(records)
+
+
+@pytest.fixture
+def stack(lambda_aws: LambdaAws) -> Stack:
+    lambda_aws.configure_push(A2A_AUTH_MODE="apigateway", A2A_PUSH_SIGNING="false")
+    return Stack(lambda_aws)
+
+
+def send(text: str, *, webhook: str = "") -> dict[str, Any]:
+    configuration: dict[str, Any] = {"returnImmediately": True}
+    if webhook:
+        configuration["taskPushNotificationConfig"] = {"url": webhook}
+    message = {"messageId": f"m-{text}", "role": "ROLE_USER", "parts": [{"text": text}]}
+    response = invoke(
+        "send_message",
+        api_event("POST", "/message:send", body={"message": message, **{"configuration": configuration}}),
+    )
+    assert response["statusCode"] == 200, response
+    task: dict[str, Any] = body(response)["task"]
+    return task
+
+
+def test_a_turn_with_a_webhook_writes_the_queue_age_the_run_the_task_latency_the_fan_out_and_each_post(
+    stack: Stack, webhook_receiver: WebhookReceiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a task sent with a webhook, its work item on the queue
+    send("hello", webhook=f"{webhook_receiver.url}/hook")
+    capsys.readouterr()
+
+    # When the worker runs it, the dispatcher reads the table's stream, and the delivery POSTs
+    assert stack.poll("WorkerFunction", worker.handler) == 1
+    ran = emitted(capsys)
+    assert stack.dispatch() > 0
+    dispatched = emitted(capsys)
+    assert stack.poll("PushDeliveryFunction", push_delivery.handler) == 1
+    delivered = emitted(capsys)
+
+    # Then the worker wrote how long the item waited, how the run ended and how long the task took
+    assert only(ran, "WorkQueueAge").dimensions == {"service": "a2a-serverless"}
+    assert only(ran, "WorkQueueAge").values[0] >= 0
+    run = only(ran, "RunDuration")
+    assert (run.dimensions, len(run.values)) == ({"service": "a2a-serverless", "outcome": "returned"}, 1)
+    latency = only(ran, "TaskLatency")
+    assert latency.dimensions == {"service": "a2a-serverless", "state": "completed"}
+    assert latency.values[0] > 0
+    assert [(only(ran, n).values) for n in ("WorkItemsReceived", "WorkItemsProcessed", "WorkItemsFailed")] == [
+        [1.0],
+        [1.0],
+        [0.0],
+    ]
+    # the dispatcher, how far behind the table it queued the deliveries
+    lag = only(dispatched, "StreamFanOutLag")
+    assert (lag.dimensions, len(lag.values)) == ({"service": "a2a-serverless"}, 1)
+    assert lag.values[0] >= 0
+    assert only(dispatched, "PushStreamRecords").values[0] > 0
+    # and the delivery, each POST's latency by its outcome, and what was delivered
+    posts = every(delivered, "WebhookLatency")
+    assert [p.dimensions for p in posts] == [{"service": "a2a-serverless", "outcome": "delivered"}] * len(
+        webhook_receiver.accepted()
+    )
+    assert only(delivered, "PushNotificationsDelivered").values == [float(len(posts))]
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome", "state"),
+    [
+        pytest.param("fail", "failed", "failed", id="executor-raised"),
+        pytest.param("ask me", "returned", "input_required", id="interrupted"),
+    ],
+)
+def test_a_run_s_outcome_and_the_state_it_left_the_task_in_are_the_metrics_dimensions(
+    stack: Stack, capsys: pytest.CaptureFixture[str], text: str, outcome: str, state: str
+) -> None:
+    send(text)
+    capsys.readouterr()
+
+    assert stack.poll("WorkerFunction", worker.handler) == 1
+
+    metrics = emitted(capsys)
+    assert only(metrics, "RunDuration").dimensions["outcome"] == outcome
+    assert only(metrics, "TaskLatency").dimensions["state"] == state
+
+
+def test_a_duplicate_work_item_runs_nothing_and_writes_no_run(
+    stack: Stack, capsys: pytest.CaptureFixture[str], lambda_aws: LambdaAws
+) -> None:
+    # Given a task whose work item was run, and the same item queued again (a redelivery)
+    send("hello")
+    queue = lambda_aws.resources.queue_urls["WorkQueue"]
+    (message,) = lambda_aws.sqs.receive_message(QueueUrl=queue, VisibilityTimeout=0)["Messages"]
+    assert stack.poll("WorkerFunction", worker.handler) == 1
+    lambda_aws.sqs.send_message(
+        QueueUrl=queue, MessageBody=message["Body"], MessageGroupId="g", MessageDeduplicationId="again"
+    )
+    capsys.readouterr()
+
+    # When the worker gets it
+    assert stack.poll("WorkerFunction", worker.handler) == 1
+
+    # Then it counts as processed, with no run and no task latency
+    metrics = emitted(capsys)
+    assert only(metrics, "WorkItemsProcessed").values == [1.0]
+    assert not [m for m in metrics if m.name in {"RunDuration", "TaskLatency"}]
+
+
+def test_a_webhook_that_fails_writes_its_post_as_a_retry(
+    stack: Stack, webhook_receiver: WebhookReceiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    webhook_receiver.set_down(503)
+    send("hello", webhook=f"{webhook_receiver.url}/hook")
+    stack.poll("WorkerFunction", worker.handler)
+    stack.dispatch()
+    capsys.readouterr()
+
+    assert stack.poll("PushDeliveryFunction", push_delivery.handler) == 1
+
+    metrics = emitted(capsys)
+    assert only(metrics, "WebhookLatency").dimensions["outcome"] == "retry"
+    assert only(metrics, "PushDeliveryRetries").values == [1.0]
+
+
+def test_a_dead_letter_counts_the_task_it_failed(
+    stack: Stack, capsys: pytest.CaptureFixture[str], lambda_aws: LambdaAws
+) -> None:
+    # Given a work item that reached the dead-letter queue while its task still waited on it
+    send("hello")
+    res = lambda_aws.resources
+    (message,) = lambda_aws.sqs.receive_message(QueueUrl=res.queue_urls["WorkQueue"])["Messages"]
+    lambda_aws.sqs.send_message(
+        QueueUrl=res.queue_urls["WorkDeadLetterQueue"],
+        MessageBody=message["Body"],
+        MessageGroupId="g",
+        MessageDeduplicationId="dead",
+    )
+    capsys.readouterr()
+
+    assert stack.poll("DeadLetterFunction", dead_letter.handler) == 1
+
+    metrics = emitted(capsys)
+    assert only(metrics, "DeadLettersReceived").values == [1.0]
+    assert only(metrics, "TasksFailedFromDeadLetters").values == [1.0]
