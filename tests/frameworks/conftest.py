@@ -6,6 +6,8 @@ read back from the store, as clients and webhooks get it."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from a2a_serverless.blobs import blob_key
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor
 from a2a_serverless.json_types import Json
@@ -97,6 +100,11 @@ class ServedAgent:
             time.sleep(0.01)
         return events
 
+    def stored_object(self, task_id: str, content: bytes, *, as_: str = "alice") -> bytes:
+        """The object the store keeps for a large part of the task with this content."""
+        assert self.runtime.offloader is not None
+        return self.runtime.offloader.blobs.get(blob_key(Scope("", as_), task_id, hashlib.sha256(content).hexdigest()))
+
     def _post(self, path: str, body: Json, as_: str) -> Json:
         response = self._loop.run(self._http.post(path, json=body, headers=_headers(as_)))
         assert response.status_code == 200, response.text
@@ -114,6 +122,18 @@ class ServedAgent:
 def _headers(owner: str) -> dict[str, str]:
     key = next(key for key, name in KEYS.items() if name == owner)
     return {"A2A-Version": "1.0", "Authorization": f"Bearer {key}"}
+
+
+def assert_stored_as_object(agent: ServedAgent, task_id: str, content: bytes, media_type: str) -> None:
+    """A file the agent produced, above ``blob_threshold_bytes``: the task's event holds a reference
+    to an object holding it, and the client gets its bytes."""
+    stored = [p for e in agent.events(task_id) if e.artifact_update for p in e.artifact_update.artifact.parts]
+    part = next(p for p in stored if p.media_type == media_type)
+    assert part.raw is None
+    assert (part.url or "").startswith("a2a-blob:raw:")
+    assert agent.stored_object(task_id, content) == content
+    files = [p for a in agent.task(task_id)["artifacts"] for p in a["parts"] if p.get("mediaType") == media_type]
+    assert [base64.b64decode(p["raw"]) for p in files] == [content]
 
 
 def chunks(events: list[StreamResponse]) -> list[tuple[str, bool, bool]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import itertools
 import json
 import uuid
@@ -29,14 +28,12 @@ from agents.testing import function_call
 from openai.types.responses.response_output_item import ImageGenerationCall
 from pydantic import BaseModel
 
-from a2a_serverless.blobs import blob_key
 from a2a_serverless.execution import RequestContext
 from a2a_serverless.frameworks.openai_agents import AgentSource, OpenAIAgentsExecutor, openai_agents_executor
 from a2a_serverless.models import TaskState
-from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import ServedAgent, answer_text, chunks, states
+from .conftest import ServedAgent, answer_text, assert_stored_as_object, chunks, states
 from .openai_agents_model import ScriptedModel, Stream, said_by_user, tool_outputs
 
 NO_TRACING = RunConfig(tracing_disabled=True)
@@ -432,14 +429,7 @@ def test_a_generated_image_above_the_blob_threshold_is_stored_as_an_object(serve
 
     task = agent.send("draw a large cat")
 
-    stored = [p for e in agent.events(task["id"]) if e.artifact_update for p in e.artifact_update.artifact.parts]
-    image = next(p for p in stored if p.media_type == "image/png")
-    assert image.raw is None  # the task holds a reference to the object
-    assert (image.url or "").startswith("a2a-blob:raw:")
-    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
-    assert agent.runtime.offloader.blobs.get(key) == large
-    outputs = [a["parts"] for a in agent.task(task["id"])["artifacts"] if a["name"] == "output"]
-    assert base64.b64decode(outputs[0][0]["raw"]) == large
+    assert_stored_as_object(agent, task["id"], large, "image/png")
 
 
 PNG_URL = "data:image/png;base64," + base64.b64encode(b"\x89PNG chart").decode()
@@ -518,5 +508,4 @@ def test_a_file_in_above_the_blob_threshold_reaches_the_model_whole(serve: Any) 
     content = model.inputs[0][-1]["content"]  # type: ignore[typeddict-item]
     assert answer_text(task) == "seen"
     assert content[0]["file_data"] == "data:application/pdf;base64," + base64.b64encode(large).decode()
-    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
-    assert agent.runtime.offloader.blobs.get(key) == large
+    assert agent.stored_object(task["id"], large) == large

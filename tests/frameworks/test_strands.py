@@ -5,7 +5,6 @@ local stack and in durable mode: ``test_frameworks_e2e``, ``test_durable_framewo
 from __future__ import annotations
 
 import base64
-import hashlib
 import logging
 from typing import Any
 
@@ -15,13 +14,11 @@ from strands import Agent, ToolContext, tool
 from strands.hooks import AfterToolsEvent, BeforeToolCallEvent
 from strands.types.content import Messages
 
-from a2a_serverless.blobs import blob_key
 from a2a_serverless.frameworks.strands import strands_executor
 from a2a_serverless.models import TaskState
-from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import FAILED_TEXT
 
-from .conftest import answer_text, chunks, states
+from .conftest import answer_text, assert_stored_as_object, chunks, states
 from .strands_scripted import Call, Fail, Forever, ScriptedModel, Text
 
 
@@ -396,14 +393,7 @@ def test_a_file_above_the_blob_threshold_is_stored_as_an_object_and_the_client_g
 
     task = agent.send("chart it all")
 
-    stored = [e.artifact_update.artifact.parts for e in agent.events(task["id"]) if e.artifact_update]
-    image = next(parts[0] for parts in stored if parts[0].media_type == "image/png")
-    assert image.raw is None  # the task holds a reference to the object
-    assert (image.url or "").startswith("a2a-blob:raw:")
-    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
-    assert agent.runtime.offloader.blobs.get(key) == large
-    outputs = [a["parts"] for a in agent.task(task["id"])["artifacts"] if a["name"] == "output"]
-    assert base64.b64decode(outputs[0][0]["raw"]) == large
+    assert_stored_as_object(agent, task["id"], large, "image/png")
 
 
 def test_a_file_in_above_the_blob_threshold_reaches_the_model_whole(serve: Any) -> None:
@@ -416,5 +406,4 @@ def test_a_file_in_above_the_blob_threshold_reaches_the_model_whole(serve: Any) 
 
     assert answer_text(task) == "A large image."
     assert model.seen[0][-1]["content"][1] == {"image": {"format": "png", "source": {"bytes": large}}}
-    key = blob_key(Scope("", "alice"), task["id"], hashlib.sha256(large).hexdigest())
-    assert agent.runtime.offloader.blobs.get(key) == large
+    assert agent.stored_object(task["id"], large) == large
