@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.frameworks import (
     FrameworkEvent,
     FrameworkExecutor,
@@ -54,6 +55,66 @@ def test_text_deltas_stream_as_one_artifact_whose_last_chunk_is_marked(serve: An
     assert [a["name"] for a in task["artifacts"]] == ["answer"]
     assert answer_text(task) == "Hello, world"
     assert chunks(agent.events(task["id"])) == [("Hel", False, False), ("lo, ", True, False), ("world", True, True)]
+
+
+class HandWritten(AgentExecutor):
+    """A hand-written streaming executor: each delta an artifact chunk as it comes, the last marked."""
+
+    def __init__(self, deltas: list[str]) -> None:
+        self.deltas = deltas
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        for i, delta in enumerate(self.deltas):
+            first, last = i == 0, i == len(self.deltas) - 1
+            await updater.add_artifact(
+                [Part(text=delta)], "answer", name="answer" if first else "", append=not first, last_chunk=last
+            )
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise AssertionError("not cancelled here")
+
+
+def test_each_chunk_stored_is_what_a_hand_written_streaming_executor_stores(serve: Any) -> None:
+    # Every delta is an event of the task's log: what a chunk carries beyond its text is paid for
+    # in every commit (bench/framework_writes.py), so it carries what a hand-written one would.
+    deltas = [f"tok{i}" for i in range(5)]
+
+    async def script(turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
+        for delta in deltas:
+            yield TextDelta(delta)
+
+    bridged, by_hand = serve(Scripted(script)), serve(HandWritten(deltas))
+    ours, theirs = bridged.send("go"), by_hand.send("go")
+
+    def stored_chunks(agent: Any, task: Any) -> list[str]:
+        events = agent.events(task["id"])
+        return [
+            e.artifact_update.model_dump_json(exclude={"task_id", "context_id"}) for e in events if e.artifact_update
+        ]
+
+    assert stored_chunks(bridged, ours) == stored_chunks(by_hand, theirs)
+    assert ours["artifacts"] == theirs["artifacts"]
+
+
+def test_a_run_resumed_after_a_pause_streams_a_new_answer_and_keeps_the_first(serve: Any) -> None:
+    async def script(turn: Turn) -> AsyncGenerator[FrameworkEvent, None]:
+        if turn.resume is None:
+            yield TextDelta("Checking ")
+            yield TextDelta("first.")
+            yield Pause("May I book it?", state=b"paused")
+            return
+        yield TextDelta("Booked.")
+
+    agent = serve(Scripted(script))
+    done = agent.reply(agent.send("book a room"), "yes")
+
+    assert [(a["artifactId"], a["name"], a["parts"]) for a in done["artifacts"]] == [
+        ("answer", "answer", [{"text": "Checking "}, {"text": "first."}]),
+        ("answer-2", "answer", [{"text": "Booked."}]),
+    ]
 
 
 def test_a_tool_call_is_a_working_status_naming_the_tool_without_its_arguments(serve: Any) -> None:

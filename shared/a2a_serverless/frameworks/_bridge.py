@@ -9,7 +9,9 @@ does the rest, the same way for every framework:
 * text deltas -> one ``answer`` artifact per run, appended chunk by chunk through the run's event
   queue (so the group commit applies: one event per delta, as a hand-written streaming executor
   emits), the last chunk marked (each delta is held until the next one arrives, so the last is
-  known without an extra event);
+  known without an extra event). Every chunk is a log event, so each carries no more than a
+  hand-written executor's would: a short artifact id (``answer``; ``answer-2`` for the next run of
+  the task, after a pause), the name on the first chunk only (appends keep it);
 * a tool call -> a WORKING status naming the tool (arguments and results only with
   ``tool_details=True``: they can hold secrets);
 * a pause -> INPUT_REQUIRED with the question; the framework's resume state is saved for the task
@@ -30,7 +32,6 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -39,7 +40,7 @@ from ..execution.agent_state import AgentState
 from ..execution.api import AgentExecutor, EventQueue, RequestContext
 from ..execution.updater import TaskUpdater
 from ..json_types import Json
-from ..models import Message, Part, TaskState
+from ..models import Message, Part, Task, TaskState
 from ..ports.agent_state import StateConflict
 from ..transitions import FAILED_TEXT
 from ._events import FrameworkEvent, Output, Pause, TextDelta, ToolCall, ToolResult
@@ -119,7 +120,7 @@ class FrameworkExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
     async def _bridge(self, turn: Turn, updater: TaskUpdater, state: AgentState, versions: tuple[int, int]) -> None:
-        answer = _Answer(updater, self.answer_name)
+        answer = _Answer(updater, self.answer_name, turn.context.current_task)
         stream = self.run(turn)
         try:
             while True:
@@ -199,10 +200,10 @@ class _Answer:
     """The run's answer artifact: each delta is sent when the next arrives, the last one marked
     when the stream ends, so the chunks are exactly the deltas and the last is known."""
 
-    def __init__(self, updater: TaskUpdater, name: str) -> None:
+    def __init__(self, updater: TaskUpdater, name: str, task: Task | None) -> None:
         self._updater = updater
         self._name = name
-        self._id = str(uuid.uuid4())
+        self._id = _answer_id(name, task)
         self._held: str | None = None
         self._sent = 0
 
@@ -219,10 +220,24 @@ class _Answer:
             self._held = None
 
     async def _send(self, text: str, *, last: bool) -> None:
+        first = self._sent == 0
         await self._updater.add_artifact(
-            [Part(text=text)], artifact_id=self._id, name=self._name, append=self._sent > 0, last_chunk=last
+            [Part(text=text)], artifact_id=self._id, name=self._name if first else "", append=not first, last_chunk=last
         )
         self._sent += 1
+
+
+def _answer_id(name: str, task: Task | None) -> str:
+    """An id for this run's answer that no artifact of the task has yet: the name, then the name
+    numbered (a run resumed after a pause streams a new answer; the first one stays as it was).
+    Short, since every chunk repeats it (a uuid would add 30 bytes to each 4-character delta)."""
+    base = name or "answer"
+    taken = {artifact.artifact_id for artifact in task.artifacts} if task is not None else set()
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
 
 
 def _state_of(context: RequestContext) -> AgentState:
