@@ -88,3 +88,30 @@ def test_the_shell_tunes_settings_but_not_resources() -> None:
     assert env["A2A_TABLE_NAME"] == "local-table"
     assert env["A2A_STORE"] == "dynamodb"
     assert env["A2A_EXECUTOR"] == "from.flag:Agent"
+
+
+def test_the_push_signing_key_set_exists_before_the_first_notification() -> None:
+    # Given the local stack's moto and the environment its functions get (signing on, as the
+    # template's PushSigning default)
+    from a2a_serverless.devstack._environment import moto_session, prepare_push_signing_keys
+    from a2a_serverless.devstack._moto import moto_server
+    from a2a_serverless.push.signing import SsmKeySource
+
+    env = {"A2A_PUSH_SIGNING": "true", "A2A_PUSH_SIGNING_KEY_PARAMETER": "/a2a-local/push-signing-keys"}
+    with moto_server() as endpoint:
+        source = SsmKeySource(
+            env["A2A_PUSH_SIGNING_KEY_PARAMETER"], client=moto_session().client("ssm", endpoint_url=endpoint)
+        )
+        assert source.load() is None
+        # When the stack starts: the key set is created then, once
+        assert prepare_push_signing_keys(endpoint, env) is True
+        stored = source.load()
+        assert stored is not None
+        assert '"kid"' in stored
+        # And a restart keeps it (the functions keep signing with the key receivers have)
+        assert prepare_push_signing_keys(endpoint, env) is False
+        assert source.load() == stored
+        # And with signing off nothing is created
+        other = {"A2A_PUSH_SIGNING": "false", "A2A_PUSH_SIGNING_KEY_PARAMETER": "/a2a-local/other"}
+        assert prepare_push_signing_keys(endpoint, other) is False
+        assert SsmKeySource("/a2a-local/other", client=source.client).load() is None

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from a2a_serverless.devstack._functions import LOCAL_SQS_CONCURRENCY, concurrency
 from a2a_serverless.devstack._template import (
     ScheduleEventSource,
     SqsEventSource,
@@ -31,6 +32,7 @@ def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) ->
             report_batch_item_failures=True,
             timeout_seconds=900,
             memory_mb=512,
+            max_concurrency=20,  # WorkerMaxConcurrency's default
         ),
         SqsEventSource(
             function_id="DeadLetterFunction",
@@ -49,6 +51,7 @@ def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) ->
             report_batch_item_failures=True,
             timeout_seconds=120,
             memory_mb=512,
+            max_concurrency=20,  # PushDeliveryMaxConcurrency's default
         ),
     ]
 
@@ -76,6 +79,43 @@ def test_event_source_defaults_follow_sam_and_globals() -> None:
     assert source.handler == "jobs:main"  # as Lambda: the module on the path of the code (src/handlers/)
     assert (source.batch_size, source.report_batch_item_failures) == (10, False)
     assert (source.timeout_seconds, source.memory_mb) == (30, 256)
+    assert source.max_concurrency is None  # no limit in the template: the stack picks one
+    assert concurrency(source, None) == LOCAL_SQS_CONCURRENCY
+
+
+@pytest.mark.parametrize(
+    ("event", "function", "expected"),
+    [
+        pytest.param({"ScalingConfig": {"MaximumConcurrency": 7}}, {}, 7, id="literal"),
+        pytest.param({"ScalingConfig": {"MaximumConcurrency": {"Ref": "Most"}}}, {}, 30, id="parameter"),
+        pytest.param({}, {"ReservedConcurrentExecutions": 3}, 3, id="reserved"),
+        pytest.param({"ScalingConfig": {"MaximumConcurrency": {"Ref": "Unknown"}}}, {}, None, id="unresolvable"),
+    ],
+)
+def test_an_sqs_sources_concurrency_is_the_templates(
+    event: dict[str, Any], function: dict[str, Any], expected: int | None
+) -> None:
+    # Given a function whose SQS event (or the function itself) limits how many invocations run
+    template = {
+        "Parameters": {"Most": {"Type": "Number", "Default": 30}},
+        "Resources": {
+            "Fn": {
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "CodeUri": "src/",
+                    "Handler": "jobs.main",
+                    **function,
+                    "Events": {"Q": {"Type": "SQS", "Properties": {"Queue": {"Fn::GetAtt": ["Q", "Arn"]}, **event}}},
+                },
+            }
+        },
+    }
+    # When the local stack reads it
+    (source,) = sqs_event_sources(template)
+    # Then it runs as many at once as Lambda would, unless --workers says otherwise
+    assert source.max_concurrency == expected
+    assert concurrency(source, None) == (expected or LOCAL_SQS_CONCURRENCY)
+    assert concurrency(source, 2) == 2
 
 
 def test_a_queue_given_by_name_is_rejected() -> None:

@@ -16,7 +16,15 @@ from ._template import FunctionEnvironment
 if TYPE_CHECKING:
     from boto3.session import Session
 
-__all__ = ["FAKE_CREDENTIALS", "LOCAL_DEFAULTS", "REGION", "LocalEnvironment", "apply_environment", "moto_session"]
+__all__ = [
+    "FAKE_CREDENTIALS",
+    "LOCAL_DEFAULTS",
+    "REGION",
+    "LocalEnvironment",
+    "apply_environment",
+    "moto_session",
+    "prepare_push_signing_keys",
+]
 
 REGION = "us-east-1"
 
@@ -25,8 +33,8 @@ LOCAL_DEFAULTS: Mapping[str, str] = {
     "A2A_AUTH_MODE": "none",
     # Webhook receivers in development listen on 127.0.0.1, which deployed stacks refuse (SSRF).
     "A2A_ALLOW_PRIVATE_WEBHOOKS": "true",
-    # Deployed, the key set lives in an SSM parameter named after the stack; locally, in moto's SSM
-    # (created on first use, as on AWS).
+    # Deployed, the key set lives in an SSM parameter named after the stack (created on first use);
+    # locally, in moto's SSM, created as the stack starts (prepare_push_signing_keys).
     "A2A_PUSH_SIGNING_KEY_PARAMETER": "/a2a-local/push-signing-keys",
     # Local retries come quickly: 1 s, 2 s, 4 s ... capped at 10 s.
     "A2A_PUSH_BACKOFF_BASE_SECONDS": "1",
@@ -123,3 +131,20 @@ def apply_environment(spec: LocalEnvironment, environ: MutableMapping[str, str] 
         env["A2A_EXECUTION_MODE"] = spec.execution_mode
     if spec.durable_function and env.get("A2A_EXECUTION_MODE", "").strip().lower() == "durable":
         env.setdefault("A2A_DURABLE_FUNCTION", spec.durable_function)
+
+
+def prepare_push_signing_keys(endpoint_url: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Create the push-signing key set in the stack's SSM now, when signing is on and none exists:
+    created on first use instead, it held up the first notification by seconds. Returns whether
+    it created one."""
+    env = os.environ if environ is None else environ
+    name = env.get("A2A_PUSH_SIGNING_KEY_PARAMETER", "")
+    if env.get("A2A_PUSH_SIGNING", "").strip().lower() not in {"1", "true", "yes", "on"} or not name:
+        return False
+    from ..push.signing import SsmKeySource, generate_key_set_text
+
+    source = SsmKeySource(name, client=moto_session().client("ssm", endpoint_url=endpoint_url))
+    if source.load() is not None:
+        return False
+    source.create(generate_key_set_text())
+    return True

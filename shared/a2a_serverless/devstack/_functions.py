@@ -43,11 +43,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GATEWAY_APP",
+    "LOCAL_SQS_CONCURRENCY",
     "STOP_GRACE_SECONDS",
     "EventSources",
     "GatewayServer",
     "StackError",
     "aws_client",
+    "concurrency",
     "gateway_app",
     "import_handler",
     "start_pollers",
@@ -56,6 +58,19 @@ __all__ = [
 
 GATEWAY_APP = "a2a_serverless.transport.app:create_app"
 """The app factory uvicorn serves: the same Starlette app the gateway function runs."""
+
+LOCAL_SQS_CONCURRENCY = 10
+"""Invocations at once for an SQS source whose template sets no limit (no ``ScalingConfig``
+``MaximumConcurrency``, no ``ReservedConcurrentExecutions``): Lambda would scale to the account's
+limit; a laptop stops here."""
+
+
+def concurrency(source: SqsEventSource, workers: int | None) -> int:
+    """How many invocations of ``source`` run at once: ``workers`` when given (``--workers``), else
+    what the template allows, as Lambda does (the worker's ``WorkerMaxConcurrency``)."""
+    if workers is not None:
+        return workers
+    return source.max_concurrency or LOCAL_SQS_CONCURRENCY
 
 
 class StackError(RuntimeError):
@@ -88,20 +103,26 @@ back, its lease lapses). Twice this and moto's stop: one Ctrl-C ends the stack w
 
 
 @overload
-def aws_client(service: Literal["dynamodb"], endpoint: str) -> DynamoDBClient: ...
+def aws_client(service: Literal["dynamodb"], endpoint: str, *, connections: int = ...) -> DynamoDBClient: ...
 @overload
-def aws_client(service: Literal["dynamodbstreams"], endpoint: str) -> DynamoDBStreamsClient: ...
+def aws_client(
+    service: Literal["dynamodbstreams"], endpoint: str, *, connections: int = ...
+) -> DynamoDBStreamsClient: ...
 @overload
-def aws_client(service: Literal["sqs"], endpoint: str) -> SQSClient: ...
+def aws_client(service: Literal["sqs"], endpoint: str, *, connections: int = ...) -> SQSClient: ...
 @overload
-def aws_client(service: Literal["s3"], endpoint: str) -> S3Client: ...
-def aws_client(service: str, endpoint: str) -> DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client:
+def aws_client(service: Literal["s3"], endpoint: str, *, connections: int = ...) -> S3Client: ...
+def aws_client(
+    service: str, endpoint: str, *, connections: int = 10
+) -> DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client:
     """A client of ``service`` on the stack's moto (these clients exist before the process
-    environment is set)."""
+    environment is set), with ``connections`` in its pool (botocore's default is 10)."""
+    from botocore.config import Config
+
     session = moto_session()
     # The stubs type client() per literal service name; the overloads above carry that through.
     client: DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client = session.client(  # type: ignore[call-overload]
-        service, endpoint_url=endpoint
+        service, endpoint_url=endpoint, config=Config(max_pool_connections=max(connections, 10))
     )
     return client
 
@@ -148,9 +169,9 @@ class EventSources:
         ids = {s.function_id for s in self.sqs} | {s.function_id for s in self.streams}
         return sorted(ids | {s.function_id for s in self.schedules})
 
-    def describe(self, workers: int) -> str:
+    def describe(self, workers: int | None) -> str:
         return ", ".join(
-            [f"{workers} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in self.sqs]
+            [f"{concurrency(s, workers)} x {s.queue_id} -> {s.function_id} ({s.handler})" for s in self.sqs]
             + [f"1 x {s.table_id} stream -> {s.function_id} ({s.handler})" for s in self.streams]
             + [f"every {s.every_seconds:g}s -> {s.function_id} ({s.handler})" for s in self.schedules]
         )
@@ -163,29 +184,38 @@ def start_pollers(
     endpoint: str,
     *,
     prefix: str,
-    workers: int,
+    workers: int | None,
     resolve: Callable[[str], Handler],
     abandon: Callable[[], bool] = lambda: False,
     on_stop: Callable[[], None] = lambda: None,
 ) -> None:
     """Start the pollers of ``sources`` inside ``stack`` (stopped when it closes, each invocation in
-    flight given ``STOP_GRACE_SECONDS``): ``workers`` per SQS source, one per stream source (a
-    shard's records in order, as on Lambda) and one per schedule."""
+    flight given ``STOP_GRACE_SECONDS``): as many invocations at once per SQS source as
+    :func:`concurrency` says, one per stream source (a shard's records in order, as on Lambda) and
+    one per schedule."""
     grace = STOP_GRACE_SECONDS
-    queues = [poller_for(s, resources, endpoint, resolve(s.handler), prefix) for s in sources.sqs]
+    counts = [concurrency(s, workers) for s in sources.sqs]
+    queues = [
+        poller_for(s, resources, endpoint, resolve(s.handler), prefix, n)
+        for s, n in zip(sources.sqs, counts, strict=True)
+    ]
     streams = [stream_poller_for(s, resources, endpoint, resolve(s.handler), prefix) for s in sources.streams]
     schedules = [schedule_poller_for(s, resolve(s.handler), prefix) for s in sources.schedules]
-    stack.enter_context(running(queues, workers, abandon=abandon, grace_seconds=grace, on_stop=on_stop))
+    stack.enter_context(running(queues, counts, abandon=abandon, grace_seconds=grace, on_stop=on_stop))
     stack.enter_context(running(streams, 1, abandon=abandon, grace_seconds=grace))
     stack.enter_context(running(schedules, 1, abandon=abandon, grace_seconds=grace))
 
 
 def poller_for(
-    source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str
+    source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str, slots: int = 1
 ) -> Callable[[], SqsPoller]:
+    """The pollers of one SQS source, ``slots`` of them at most, sharing one client (boto3's clients
+    are thread-safe) with a connection for each one's long poll."""
+    sqs = aws_client("sqs", endpoint, connections=slots)
+
     def make() -> SqsPoller:
         return SqsPoller(
-            sqs=aws_client("sqs", endpoint),
+            sqs=sqs,
             source=source,
             queue_url=resources.queue_urls[source.queue_id],
             queue_arn=resources.queue_arns[source.queue_id],

@@ -58,7 +58,7 @@ class FunctionSpec:
     template_path: str
     endpoint: str
     prefix: str
-    workers: int
+    workers: int | None
     resources: dict[str, dict[str, str]]
     code_roots: list[str] = field(default_factory=list)
 

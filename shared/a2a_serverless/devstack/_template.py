@@ -40,11 +40,16 @@ class SqsEventSource:
     report_batch_item_failures: bool
     timeout_seconds: int
     memory_mb: int
+    max_concurrency: int | None = None
+    """How many invocations Lambda runs at once for this source: its ``ScalingConfig``'s
+    ``MaximumConcurrency``, else the function's ``ReservedConcurrentExecutions``; None when the
+    template sets neither (Lambda then scales up to the account's limit)."""
 
 
 def sqs_event_sources(template: Mapping[str, JsonValue]) -> list[SqsEventSource]:
     """Every SQS event source mapping of the template's serverless functions."""
     defaults: Mapping[str, JsonValue] = template.get("Globals", {}).get("Function", {})
+    parameters = _parameter_defaults(template)
     sources: list[SqsEventSource] = []
     for function_id, res in template["Resources"].items():
         if res.get("Type") != "AWS::Serverless::Function":
@@ -64,9 +69,27 @@ def sqs_event_sources(template: Mapping[str, JsonValue]) -> list[SqsEventSource]
                     report_batch_item_failures="ReportBatchItemFailures" in ev.get("FunctionResponseTypes", []),
                     timeout_seconds=int(props.get("Timeout", 3)),
                     memory_mb=int(props.get("MemorySize", 128)),
+                    max_concurrency=_number(ev.get("ScalingConfig", {}).get("MaximumConcurrency"), parameters)
+                    or _number(props.get("ReservedConcurrentExecutions"), parameters),
                 )
             )
     return sources
+
+
+def _parameter_defaults(template: Mapping[str, JsonValue]) -> dict[str, str]:
+    parameters: Mapping[str, JsonValue] = template.get("Parameters", {})
+    return {name: str(p["Default"]) for name, p in parameters.items() if "Default" in p}
+
+
+def _number(value: JsonValue, parameters: Mapping[str, str]) -> int | None:
+    """A whole number as the template gives it: a literal, or ``!Ref`` to a parameter (its
+    default); None when absent or not resolvable locally."""
+    if isinstance(value, dict):
+        value = parameters.get(str(value.get("Ref")))
+    try:
+        return int(str(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +208,7 @@ def function_environment(template: Mapping[str, JsonValue], resources: LocalReso
     variables: Mapping[str, JsonValue] = (
         template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
     )
-    parameters: Mapping[str, JsonValue] = template.get("Parameters", {})
-    defaults = {name: str(p["Default"]) for name, p in parameters.items() if "Default" in p}
+    defaults = _parameter_defaults(template)
     located = {**resources.tables, **resources.queue_urls, **resources.buckets}
     values: dict[str, str] = {}
     resource_keys: set[str] = set()

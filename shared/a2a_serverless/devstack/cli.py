@@ -172,7 +172,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help="queue: each turn is a work item for the worker function; durable: each task runs as a durable "
         "execution on the local runner (docs/durable-tasks.md) (default: $A2A_EXECUTION_MODE, else queue)",
     )
-    dev.add_argument("--workers", type=_positive, default=4, help="pollers per SQS event source (default: %(default)s)")
+    dev.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        help="invocations at once per SQS event source (default: as the template allows, e.g. WorkerMaxConcurrency)",
+    )
     dev.add_argument(
         "--otlp-endpoint",
         metavar="URL",

@@ -1,7 +1,8 @@
 """Emulates Lambda's SQS event source mapping: receive a batch, invoke the function with the event
 Lambda would build, delete what succeeded, leave the rest to come back after the visibility timeout.
 
-One ``SqsPoller`` is one concurrent invocation slot; the stack runs several, each on its own thread.
+One ``SqsPoller`` is one concurrent invocation slot; the stack runs as many as the source's
+concurrency (the template's ``MaximumConcurrency``), each on its own thread.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _JOIN_GRACE_SECONDS = 10.0
 @dataclass
 class SqsPoller:
     sqs: SQSClient
-    """A boto3 SQS client (one per poller: clients are shared-nothing here)."""
+    """A boto3 SQS client (thread-safe: a source's pollers share one, with a connection each)."""
     source: SqsEventSource
     queue_url: str
     queue_arn: str
@@ -137,19 +138,20 @@ class SqsPoller:
 @contextlib.contextmanager
 def running(
     pollers: Sequence[Callable[[], Poller]],
-    per_poller: int,
+    per_poller: int | Sequence[int],
     *,
     abandon: Callable[[], bool] = lambda: False,
     grace_seconds: float = _JOIN_GRACE_SECONDS,
     on_stop: Callable[[], None] = lambda: None,
 ) -> Iterator[None]:
-    """Run ``per_poller`` threads of each poller; on exit, stop them (``on_stop`` ends what they
-    wait on) and wait for the invocations in flight, at most ``grace_seconds`` and no longer once
-    ``abandon()`` says so."""
+    """Run ``per_poller`` threads of each poller (one count for all, or one per poller); on exit,
+    stop them (``on_stop`` ends what they wait on) and wait for the invocations in flight, at most
+    ``grace_seconds`` and no longer once ``abandon()`` says so."""
     stop = threading.Event()
     threads: list[threading.Thread] = []
-    for make in pollers:
-        for n in range(1, per_poller + 1):
+    counts = [per_poller] * len(pollers) if isinstance(per_poller, int) else list(per_poller)
+    for make, count in zip(pollers, counts, strict=True):
+        for n in range(1, count + 1):
             poller = make()
             name = f"poller-{poller.function_name}-{n}"
             thread = threading.Thread(target=poller.run, args=(stop,), name=name, daemon=True)

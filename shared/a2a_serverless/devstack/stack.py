@@ -27,7 +27,7 @@ import uvicorn
 from ..transport.sse import streams_open
 from ..wiring import get_runtime
 from ._command import command_line
-from ._environment import REGION, LocalEnvironment, apply_environment
+from ._environment import REGION, LocalEnvironment, apply_environment, prepare_push_signing_keys
 from ._functions import (
     GATEWAY_APP,
     STOP_GRACE_SECONDS,
@@ -81,8 +81,9 @@ class DevOptions:
     port: int = 8000
     """0 picks a free port (the ready line tells which)."""
     executor: str | None = None
-    workers: int = 4
-    """Pollers per SQS event source: how many invocations run at once."""
+    workers: int | None = None
+    """Invocations at once per SQS event source; None: as the template allows (its
+    ``MaximumConcurrency``, the worker's ``WorkerMaxConcurrency``), as on Lambda."""
     prefix: str = "a2a-local"
     state_dir: Path | None = None
     """Keep the stack's data (tables, queued messages, objects) here across restarts (:mod:`._state`);
@@ -186,6 +187,11 @@ def run(
                 otlp_endpoint=options.otlp_endpoint,
             )
         )
+        if prepare_push_signing_keys(endpoint):
+            _log.info(
+                "push notifications are signed: key set created in SSM (%s)",
+                os.environ["A2A_PUSH_SIGNING_KEY_PARAMETER"],
+            )
         durable = _durable_spec(template, options.prefix) if is_durable(os.environ) else None
         if durable is not None:
             _log.info(
