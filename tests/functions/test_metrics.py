@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from lambda_events import EVENTS, LambdaContext, api_event, body, invoke
 
+from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.devstack._template import sqs_event_sources
 from a2a_serverless.devstack.pollers import SqsPoller
 from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.functions import dead_letter, push_delivery, push_dispatcher, worker
 from a2a_serverless.lambda_._metrics import CATALOGUE, NAMESPACE
+from a2a_serverless.ports import Scope
 
 if TYPE_CHECKING:
     from conftest import LambdaAws, WebhookReceiver
@@ -132,7 +134,7 @@ def test_a_turn_with_a_webhook_writes_the_queue_age_the_run_the_task_latency_the
     stack: Stack, webhook_receiver: WebhookReceiver, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a task sent with a webhook, its work item on the queue
-    send("hello", webhook=f"{webhook_receiver.url}/hook")
+    task = send("hello", webhook=f"{webhook_receiver.url}/hook")
     capsys.readouterr()
 
     # When the worker runs it, the dispatcher reads the table's stream, and the delivery POSTs
@@ -156,6 +158,14 @@ def test_a_turn_with_a_webhook_writes_the_queue_age_the_run_the_task_latency_the
         [1.0],
         [0.0],
     ]
+    # what the run stored: its commits, its events (all the task's but SendMessage's first) and their bytes
+    table = stack.aws.resources.tables["TasksTable"]
+    stored = DynamoDBTaskStore(table, stack.aws.dynamodb).get_task(Scope("", "user-alice"), task["id"])
+    assert stored is not None
+    commits, events = only(ran, "RunCommits").values[0], only(ran, "RunEvents").values[0]
+    assert events == stored.last_seq - 1
+    assert 1 <= commits <= events
+    assert only(ran, "RunBytesWritten").values[0] > 0
     # the dispatcher, how far behind the table it queued the deliveries
     lag = only(dispatched, "StreamFanOutLag")
     assert (lag.dimensions, len(lag.values)) == ({"service": "a2a-serverless"}, 1)

@@ -38,6 +38,7 @@ from ..mutation import Committed, Transition, rebase
 from ..ports import MAX_ITEM_PAYLOAD_BYTES, ItemTooLarge, TaskRecord, TaskStore, VersionConflict
 from ..transitions import RunLost, append_steps
 from .api import Event
+from .run_report import Written
 
 __all__ = ["BATCH_BYTES", "MAX_PENDING_BYTES", "RunLog", "RunWriter", "to_stream_response"]
 
@@ -132,6 +133,8 @@ class RunLog:
         self.failure: BaseException | None = None
         """Why committing stopped (the run lost its task, or the store refused a write)."""
         self.failed = asyncio.Event()
+        self.written = Written()
+        """What the run's commits stored so far (the worker's cost metrics)."""
 
     async def __aenter__(self) -> RunLog:
         self._committer = asyncio.create_task(self._commit_queued())
@@ -214,12 +217,15 @@ class RunLog:
                         base_seq=self._base_seq,
                     )
                     events = sum(len(step.events) for step, _ in batch)
-                    with telemetry.commit(events, sum(size for _, size in batch)) as note:
+                    written = sum(size for _, size in batch)
+                    with telemetry.commit(events, written) as note:
                         committed = await asyncio.to_thread(self._writer.transact, rule)
                         note.stored(committed.record.last_seq)
+                    if committed.wrote:
+                        self.written.add(events, written)
                     self._base_seq = committed.record.last_seq
                     del self._steps[: len(batch)]
-                    self._queued_bytes -= sum(size for _, size in batch)
+                    self._queued_bytes -= written
                     async with self._progress:
                         self._progress.notify_all()
         except asyncio.CancelledError:

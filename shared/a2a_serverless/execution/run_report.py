@@ -5,16 +5,32 @@ how they are published."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..models import TaskState
 from ..ports import TaskRecord
 
-__all__ = ["RUN_LOST", "RunReport", "report_run"]
+__all__ = ["RUN_LOST", "RunReport", "Written", "report_run"]
 
 RUN_LOST = "lost"
 """The outcome of a run whose task another writer ended (the sweeper, a cancel that settled it)."""
+
+
+@dataclass(slots=True)
+class Written:
+    """What a run's commits stored (its :class:`~.run_log.RunLog` counts them): what drives its
+    cost, with the head each commit rewrites."""
+
+    commits: int = 0
+    events: int = 0
+    bytes: int = 0
+    """The events' JSON (what the log items hold, before compression)."""
+
+    def add(self, events: int, size: int) -> None:
+        self.commits += 1
+        self.events += events
+        self.bytes += size
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,13 +44,15 @@ class RunReport:
     task, or could not settle it)."""
     task_seconds: float | None = None
     """From the task's creation to the run's end, when ``state`` is set: the task's latency."""
+    written: Written = field(default_factory=Written)
 
 
-def report_run(outcome: str, started: float, record: TaskRecord | None) -> RunReport:
-    """The report of a run that began at ``started`` (``time.monotonic()``) and left ``record``."""
+def report_run(outcome: str, started: float, record: TaskRecord | None, written: Written) -> RunReport:
+    """The report of a run that began at ``started`` (``time.monotonic()``), left ``record`` and
+    stored ``written``."""
     seconds = time.monotonic() - started
     if record is None or not (record.state.is_terminal or record.state.is_interrupted):
-        return RunReport(outcome, seconds)
+        return RunReport(outcome, seconds, written=written)
     created = record.created_at
     task_seconds = (datetime.now(UTC) - created).total_seconds() if created is not None else None
-    return RunReport(outcome, seconds, record.state, task_seconds)
+    return RunReport(outcome, seconds, record.state, task_seconds, written)

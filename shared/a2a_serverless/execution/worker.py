@@ -194,12 +194,12 @@ async def run_work_item(
             end = await _supervise(executor, context, log, events, canceled, lost, deadline, suspend)
             if end is None:
                 logger.warning("the run lost its task to another writer; stopped", extra={"task_id": record.task.id})
-                return report_run(RUN_LOST, started, None)
+                return report_run(RUN_LOST, started, None, log.written)
             try:
                 await log.flush()
             except RunLost:
                 logger.warning("the run lost its task to another writer", extra={"task_id": record.task.id})
-                return report_run(RUN_LOST, started, None)
+                return report_run(RUN_LOST, started, None, log.written)
             except Exception:
                 end = RunEnd.FAILED  # (logged by the log's committer)
         rule_end = partial(settle, message_id=item.message_id, end=end, max_history=settings.max_history)
@@ -210,7 +210,7 @@ async def run_work_item(
             settled = None
     finally:
         monitor.stop()
-    return report_run(end, started, settled)
+    return report_run(end, started, settled, log.written)
 
 
 class _Replayed:

@@ -79,6 +79,13 @@ TASK_LATENCY = Metric(
     "failed, canceled, rejected, input_required, auth_required",
     "state",
 )
+RUN_COMMITS = Metric(
+    "RunCommits", _COUNT, "commits one run made to the store (each rewrites the task's head: ~2 WRU or more)"
+)
+RUN_EVENTS = Metric("RunEvents", _COUNT, "events one run stored")
+RUN_BYTES_WRITTEN = Metric(
+    "RunBytesWritten", MetricUnit.Bytes, "the JSON of the events one run stored (log items, before compression)"
+)
 
 # The dead-letter function and the sweeper.
 DEAD_LETTERS_RECEIVED = Metric("DeadLettersReceived", _COUNT, "work items that reached the dead-letter queue")

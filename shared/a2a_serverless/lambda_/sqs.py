@@ -40,6 +40,9 @@ def _report(report: RunReport) -> None:
     m.RUN_DURATION.add_by(report.outcome, report.seconds * 1000)
     if report.state is not None and report.task_seconds is not None:
         m.TASK_LATENCY.add_by(report.state.removeprefix("TASK_STATE_").lower(), report.task_seconds * 1000)
+    m.RUN_COMMITS.add(report.written.commits)
+    m.RUN_EVENTS.add(report.written.events)
+    m.RUN_BYTES_WRITTEN.add(report.written.bytes)
 
 
 @logger.inject_lambda_context(clear_state=True)
