@@ -63,7 +63,9 @@ def install(switch: Switch) -> None:
                     continue
                 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-                provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+                from ._sigv4 import signed_session  # CloudWatch's endpoint: each export signed
+
+                provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(session=signed_session())))
             elif mode == "memory":
                 provider.add_span_processor(SimpleSpanProcessor(MEMORY))
             else:
