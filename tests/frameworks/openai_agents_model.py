@@ -8,16 +8,18 @@ Imported by the framework suite and by the agent module its end-to-end test serv
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
-from agents import TResponseInputItem
+from agents import Agent, ImageGenerationTool, TResponseInputItem
 from agents.items import ModelResponse, TResponseOutputItem, TResponseStreamEvent
 from agents.models.interface import Model
 from agents.testing import assistant_message
 from openai.types.responses import Response, ResponseCompletedEvent, ResponseTextDeltaEvent
+from openai.types.responses.response_output_item import ImageGenerationCall
 
-__all__ = ["ScriptedModel", "Stream", "said_by_user", "tool_outputs"]
+__all__ = ["ScriptedModel", "Stream", "drawing_agent", "said_by_user", "tool_outputs"]
 
 Stream = AsyncIterator[str | TResponseOutputItem]
 
@@ -86,3 +88,18 @@ def tool_outputs(items: list[TResponseInputItem]) -> list[str]:
 
 def _dicts(items: list[TResponseInputItem]) -> list[dict[str, Any]]:
     return cast("list[dict[str, Any]]", items)
+
+
+def drawing_agent(image: bytes) -> Agent[Any]:
+    """An agent whose model calls the hosted image generation tool (which made ``image``) and says
+    what it drew."""
+
+    async def script(items: list[TResponseInputItem]) -> Stream:
+        yield ImageGenerationCall(
+            id="ig1", result=base64.b64encode(image).decode(), status="completed", type="image_generation_call"
+        )
+        yield "Here is "
+        yield "your cat."
+
+    tools = [ImageGenerationTool(tool_config={"type": "image_generation"})]
+    return Agent(name="painter", model=ScriptedModel(script), tools=tools)

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+from strands import tool
+from strands.hooks import AfterToolsEvent
 from strands.models import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 
-__all__ = ["Call", "Fail", "Forever", "Reply", "ScriptedModel", "Text"]
+__all__ = ["Call", "Fail", "Forever", "Reply", "ScriptedModel", "Text", "drawing"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +114,28 @@ async def _stream(reply: Reply) -> AsyncGenerator[StreamEvent, None]:
             reply.closed.append("closed")
     yield {"contentBlockStop": {}}
     yield {"messageStop": {"stopReason": "end_turn"}}
+
+
+def drawing(image: bytes) -> tuple[Any, Any]:
+    """A tool that draws a chart and writes its report, and a hook that hands them to the person:
+    Strands' way to end a turn with a tool's files (``AfterToolsEvent.end_turn``), not asking the
+    model again."""
+
+    @tool
+    def draw(subject: str) -> dict[str, Any]:
+        """Draw a chart and write its report."""
+        return {
+            "status": "success",
+            "content": [
+                {"image": {"format": "png", "source": {"bytes": image}}},
+                {"document": {"format": "pdf", "name": "report", "source": {"bytes": b"%PDF-1.7 report"}}},
+            ],
+        }
+
+    def hand_over(event: AfterToolsEvent) -> None:
+        results = [b["toolResult"] for b in event.message["content"] if "toolResult" in b]
+        files = [c for r in results for c in r["content"] if "image" in c or "document" in c]
+        if files:
+            event.end_turn = [{"text": f"Here is your {len(files)}-file chart."}, *files]
+
+    return draw, hand_over

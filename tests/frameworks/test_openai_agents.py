@@ -15,7 +15,6 @@ from typing import Any
 
 from agents import (
     Agent,
-    ImageGenerationTool,
     RunConfig,
     RunContextWrapper,
     ToolOutputFileContent,
@@ -25,7 +24,6 @@ from agents import (
     function_tool,
 )
 from agents.testing import function_call
-from openai.types.responses.response_output_item import ImageGenerationCall
 from pydantic import BaseModel
 
 from a2a_serverless.execution import RequestContext
@@ -34,7 +32,7 @@ from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import ServedAgent, answer_text, assert_stored_as_object, chunks, states
-from .openai_agents_model import ScriptedModel, Stream, said_by_user, tool_outputs
+from .openai_agents_model import ScriptedModel, Stream, drawing_agent, said_by_user, tool_outputs
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 Script = Callable[[list[TResponseInputItem]], Stream]
@@ -398,22 +396,9 @@ def test_files_and_data_in_the_message_reach_the_model(serve: Any) -> None:
     ]
 
 
-def _drawing_agent(image: bytes) -> Agent[Any]:
-    """An agent whose model calls the hosted image generation tool and says what it drew."""
-
-    async def script(items: list[TResponseInputItem]) -> Stream:
-        yield ImageGenerationCall(
-            id="ig1", result=base64.b64encode(image).decode(), status="completed", type="image_generation_call"
-        )
-        yield "Here is "
-        yield "your cat."
-
-    return an_agent(script, tools=[ImageGenerationTool(tool_config={"type": "image_generation"})])
-
-
 def test_a_hosted_image_generation_result_is_an_artifact_with_the_image(serve: Any) -> None:
     png = b"\x89PNG\r\n\x1a\n a cat"
-    agent = serve(executor(_drawing_agent(png)))
+    agent = serve(executor(drawing_agent(png)))
 
     task = agent.send("draw a cat")
 
@@ -425,7 +410,7 @@ def test_a_hosted_image_generation_result_is_an_artifact_with_the_image(serve: A
 
 def test_a_generated_image_above_the_blob_threshold_is_stored_as_an_object(serve: Any) -> None:
     large = b"\x89PNG" + bytes(range(256)) * 160  # 40 KiB, above blob_threshold_bytes (32 KiB)
-    agent = serve(executor(_drawing_agent(large)))
+    agent = serve(executor(drawing_agent(large)))
 
     task = agent.send("draw a large cat")
 

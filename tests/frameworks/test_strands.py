@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from strands import Agent, ToolContext, tool
-from strands.hooks import AfterToolsEvent, BeforeToolCallEvent
+from strands.hooks import BeforeToolCallEvent
 from strands.types.content import Messages
 
 from a2a_serverless.frameworks.strands import strands_executor
@@ -19,7 +19,7 @@ from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import answer_text, assert_stored_as_object, chunks, states
-from .strands_scripted import Call, Fail, Forever, ScriptedModel, Text
+from .strands_scripted import Call, Fail, Forever, ScriptedModel, Text, drawing
 
 
 def agent_on(model: ScriptedModel, **options: Any) -> Any:
@@ -333,31 +333,6 @@ def test_a_turn_that_ends_while_a_task_waits_is_kept_when_the_task_resumes(serve
     # Both turns are in the context's memory: the one that ended first, then the resumed task's.
     assert answer_text(later) == "meanwhile, hello | book room 7 | what now?"
     assert last_tool_result(model.seen[-1]) == "success: room 7 booked"
-
-
-def drawing(image: bytes) -> tuple[Any, Any]:
-    """A tool that draws a chart and writes its report, and a hook that hands them to the person:
-    Strands' way to end a turn with a tool's files (``AfterToolsEvent.end_turn``), not asking the
-    model again."""
-
-    @tool
-    def draw(subject: str) -> dict[str, Any]:
-        """Draw a chart and write its report."""
-        return {
-            "status": "success",
-            "content": [
-                {"image": {"format": "png", "source": {"bytes": image}}},
-                {"document": {"format": "pdf", "name": "report", "source": {"bytes": b"%PDF-1.7 report"}}},
-            ],
-        }
-
-    def hand_over(event: AfterToolsEvent) -> None:
-        results = [b["toolResult"] for b in event.message["content"] if "toolResult" in b]
-        files = [c for r in results for c in r["content"] if "image" in c or "document" in c]
-        if files:
-            event.end_turn = [{"text": f"Here is your {len(files)}-file chart."}, *files]
-
-    return draw, hand_over
 
 
 def test_images_and_documents_of_the_final_message_are_an_artifact_of_file_parts(serve: Any) -> None:
