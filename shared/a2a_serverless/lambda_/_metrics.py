@@ -57,6 +57,9 @@ _COUNT = MetricUnit.Count
 REQUESTS = Metric("Requests", _COUNT, "API requests handled", "function")
 SERVER_ERRORS = Metric("ServerErrors", _COUNT, "API answers with a 5xx status", "function")
 CLIENT_ERRORS = Metric("ClientErrors", _COUNT, "API answers with a 4xx status", "function")
+AUTHORIZER_ALLOWED = Metric("AuthorizerAllowed", _COUNT, "requests the authorizer let in (AuthMode Open or Jwt)")
+AUTHORIZER_DENIED = Metric("AuthorizerDenied", _COUNT, "requests the authorizer refused (401: no or a bad token)")
+AUTHORIZER_ERRORS = Metric("AuthorizerErrors", _COUNT, "authorizer failures (500: configuration, the issuer's keys)")
 
 # The worker (lambda_.sqs): per work item and per run.
 WORK_ITEMS_RECEIVED = Metric("WorkItemsReceived", _COUNT, "work items handed to the worker")

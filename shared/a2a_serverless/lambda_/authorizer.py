@@ -34,12 +34,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..auth import ANONYMOUS, token_principal
 from ..config import ConfigError, Settings
 from ..json_types import Json
+from . import _metrics as m
 from ._observability import logger, metrics
 
 if TYPE_CHECKING:
@@ -223,15 +223,15 @@ def authorizer_handler(event: Json, context: LambdaContext) -> Json:
         logger.append_keys(authorizer_mode=services.settings.authorizer_mode)
         response = authorize(event, services.settings, services.keys)
     except Unauthorized as denied:
-        metrics.add_metric(name="AuthorizerDenied", unit=MetricUnit.Count, value=1)
+        m.AUTHORIZER_DENIED.add(1)
         logger.info("request denied", extra={"reason": denied.reason})
         raise
     except Exception as exc:
         # Not the caller's fault (configuration, the issuer's keys, a broken event): API Gateway answers 500.
         # Our own messages never quote the token; library errors on it were replaced on the way.
-        metrics.add_metric(name="AuthorizerErrors", unit=MetricUnit.Count, value=1)
+        m.AUTHORIZER_ERRORS.add(1)
         logger.error("the authorizer failed", extra={"error": f"{type(exc).__name__}: {exc}"})
         raise
-    metrics.add_metric(name="AuthorizerAllowed", unit=MetricUnit.Count, value=1)
+    m.AUTHORIZER_ALLOWED.add(1)
     logger.info("request allowed", extra={"principal": response["principalId"]})
     return response
