@@ -9,6 +9,12 @@ The layer's Makefile (``BuildMethod: makefile``: ``sam build`` runs it) calls it
 requirements file naming the kit (an agent project's ``kit/requirements.txt``). Standard library
 only: it runs before anything is installed.
 
+``--adds EXTRAS`` builds a layer that goes *beside* the core layer (the tracing layer:
+``--adds tracing``): what the kit with these extras installs beyond what the core layer (the same
+source and ``--extras``) installs, so that a template parameter can attach it or not. pip resolves
+both; a distribution the two resolve to different files is an error (the layers share
+``/opt/python``).
+
 1. pip resolves what to install for Lambda (``--dry-run --report``): manylinux wheels of the
    architecture for CPython 3.13, binaries only; the kit with its base dependencies (and the
    extras asked for, if any), so the layer's requirements are ``pyproject.toml``'s, never a list
@@ -71,10 +77,18 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--checkout", type=Path, help="the kit's checkout (the directory of pyproject.toml)")
     source.add_argument("-r", "--requirements", type=Path, help="a requirements file naming the kit")
     parser.add_argument("--extras", default="", help="the checkout's extras to install too (comma-separated)")
+    parser.add_argument(
+        "--adds", default="", help="extras: build only what they add to the core layer (a layer beside it)"
+    )
     args = parser.parse_args(argv)
     try:
         build(
-            args.target, args.architecture, checkout=args.checkout, requirements=args.requirements, extras=args.extras
+            args.target,
+            args.architecture,
+            checkout=args.checkout,
+            requirements=args.requirements,
+            extras=args.extras,
+            adds=args.adds,
         )
     except BuildError as exc:
         sys.stderr.write(f"layer build: {exc}\n")
@@ -83,24 +97,32 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build(
-    target: Path, architecture: str, *, checkout: Path | None, requirements: Path | None, extras: str = ""
+    target: Path,
+    architecture: str,
+    *,
+    checkout: Path | None,
+    requirements: Path | None,
+    extras: str = "",
+    adds: str = "",
 ) -> None:
     if sys.version_info[:2] != PYTHON:
         raise BuildError(f"run it with Python {'.'.join(map(str, PYTHON))} (the functions' runtime), not {sys.version}")
     with tempfile.TemporaryDirectory(prefix="a2a-layer-") as scratch:
         work = Path(scratch)
-        if checkout is not None:
-            kit = f"a2a-serverless[{extras}]" if extras.strip() else "a2a-serverless"
-            roots = [f"{kit} @ {_copy_checkout(checkout, work / 'kit').as_uri()}"]
-        else:
-            assert requirements is not None
-            roots = ["-r", str(requirements.resolve())]
+        source = _copy_checkout(checkout, work / "kit") if checkout is not None else None
         platform = _platform_options(architecture)
-        report = work / "report.json"
-        _pip("install", "--dry-run", "--ignore-installed", "--report", str(report), *platform, *roots)
-        wanted = shipped(json.loads(report.read_text(encoding="utf-8"))["install"])
+
+        def resolve(asked: str, name: str) -> dict[str, str]:
+            report = work / f"{name}.json"
+            roots = _roots(source, requirements, asked)
+            _pip("install", "--dry-run", "--ignore-installed", "--report", str(report), *platform, *roots)
+            return shipped(json.loads(report.read_text(encoding="utf-8"))["install"])
+
+        wanted = resolve(extras, "core")
+        if adds.strip():
+            wanted = added(resolve(",".join(e for e in (extras, adds) if e.strip()), "with-adds"), wanted)
         staging = work / "python"
-        _pip("install", "--no-deps", "--no-compile", "--target", str(staging), *platform, *wanted)
+        _pip("install", "--no-deps", "--no-compile", "--target", str(staging), *platform, *wanted.values())
         for relative in NOT_SHIPPED:
             _remove(staging, relative)
         compile_tree(staging)
@@ -110,10 +132,29 @@ def build(
         shutil.move(staging, target)
 
 
-def shipped(install: list[dict[str, Any]]) -> list[str]:
-    """The requirements to install, pinned to the files pip resolved: every distribution of pip's
-    report that the requested ones need (with the extras they ask for), except through one the
-    runtime carries."""
+def _roots(source: Path | None, requirements: Path | None, extras: str) -> list[str]:
+    """What pip resolves: the kit's copied checkout with ``extras``, or the requirements file (and
+    the kit with ``extras``, which pip merges with the file's line for it)."""
+    kit = f"a2a-serverless[{extras}]" if extras.strip() else "a2a-serverless"
+    if source is not None:
+        return [f"{kit} @ {source.as_uri()}"]
+    assert requirements is not None
+    return ["-r", str(requirements.resolve()), *([kit] if extras.strip() else [])]
+
+
+def added(full: dict[str, str], core: dict[str, str]) -> dict[str, str]:
+    """What ``full`` installs beyond ``core``. A distribution both hold must be the same file: the
+    layers are unpacked into one ``/opt/python``, and a second copy would overwrite the first."""
+    for name in sorted(full.keys() & core.keys()):
+        if full[name] != core[name]:
+            raise BuildError(f"{name} resolves to {full[name]} with the extras but {core[name]} in the core layer")
+    return {name: full[name] for name in sorted(full.keys() - core.keys())}
+
+
+def shipped(install: list[dict[str, Any]]) -> dict[str, str]:
+    """The requirements to install (by normalized name), pinned to the files pip resolved: every
+    distribution of pip's report that the requested ones need (with the extras they ask for),
+    except through one the runtime carries."""
     items = {normalized(item["metadata"]["name"]): item for item in install}
     extras = {name: set(map(normalized, item.get("requested_extras") or [])) for name, item in items.items()}
     kept: set[str] = set()
@@ -128,7 +169,7 @@ def shipped(install: list[dict[str, Any]]) -> list[str]:
             if dep not in kept or not dep_extras <= extras[dep]:
                 extras[dep] |= dep_extras
                 todo.append(dep)
-    return [f"{items[name]['metadata']['name']} @ {items[name]['download_info']['url']}" for name in sorted(kept)]
+    return {name: f"{items[name]['metadata']['name']} @ {items[name]['download_info']['url']}" for name in sorted(kept)}
 
 
 def compile_tree(root: Path) -> None:

@@ -1,5 +1,5 @@
-# The core layer's build for `sam build` (template.yaml's CoreLayer, BuildMethod makefile): SAM runs
-# `make build-CoreLayer` with ARTIFACTS_DIR set. It runs it through the Makefile of the layer's
+# The layers' build for `sam build` (template.yaml's CoreLayer and TracingLayer, BuildMethod
+# makefile): SAM runs `make build-CoreLayer` (and `make build-TracingLayer`) with ARTIFACTS_DIR set. It runs it through the Makefile of the layer's
 # architecture (<architecture>/Makefile, chosen by the layer's Metadata ContextPath), which sets
 # ARCHITECTURE and includes this file: SAM tells a Makefile nothing of the architecture.
 # build.py says what the build does.
@@ -19,9 +19,17 @@ PYTHON313 := $(firstword $(foreach python,$(shell command -v python3.13) $(sort 
 	$(if $(filter True,$(shell $(python) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null)),$(python))))
 endif
 
-.PHONY: build-CoreLayer
-build-CoreLayer:
+.PHONY: build-CoreLayer build-TracingLayer python313
+build-CoreLayer: python313
+	$(PYTHON313) $(LAYER_DIR)/build.py --architecture $(ARCHITECTURE) --target "$(ARTIFACTS_DIR)/python" $(KIT)
+
+# The tracing extra's packages, only what they add to the core layer (the template attaches this
+# layer only when its Tracing parameter is on).
+build-TracingLayer: python313
+	$(PYTHON313) $(LAYER_DIR)/build.py --architecture $(ARCHITECTURE) --target "$(ARTIFACTS_DIR)/python" $(KIT) \
+		--adds tracing
+
+python313:
 	@if [ -z "$(PYTHON313)" ]; then \
 		echo "layer build: no Python 3.13 (the functions' runtime): put python3.13 on PATH or set PYTHON313=..." >&2; \
 		exit 1; fi
-	$(PYTHON313) $(LAYER_DIR)/build.py --architecture $(ARCHITECTURE) --target "$(ARTIFACTS_DIR)/python" $(KIT)

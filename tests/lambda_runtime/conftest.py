@@ -79,8 +79,8 @@ class SamBuild:
         return resources
 
     def layer(self) -> Path:
-        (layer,) = [r for r in self.resources.values() if r["Type"] == "AWS::Serverless::LayerVersion"]
-        return self.directory / layer["Properties"]["ContentUri"]
+        """The core layer (the tracing layer beside it is attached only with Tracing on)."""
+        return self.directory / self.resources["CoreLayer"]["Properties"]["ContentUri"]
 
     def function(self, logical_id: str) -> tuple[str, Path]:
         """(handler, built code directory) of a function."""

@@ -43,6 +43,10 @@ RUNTIME_PROVIDED: frozenset[str] = layer_build.RUNTIME_PROVIDED
 NOT_SHIPPED: tuple[str, ...] = layer_build.NOT_SHIPPED
 MACHINES: dict[str, str] = layer_build.ARCHITECTURES
 
+BESIDE_CORE = {"TracingLayer": "tracing"}
+"""Layers that go beside the core layer (``build.py --adds EXTRA``): the extra's distributions that
+the core layer does not hold, and neither the kit nor anything the core layer holds."""
+
 TOOLS = frozenset({"moto", "pytest", "hypothesis", "aws-durable-execution-sdk-python-testing", "schemathesis"})
 """Distributions of the local stack and the tests: never in a layer."""
 
@@ -149,15 +153,31 @@ def _distributions(python: Path) -> dict[str, Path]:
     return {layer_build.normalized(p.name.split("-")[0]): p for p in python.glob("*.dist-info")}
 
 
-def _kit_requirements(installed: dict[str, Path]) -> list[str]:
+def _kit_requirements(installed: dict[str, Path], extra: str = "") -> list[str]:
     """The kit's base dependencies (its METADATA's Requires-Dist without an extra), but what the
-    runtime carries."""
+    runtime carries; or, given ``extra``, the ones that extra names."""
     kit = installed.get("a2a-serverless")
     if kit is None or not (kit / "METADATA").is_file():
         return []
     metadata = email.message_from_string((kit / "METADATA").read_text(encoding="utf-8"))
     requirements = [layer_build.parse_requirement(r) for r in metadata.get_all("Requires-Dist") or []]
+    if extra:
+        return [name for name, _, for_extras in requirements if extra in for_extras]
     return [name for name, _, for_extras in requirements if not for_extras and name not in RUNTIME_PROVIDED]
+
+
+def _beside_core_problems(python: Path, extra: str, core: Path | None) -> list[str]:
+    """A layer beside the core one: the extra's distributions, none of the core layer's, no kit."""
+    installed = _distributions(python)
+    core_installed = _distributions(core) if core is not None else {}
+    problems = ["the kit is in the layer: it belongs in the core layer"] if (python / "a2a_serverless").exists() else []
+    for name in _kit_requirements(core_installed, extra):
+        if name in core_installed:
+            problems.append(f"{name} (the kit's {extra} extra) is in the core layer, which it would make bigger")
+        elif name not in installed:
+            problems.append(f"{name} (the kit's {extra} extra) is not installed in the layer")
+    problems += [f"{name} is in the core layer too" for name in sorted(installed.keys() & core_installed.keys())]
+    return problems
 
 
 def _layer_problems(python: Path, architecture: str | None, requirements: Path | None) -> list[str]:
@@ -171,7 +191,13 @@ def _layer_problems(python: Path, architecture: str | None, requirements: Path |
     if requirements is not None:
         wanted += [(n, str(requirements)) for n in _requirement_names(requirements)]
     problems += [f"{n} ({source}) is not installed in the layer" for n, source in wanted if n not in installed]
-    problems += [f"{path} is in the layer: it never runs on Lambda" for path in NOT_SHIPPED if (python / path).exists()]
+    return problems + _shipping_problems(python, architecture)
+
+
+def _shipping_problems(python: Path, architecture: str | None) -> list[str]:
+    """What no layer may hold: what never runs on Lambda, binaries of another architecture."""
+    installed = _distributions(python)
+    problems = [f"{path} is in the layer: it never runs on Lambda" for path in NOT_SHIPPED if (python / path).exists()]
     problems += [
         f"{name} is in the layer: a tool of the tests or the local stack" for name in sorted(TOOLS & installed.keys())
     ]
@@ -222,10 +248,16 @@ def check_build(
         if v["Type"] == "AWS::Serverless::LayerVersion"
     }
     reports: dict[str, LayerReport] = {}
+    core = layers.get("CoreLayer")
     for layer_id, layer in layers.items():
         python = layer / "python"
         architecture = resources[layer_id].get("Metadata", {}).get("BuildArchitecture")
-        found = _layer_problems(python, architecture, requirements)
+        if layer_id in BESIDE_CORE:
+            core_python = core / "python" if core is not None else None
+            found = _beside_core_problems(python, BESIDE_CORE[layer_id], core_python)
+            found += _shipping_problems(python, architecture)
+        else:
+            found = _layer_problems(python, architecture, requirements)
         bytecode, modules = _bytecode_problems(python, runtime_python)
         problems += [f"{layer_id}: {p}" for p in [*found, *bytecode]]
         pyc = sum(1 for _ in python.rglob("__pycache__/*.pyc"))
@@ -238,7 +270,8 @@ def check_build(
         # SAM appends a function's list of layers to the Globals' (lists merge); an intrinsic (an
         # Fn::If of lists) replaces it.
         own: JsonValue = resource["Properties"].get("Layers", [])
-        entries = own if isinstance(own, dict) else [*globals_.get("Layers", []), *own]
+        shared: JsonValue = globals_.get("Layers", [])
+        entries = own if isinstance(own, dict) else [*(shared if isinstance(shared, list) else [shared]), *own]
         code_dir = build_dir / str(props["CodeUri"])
         own_layers = [layers[ref] for ref in dict.fromkeys(_refs(entries)) if ref in layers]
         for handler in _strings(props["Handler"]):

@@ -163,8 +163,9 @@ def project_template(kit_template: str, *, name: str, executor: str) -> str:
             r"\1The a2a-serverless kit (kit/requirements.txt) and its dependencies.",
             1,
         ),
-        (r"^(\s+ContentUri: )shared/$", r"\1kit/", 1),
-        (r"^(\s+ContextPath: !Sub )shared/layer/", r"\1kit/layer/", 1),
+        # ... and the tracing layer beside it, from the same requirement (its tracing extra)
+        (r"^(\s+ContentUri: )shared/$", r"\1kit/", 2),
+        (r"^(\s+ContextPath: !Sub )shared/layer/", r"\1kit/layer/", 2),
         # the parameters' defaults: this project's agent and card
         (r"^(  ExecutorPath:\n    Type: String\n    Default: ).*$", r"\g<1>" + executor, 1),
         (r"^(  AgentName:\n    Type: String\n    Default: ).*$", r"\g<1>" + _yaml_scalar(name), 1),
