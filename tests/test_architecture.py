@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ports", "aws", "telemetry"),
     ("lifecycle", "transitions", "mutation", "blobs", "auth", "v03"),
     ("runtime",),
-    ("operations", "methods", "card", "execution", "push"),
+    ("operations", "methods", "card", "execution", "push", "delegation"),
     ("frameworks",),
     ("adapters",),
     ("wiring",),

@@ -101,6 +101,9 @@ class RequestContext:
     state: AgentState | None = None
     """What the agent keeps between runs, scoped to ``tenant`` and ``caller``
     (:mod:`.agent_state`): given by the worker when the deployment stores agent state."""
+    deadline: float | None = None
+    """When the worker stops this run (``time.monotonic()``; None: no limit known): work that waits
+    (a delegation, say) should end before it. Set by the worker; read it, do not change it."""
 
     def get_user_input(self, delimiter: str = "\n") -> str:
         """The text parts of the user's message, joined."""

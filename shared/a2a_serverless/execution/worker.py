@@ -168,9 +168,9 @@ async def run_work_item(
         requested_extensions=item.extensions,
         related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id),
         state=agent_state_of(runtime, scope),
+        deadline=(deadline := _deadline(remaining_ms)),
     )
     writer = RunWriter(runtime.store, record)
-    deadline = _deadline(remaining_ms)
     loop = asyncio.get_running_loop()
     canceled, lost = asyncio.Event(), asyncio.Event()
     monitor = RunMonitor(
