@@ -29,6 +29,7 @@ from ..push.delivery import DeliveryItem, DeliveryOutcome, Sender, Signer, backo
 from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
 from ..runtime import Runtime
+from ..telemetry.messaging import received_trace
 from ..wiring import get_runtime
 from . import _metrics as m
 from ._observability import logger, metrics
@@ -126,6 +127,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
     """Deliver one queued item; raise :class:`DeliveryRetry` to have it come back later."""
     settings = services.runtime.settings
     item = DeliveryItem.from_json(record.body)
+    item = replace(item, trace=received_trace(record.raw_event.get("messageAttributes"), item.trace))
     attempt = int(record.attributes.approximate_receive_count or 1)
     logger.append_keys(task_id=item.task_id, config_id=item.config_id)
     result = deliver(

@@ -4,6 +4,7 @@ partial failure reporting). The scheduled sweeper is :mod:`.schedule`'s (no batc
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -14,6 +15,7 @@ from ..execution.run_report import RunReport
 from ..execution.worker import process_work_item
 from ..json_types import Json
 from ..ports import WorkItem
+from ..telemetry.messaging import received_trace
 from ..wiring import get_runtime
 from . import _metrics as m
 from ._observability import logger, metrics
@@ -23,6 +25,7 @@ __all__ = ["dead_letter_handler", "worker_handler"]
 
 def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
     item = WorkItem.from_json(record.body)
+    item = replace(item, trace=received_trace(record.raw_event.get("messageAttributes"), item.trace))
     logger.append_keys(task_id=item.task_id, message_id=item.message_id)
     receive_count = int(record.attributes.approximate_receive_count or 1)
     # The run watches the invocation's remaining time: it stops the executor and fails the task

@@ -15,10 +15,12 @@ from typing import Protocol
 __all__ = ["MAX_WORK_ITEM_BYTES", "TRACE_FIELD_BYTES", "WorkItem", "WorkQueue"]
 
 MAX_WORK_ITEM_BYTES = 256 * 1024
-TRACE_FIELD_BYTES = len(',"trace":""') + 55
-"""What a work item's ``trace`` adds to it (a W3C traceparent is 55 characters)."""
 """The largest ``WorkItem.to_json()`` a queue takes: SQS's default maximum message size (the
 template's queues keep it). SendMessage checks it before it stores anything."""
+TRACE_FIELD_BYTES = max(len(',"trace":""'), len("traceparent") + len("String")) + 55
+"""What a work item's trace adds to its message (a W3C traceparent is 55 characters): in the body
+(``"trace"``, a durable execution's input), or as SQS's ``traceparent`` message attribute, whose
+name, type and value count towards the message's size."""
 
 
 @dataclass(frozen=True, slots=True)

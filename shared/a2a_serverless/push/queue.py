@@ -4,7 +4,8 @@ On AWS both are SQS FIFO queues (``PushDeliveryQueue`` and ``PushDeadLetterQueue
 ``template.yaml``). The message group is the item's (scope, task, config), so one webhook's
 deliveries are ordered and never concurrent, and a webhook that is backing off holds up nobody else.
 A retry does not re-send the message: it extends the received message's visibility timeout to the
-backoff delay, and SQS hands it out again (receive count + 1) when that runs out.
+backoff delay, and SQS hands it out again (receive count + 1) when that runs out. An item's trace
+context travels in the ``traceparent`` message attribute (:mod:`a2a_serverless.telemetry.messaging`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..aws import sqs_client
+from ..telemetry.messaging import message_attributes
 from .delivery import DeliveryItem
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
-    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef, SendMessageRequestTypeDef
 
 __all__ = ["DeliveryQueue", "MemoryDeliveryQueue", "SqsDeliveryQueue"]
 
@@ -55,28 +58,33 @@ class SqsDeliveryQueue:
     def send(self, items: Sequence[DeliveryItem]) -> None:
         for start in range(0, len(items), _BATCH):
             batch = items[start : start + _BATCH]
-            entries: list[SendMessageBatchRequestEntryTypeDef] = [
-                {
+            entries: list[SendMessageBatchRequestEntryTypeDef] = []
+            for n, item in enumerate(batch):
+                entry: SendMessageBatchRequestEntryTypeDef = {
                     "Id": str(n),
-                    "MessageBody": item.to_json(),
+                    "MessageBody": replace(item, trace="").to_json(),
                     "MessageGroupId": item.group_id,
                     "MessageDeduplicationId": item.deduplication_id,
                 }
-                for n, item in enumerate(batch)
-            ]
+                if item.trace:
+                    entry["MessageAttributes"] = message_attributes(item.trace)
+                entries.append(entry)
             result = self.client.send_message_batch(QueueUrl=self._queue_url, Entries=entries)
             if result.get("Failed"):
                 codes = sorted({str(f.get("Code")) for f in result["Failed"]})
                 raise RuntimeError(f"{len(result['Failed'])} delivery item(s) not queued: {', '.join(codes)}")
 
     def dead_letter(self, item: DeliveryItem) -> None:
-        body = item.to_json()
-        self.client.send_message(
-            QueueUrl=self._dead_letter_url,
-            MessageBody=body,
-            MessageGroupId=item.group_id,
-            MessageDeduplicationId=hashlib.sha256(body.encode()).hexdigest(),
-        )
+        body = replace(item, trace="").to_json()
+        request: SendMessageRequestTypeDef = {
+            "QueueUrl": self._dead_letter_url,
+            "MessageBody": body,
+            "MessageGroupId": item.group_id,
+            "MessageDeduplicationId": hashlib.sha256(body.encode()).hexdigest(),
+        }
+        if item.trace:
+            request["MessageAttributes"] = message_attributes(item.trace)
+        self.client.send_message(**request)
 
     def delay(self, receipt_handle: str, seconds: int) -> None:
         self.client.change_message_visibility(
