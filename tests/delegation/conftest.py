@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,10 +18,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from a2a_serverless.config import Settings
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from testkit.reference_agent import reference_agent as reference_server
 from testkit.served import served
 from testkit.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 CARD = "/.well-known/agent-card.json"
 WAIT = 30.0
 """Hang guard (seconds) for a task to reach a state; never a measured expectation."""
@@ -128,28 +126,10 @@ def our_agent(executor: str, *, fail_once: bool = False, **settings: Any) -> Ite
         runtime.queue.shutdown()  # type: ignore[attr-defined]
 
 
-class _Later:
-    """An ASGI app made once its URL is known (the reference app's card names its own URL)."""
-
-    def __init__(self) -> None:
-        self.app: ASGIApp | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        assert self.app is not None
-        await self.app(scope, receive, send)
-
-
 @contextlib.contextmanager
 def reference_agent() -> Iterator[Agent]:
     """The a2a-sdk 1.x reference server with its echo executor (``tick N SECONDS`` streams N chunks)."""
-    spec = importlib.util.spec_from_file_location("_reference_server", ROOT / "bench" / "_reference_server.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    later = _Later()
-    with served(later) as url:
-        later.app = module.create_reference_app(url)
+    with reference_server() as url:
         yield Agent(url)
 
 
