@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import requests
 
-from ._switch import TracingConfigError
+from ._errors import TracingConfigError
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials

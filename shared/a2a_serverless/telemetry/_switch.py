@@ -17,6 +17,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ._errors import TracingConfigError
+
 __all__ = ["CONTENT_ENV", "DIR_ENV", "MODES", "SWITCH_ENV", "Switch", "TracingConfigError", "parse", "reset", "switch"]
 
 SWITCH_ENV = "A2A_TRACING"
@@ -25,10 +27,6 @@ DIR_ENV = "A2A_TRACING_DIR"
 MODES = frozenset({"otlp", "file", "memory"})
 _OFF = frozenset({"", "off", "none", "false", "0"})
 _TRUE = frozenset({"1", "true", "yes", "on"})
-
-
-class TracingConfigError(ValueError):
-    """``A2A_TRACING`` names an exporter that does not exist, or ``file`` without a directory."""
 
 
 @dataclass(frozen=True, slots=True)
