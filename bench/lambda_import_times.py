@@ -22,6 +22,13 @@ build makes one.
 ``--build`` names a ``sam build`` output of this machine's architecture (default: ``.aws-sam/build``);
 given several times, their functions are measured side by side.
 
+``--tracing`` also measures every target with tracing on (issue 32), as the template's Tracing
+parameter deploys it: the tracing layer unpacked into ``/opt`` beside the core layer, ``A2A_TRACING=otlp``
+and the X-Ray propagator, exporting to a closed local port (no network); once plain (Tracing Otlp),
+once signing each export (Tracing CloudWatch: a botocore session is made for the signature). A
+handler's import is the same either way (the switch loads OpenTelemetry on the first traced call):
+the difference shows with ``--first-call``, whose calls are traced.
+
 ``--floors`` also times the third-party libraries each kind of function needs, imported alone from
 the layer (:data:`FLOORS`): what no cut of the kit's own imports can go below.
 
@@ -138,6 +145,8 @@ class Target:
     task: Path
     first_call: tuple[str, str] | None = None
     """(event setup, call) timed after the import, with the in-memory store (``--first-call``)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """More of the container's environment (``--tracing``)."""
 
 
 def built_functions(build_dir: Path) -> list[tuple[str, str, Path]]:
@@ -159,11 +168,35 @@ def built_functions(build_dir: Path) -> list[tuple[str, str, Path]]:
     return functions
 
 
-def built_layer(build_dir: Path) -> Path:
-    """The one layer the template builds (layers named by ARN, such as the Web Adapter, are not built)."""
+def built_layer(build_dir: Path, layer: str = "CoreLayer") -> Path:
+    """A layer the template builds (the core layer, or ``TracingLayer``; layers named by ARN, such
+    as the Web Adapter, are not built)."""
     resources = load_template(build_dir / "template.yaml")["Resources"]
-    (layer,) = [r for r in resources.values() if r.get("Type") == "AWS::Serverless::LayerVersion"]
-    return build_dir / layer["Properties"]["ContentUri"]
+    return build_dir / str(resources[layer]["Properties"]["ContentUri"])
+
+
+TRACING_ENV = (
+    ("A2A_TRACING", "otlp"),
+    ("OTEL_PROPAGATORS", "tracecontext,baggage,xray-lambda"),
+    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:9/v1/traces"),  # closed: nothing leaves
+    ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1"),
+)
+"""Tracing on as the template sets it (Tracing Otlp); CloudWatch adds the signing, with test
+credentials in the function's Region, as Lambda gives them."""
+SIGNING_ENV = (
+    ("A2A_TRACING_SIGV4", "xray"),
+    ("AWS_REGION", "us-east-1"),
+    ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"),
+    ("AWS_SECRET_ACCESS_KEY", "secret"),
+    ("AWS_SESSION_TOKEN", "token"),
+)
+
+
+def with_tracing_layer(build_dir: Path, into: Path) -> Path:
+    """The core and tracing layers unpacked into one ``/opt``, as Lambda unpacks a function's layers."""
+    shutil.copytree(built_layer(build_dir), into, symlinks=True)
+    shutil.copytree(built_layer(build_dir, "TracingLayer"), into, symlinks=True, dirs_exist_ok=True)
+    return into
 
 
 def docker_python(
@@ -230,12 +263,12 @@ def layer_facts(layer: Path) -> dict[str, int]:
 def measure(image: str, target: Target) -> tuple[float, float] | str:
     """(wall ms, CPU ms) of one fresh container's import (and first call), or the error that stopped it."""
     mounts = {target.opt: "/opt", target.task: "/var/task"}
-    env: dict[str, str] = {}
+    env: dict[str, str] = dict(target.env)
     probe = _PROBE.format(code=target.code)
     if target.first_call is not None:
         setup, call = target.first_call
         mounts[ROOT / "tests" / "functions" / "events"] = "/events"
-        env = {"A2A_STORE": "memory"}
+        env["A2A_STORE"] = "memory"
         probe = _FIRST_CALL_PROBE.format(code=target.code, setup=_EVENTS + "\n" + setup, call=call)
     try:
         out = docker_python(image, mounts, "-c", probe, env=env)
@@ -287,6 +320,11 @@ def main() -> None:
         help="also time import + a first call of a cheap path for the functions of FIRST_CALLS",
     )
     parser.add_argument(
+        "--tracing",
+        action="store_true",
+        help="also measure each target with tracing on (the tracing layer; Otlp, and CloudWatch signing)",
+    )
+    parser.add_argument(
         "--floors",
         action="store_true",
         help="also time the third-party libraries each kind of function needs, alone (FLOORS)",
@@ -298,11 +336,17 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="lambda-import-times."))
     try:
         layers: dict[str, tuple[Path, Path]] = {}  # variant: (its build, its layer)
+        environments: dict[str, tuple[tuple[str, str], ...]] = {}  # variant: its environment, if any
         for label, build_dir in builds.items():
             layers[label] = (build_dir, built_layer(build_dir))
             if label in args.compiled_preview:
                 copy = compile_copy(args.image, layers[label][1], scratch / f"compiled-{len(layers)}")
                 layers[f"{label}, compiled"] = (build_dir, copy)
+            if args.tracing:
+                both = with_tracing_layer(build_dir, scratch / f"traced-{len(layers)}")
+                layers[f"{label}, tracing Otlp"] = layers[f"{label}, tracing CloudWatch"] = (build_dir, both)
+                environments[f"{label}, tracing Otlp"] = TRACING_ENV
+                environments[f"{label}, tracing CloudWatch"] = TRACING_ENV + SIGNING_ENV
         reference_dir = args.reference_dir or scratch / "reference"
         reference = reference_stack(args.image, reference_dir.resolve(), args.reference_version)
         reference_code = scratch / "reference-code"
@@ -314,7 +358,7 @@ def main() -> None:
             Target("reference a2a-sdk server: imports", REFERENCE_IMPORT, reference, reference_code),
         ]
         functions = {
-            (name, variant): Target(f"{name} [{variant}]", statement, layer, code)
+            (name, variant): Target(f"{name} [{variant}]", statement, layer, code, env=environments.get(variant, ()))
             for variant, (build_dir, layer) in layers.items()
             for name, statement, code in built_functions(build_dir)
             if not args.function or name.split(" ")[0] in args.function
@@ -370,7 +414,7 @@ def _first_call_targets(functions: dict[tuple[str, str], Target]) -> dict[tuple[
             named = f"{name} + first call: {label}"
             extra[(named, variant)] = Target(
                 f"{named} [{variant}]", f"{target.code}\nhandler = {target.code.split()[-1]}.handler",
-                target.opt, target.task, first_call=(setup, call),
+                target.opt, target.task, first_call=(setup, call), env=target.env,
             )  # fmt: skip
     return extra
 
