@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
 from lambda_events import EVENTS, LambdaContext, api_event, body, invoke
 
@@ -257,3 +258,22 @@ def test_a_dead_letter_counts_the_task_it_failed(
     metrics = emitted(capsys)
     assert only(metrics, "DeadLettersReceived").values == [1.0]
     assert only(metrics, "TasksFailedFromDeadLetters").values == [1.0]
+
+
+def test_a_run_s_large_parts_moved_to_the_blob_bucket_are_counted(
+    stack: Stack, capsys: pytest.CaptureFixture[str], lambda_aws: LambdaAws
+) -> None:
+    # Given the blob bucket (S3 in moto), and a task whose agent answers with a 40 KB file
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="fn-test-blobs")
+    lambda_aws.configure(A2A_BLOB_BUCKET="fn-test-blobs")
+    send("file 40kb")
+    capsys.readouterr()
+
+    # When the worker runs it
+    assert stack.poll("WorkerFunction", worker.handler) == 1
+
+    # Then the part the run stored in S3 is counted (and an ordinary answer counts none)
+    assert only(emitted(capsys), "PartsOffloaded").values == [1.0]
+    send("hello")
+    stack.poll("WorkerFunction", worker.handler)
+    assert only(emitted(capsys), "PartsOffloaded").values == [0.0]

@@ -38,7 +38,7 @@ from ..mutation import Committed, Transition, rebase
 from ..ports import MAX_ITEM_PAYLOAD_BYTES, ItemTooLarge, TaskRecord, TaskStore, VersionConflict
 from ..transitions import RunLost, append_steps
 from .api import Event
-from .run_report import Written
+from .run_report import Written, references
 
 __all__ = ["BATCH_BYTES", "MAX_PENDING_BYTES", "RunLog", "RunWriter", "to_stream_response"]
 
@@ -158,7 +158,9 @@ class RunLog:
         incoming = to_stream_response(event)
         if self._offloader is not None and self._offloader.may_offload(incoming):
             record = self._writer.record
-            incoming = await asyncio.to_thread(self._offloader.offload_one, incoming, record.scope, record.task_id)
+            stored = await asyncio.to_thread(self._offloader.offload_one, incoming, record.scope, record.task_id)
+            self.written.offloaded += references(stored) - references(incoming)
+            incoming = stored
         step = executor_event(self._task, incoming, first=self._accepted == 0, max_history=self._max_history)
         self._accepted += 1
         if step is None:

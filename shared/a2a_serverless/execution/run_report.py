@@ -8,10 +8,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ..models import TaskState
+from ..blobs import PartRef, map_parts
+from ..models import Part, TaskState
 from ..ports import TaskRecord
 
-__all__ = ["RUN_LOST", "RunReport", "Written", "report_run"]
+__all__ = ["RUN_LOST", "RunReport", "Written", "references", "report_run"]
 
 RUN_LOST = "lost"
 """The outcome of a run whose task another writer ended (the sweeper, a cancel that settled it)."""
@@ -26,6 +27,8 @@ class Written:
     events: int = 0
     bytes: int = 0
     """The events' JSON (what the log items hold, before compression)."""
+    offloaded: int = 0
+    """The events' parts moved to the blob bucket (:mod:`a2a_serverless.blobs`)."""
 
     def add(self, events: int, size: int) -> None:
         self.commits += 1
@@ -45,6 +48,19 @@ class RunReport:
     task_seconds: float | None = None
     """From the task's creation to the run's end, when ``state`` is set: the task's latency."""
     written: Written = field(default_factory=Written)
+
+
+def references(obj: object) -> int:
+    """How many parts of ``obj`` (as for :func:`~a2a_serverless.blobs.map_parts`) are stored ones."""
+    count = 0
+
+    def look(parts: list[Part]) -> list[Part]:
+        nonlocal count
+        count += sum(PartRef.of(part) is not None for part in parts)
+        return parts
+
+    map_parts(obj, look)
+    return count
 
 
 def report_run(outcome: str, started: float, record: TaskRecord | None, written: Written) -> RunReport:

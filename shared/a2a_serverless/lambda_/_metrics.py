@@ -89,6 +89,9 @@ RUN_EVENTS = Metric("RunEvents", _COUNT, "events one run stored")
 RUN_BYTES_WRITTEN = Metric(
     "RunBytesWritten", MetricUnit.Bytes, "the JSON of the events one run stored (log items, before compression)"
 )
+PARTS_OFFLOADED = Metric(
+    "PartsOffloaded", _COUNT, "parts of one run's events moved to the blob bucket (a PutObject each, but a repeat)"
+)
 
 # The dead-letter function and the sweeper.
 DEAD_LETTERS_RECEIVED = Metric("DeadLettersReceived", _COUNT, "work items that reached the dead-letter queue")

@@ -46,6 +46,7 @@ def _report(report: RunReport) -> None:
     m.RUN_COMMITS.add(report.written.commits)
     m.RUN_EVENTS.add(report.written.events)
     m.RUN_BYTES_WRITTEN.add(report.written.bytes)
+    m.PARTS_OFFLOADED.add(report.written.offloaded)
 
 
 @logger.inject_lambda_context(clear_state=True)
