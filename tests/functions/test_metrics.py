@@ -277,3 +277,18 @@ def test_a_run_s_large_parts_moved_to_the_blob_bucket_are_counted(
     send("hello")
     stack.poll("WorkerFunction", worker.handler)
     assert only(emitted(capsys), "PartsOffloaded").values == [0.0]
+
+
+def test_an_api_function_counts_its_requests_and_errors_by_its_method(
+    stack: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    send("hello")
+    sent = emitted(capsys)
+    invoke("list_tasks", api_event("GET", "/tasks", query={"pageSize": "0"}))  # 400: an invalid page size
+    refused = emitted(capsys)
+
+    function = {"service": "a2a-serverless", "function": "SendMessage"}
+    assert (only(sent, "Requests").dimensions, only(sent, "Requests").values) == (function, [1.0])
+    assert not [m for m in sent if m.name in {"ServerErrors", "ClientErrors"}]
+    assert only(refused, "ClientErrors").dimensions == {"service": "a2a-serverless", "function": "ListTasks"}
