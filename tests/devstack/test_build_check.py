@@ -159,3 +159,81 @@ def test_a_broken_build_is_reported(
 def test_without_the_runtimes_python_the_bytecode_is_not_taken_on_trust(tmp_path: Path, python313: Path) -> None:
     problems, _, _ = check_build(a_build(tmp_path / "b", python313), runtime_python=None)
     assert problems == ["CoreLayer: no Python 3.13 (the runtime's) to check the bytecode with: --python"]
+
+
+TRACED_TEMPLATE = (
+    TEMPLATE.replace(
+        "    Layers: [!Ref CoreLayer]\n",
+        "    Layers: !If [TracingOn, [!Ref CoreLayer, !Ref TracingLayer], [!Ref CoreLayer]]\n",
+    )
+    + """  TracingLayer:
+    Type: AWS::Serverless::LayerVersion
+    Properties: {ContentUri: TracingLayer}
+    Metadata: {BuildMethod: makefile, BuildArchitecture: x86_64}
+"""
+)
+
+
+def a_traced_build(root: Path, python313: Path) -> Path:
+    """A complete build with the tracing layer beside the core layer (``build.py --adds tracing``):
+    the kit's tracing extra (``otel``) in it, nothing of the core layer's."""
+    build = a_build(root, python313)
+    (build / "template.yaml").write_text(TRACED_TEMPLATE)
+    metadata = build / "CoreLayer" / "python" / "a2a_serverless-0.1.0.dist-info" / "METADATA"
+    metadata.write_text(KIT_METADATA + 'Requires-Dist: otel>=1.0; extra == "tracing"\n')
+    python = build / "TracingLayer" / "python"
+    (python / "otel").mkdir(parents=True)
+    (python / "otel" / "__init__.py").write_text("SDK = 1\n")
+    (python / "otel-1.0.dist-info").mkdir()
+    (python / "otel-1.0.dist-info" / "WHEEL").write_text(WHEEL.format(tag="py3-none-any"))
+    compiled(python, python313, "--invalidation-mode", "unchecked-hash")
+    return build
+
+
+def _extra_in_the_core_layer(build: Path) -> None:
+    shutil.move(build / "TracingLayer" / "python" / "otel-1.0.dist-info", build / "CoreLayer" / "python")
+
+
+def _extra_missing(build: Path) -> None:
+    shutil.rmtree(build / "TracingLayer" / "python" / "otel-1.0.dist-info")
+
+
+def _a_core_distribution_twice(build: Path) -> None:
+    shutil.copytree(
+        build / "CoreLayer" / "python" / "httpx-1.0.dist-info",
+        build / "TracingLayer" / "python" / "httpx-1.0.dist-info",
+    )
+
+
+def _the_kit_in_the_tracing_layer(build: Path) -> None:
+    (build / "TracingLayer" / "python" / "a2a_serverless").mkdir()
+
+
+def test_the_tracing_layer_beside_the_core_layer_passes(tmp_path: Path, python313: Path) -> None:
+    problems, sizes, layers = check_build(a_traced_build(tmp_path / "b", python313), runtime_python=python313)
+    assert problems == []
+    assert (layers["TracingLayer"].py, layers["TracingLayer"].pyc) == (1, 1)
+    # A function's layers (the Globals' Fn::If) count both
+    assert sizes["Reader"]["layers"] > sizes["Gateway"]["layers"] > 0
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            _extra_in_the_core_layer,
+            "TracingLayer: otel (the kit's tracing extra) is in the core layer",
+            id="core-grew",
+        ),
+        pytest.param(_extra_missing, "TracingLayer: otel (the kit's tracing extra) is not installed", id="missing"),
+        pytest.param(_a_core_distribution_twice, "TracingLayer: httpx is in the core layer too", id="twice"),
+        pytest.param(_the_kit_in_the_tracing_layer, "TracingLayer: the kit is in the layer", id="kit"),
+    ],
+)
+def test_a_broken_tracing_layer_is_reported(
+    tmp_path: Path, python313: Path, change: Callable[[Path], None], expected: str
+) -> None:
+    build = a_traced_build(tmp_path / "b", python313)
+    change(build)
+    problems, _, _ = check_build(build, runtime_python=python313)
+    assert any(expected in p for p in problems), problems
