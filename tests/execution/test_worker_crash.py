@@ -50,14 +50,18 @@ process_work_item(runtime, WorkItem.from_json(sys.argv[2]))
 
 
 class ChunkingExecutor(AgentExecutor):
-    """Streams an artifact in chunks, slowly enough to be killed in the middle."""
+    """Streams an artifact in chunks, slowly enough to be killed in the middle: after chunk
+    ``STALL_AFTER`` it stops for a minute, so the run cannot end before the test kills it, however
+    slowly the test notices the chunks (the kill comes once at most 9 chunks are stored)."""
+
+    STALL_AFTER = 9
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.start_work()
         for i in range(CHUNKS):
             await updater.add_artifact([Part(text=f"chunk {i}")], artifact_id="out", append=i > 0)
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05 if i < self.STALL_AFTER else 60)
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
