@@ -5,9 +5,7 @@ it gets with OpenTelemetry's own protobuf messages)."""
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -15,52 +13,35 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from testkit.devstack import DevStack
+from testkit.otlp import Received, otlp_endpoint
 from testkit.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
 
 class Collector:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.spans: list[tuple[str, str]] = []
-        """(service, span name) of every span received."""
+    def __init__(self, received: list[Received]) -> None:
+        self._received = received
 
-    def take(self, body: bytes) -> None:
-        request = ExportTraceServiceRequest.FromString(body)
-        with self.lock:
-            for resource in request.resource_spans:
+    @property
+    def spans(self) -> set[tuple[str, str]]:
+        """(service, span name) of every span received on the traces path."""
+        spans: set[tuple[str, str]] = set()
+        for each in list(self._received):
+            if each.path != "/v1/traces":
+                continue
+            for resource in ExportTraceServiceRequest.FromString(each.body).resource_spans:
                 service = next(
                     (a.value.string_value for a in resource.resource.attributes if a.key == "service.name"), ""
                 )
-                self.spans.extend((service, span.name) for scope in resource.scope_spans for span in scope.spans)
+                spans.update((service, span.name) for scope in resource.scope_spans for span in scope.spans)
+        return spans
 
 
 @pytest.fixture
 def collector() -> Iterator[tuple[str, Collector]]:
-    received = Collector()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path == "/v1/traces":
-                received.take(body)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with otlp_endpoint() as (url, received):
+        yield url.removesuffix("/v1/traces"), Collector(received)
 
 
 def test_otlp_endpoint_forwards_the_spans_to_a_collector(tmp_path: Path, collector: tuple[str, Collector]) -> None:
@@ -76,8 +57,7 @@ def test_otlp_endpoint_forwards_the_spans_to_a_collector(tmp_path: Path, collect
 
         # Then the collector gets the call's span from the API and the run's from the worker
         def got() -> bool:
-            with received.lock:
-                return {("api", "SendMessage"), ("WorkerFunction", "process work")} <= set(received.spans)
+            return {("api", "SendMessage"), ("WorkerFunction", "process work")} <= received.spans
 
         wait_until(got, "the turn's spans at the collector", within=60, every=0.2)
     finally:
