@@ -131,14 +131,7 @@ def test_a_function_imports_its_handler_from_its_code_its_layer_and_the_runtimes
     # When the runtime's Python imports each handler from exactly these
     paths = [str(code), *map(str, layers), str(runtime_boto3)]
     argument = json.dumps([paths, handlers, NOT_IMPORTABLE])
-    result = subprocess.run(
-        [str(python313), "-I", "-S", "-c", _IMPORT, argument],
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ.get("PATH", ""), **env},
-        timeout=120,
-        check=False,
-    )
+    result = _run_isolated(python313, _IMPORT, argument, env)
     # Then each imports, and nothing of the local stack or the tests could have been imported
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout) == []
@@ -212,17 +205,23 @@ def test_with_the_tracing_layer_a_functions_traced_call_is_exported_signed_for_x
             "AWS_SESSION_TOKEN": "token",
         }
         # When the runtime's Python makes its first traced call
-        result = subprocess.run(
-            [str(python313), "-I", "-S", "-c", _TRACED_CALL, json.dumps([[*paths, str(runtime_boto3)], module])],
-            capture_output=True,
-            text=True,
-            env={"PATH": os.environ.get("PATH", ""), **env},
-            timeout=120,
-            check=False,
-        )
+        result = _run_isolated(python313, _TRACED_CALL, json.dumps([[*paths, str(runtime_boto3)], module]), env)
     # Then the span went out signed for X-Ray, and X-Ray's header names the trace to join
     assert result.returncode == 0, result.stderr[-3000:]
     (request,) = received
     assert request.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
     assert "/us-east-1/xray/aws4_request" in request.headers["authorization"]
     assert json.loads(result.stdout.splitlines()[-1]) == "5759e988bd862e3fe1be46a994272793"
+
+
+def _run_isolated(python: Path, code: str, argument: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``code`` run by ``python`` as the Lambda runtime runs a handler: isolated (``-I -S``: no
+    user site, no site-packages), with ``env`` and PATH only."""
+    return subprocess.run(
+        [str(python), "-I", "-S", "-c", code, argument],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", ""), **env},
+        timeout=120,
+        check=False,
+    )
