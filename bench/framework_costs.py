@@ -17,8 +17,10 @@ For each framework extra (``a2a-serverless[pydantic-ai]``, ``[langgraph]``, ``[s
   Targets take turns, so load on the machine weighs on all alike; ``--importtime`` adds the top
   third-party contributors (self time by top-level package, ``python -X importtime``, one run).
 * **first turn**: in a fresh interpreter, one turn of a trivial agent (three text deltas) on the
-  framework's test model (the scripted models of ``tests/frameworks``), through the adapter, the
-  app on the in-memory runtime and its worker (``ServedAgent`` of ``tests/frameworks/conftest``):
+  framework's test model (``bench/_framework_agents.py``: Pydantic AI's ``FunctionModel``, a
+  LangChain fake chat model that streams, a Strands model, the scripted models of
+  ``tests/frameworks`` for the OpenAI Agents SDK and ADK), through the adapter, the app on the
+  in-memory runtime and its worker (``ServedAgent`` of ``tests/frameworks/conftest``):
   the adapter's import once the kit is loaded, building the executor and the app, the first turn
   and a second one; beside it the same for the kit's demo executor, as the reference.
 
@@ -32,6 +34,7 @@ keeping its timings.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -41,7 +44,7 @@ import sys
 import time
 import tomllib
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -60,7 +63,9 @@ FRAMEWORKS = {  # extra -> adapter module
 }
 WORKER = "a2a_serverless.functions.worker"
 REFERENCE = "base"  # the first-run reference: the kit's demo executor
-ANSWER = ("The ", "answer ", "is 42.")
+TURN_TOKENS = 3
+TURN = f"tokens {TURN_TOKENS} 0"
+"""A first turn: three text deltas of 4 characters, as fast as the model gives them."""
 _IMPORTTIME = re.compile(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\| (\s*)(\S.*)$")
 _TIMED_IMPORT = (
     "import time; w, c = time.perf_counter(), time.process_time()\n"
@@ -192,7 +197,7 @@ def _medians(samples: list[tuple[float, float]]) -> dict[str, float]:
 
 def _probe(name: str) -> dict[str, tuple[float, float]]:
     """Stages of one fresh interpreter's first turns with ``name``'s trivial agent."""
-    sys.path[:0] = [str(ROOT / "tests")]
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     stages: dict[str, tuple[float, float]] = {}
 
     def stage(label: str, run: Callable[[], Any]) -> Any:
@@ -202,14 +207,14 @@ def _probe(name: str) -> dict[str, tuple[float, float]]:
         return value
 
     served_agent = stage("kit", _import_kit)
-    make = stage("adapter_import", lambda: _MAKERS[name]())
+    make = stage("adapter_import", lambda: _maker(name))
     agent = stage("build", lambda: served_agent(make()))
     try:
         for label in ("first_turn", "second_turn"):
-            task = stage(label, lambda: agent.send("question"))
+            task = stage(label, lambda: agent.send(TURN))
             assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
             said = "".join(p.get("text", "") for a in task["artifacts"] for p in a["parts"])
-            assert name == REFERENCE or said == "".join(ANSWER), said
+            assert name == REFERENCE or said == _answer(), said
     finally:
         agent.close()
     return stages
@@ -221,87 +226,23 @@ def _import_kit() -> Any:
     return ServedAgent
 
 
-def _base() -> Callable[[], Any]:
-    from a2a_serverless.execution.demo import DemoAgentExecutor
+def _maker(name: str) -> Callable[[], Any]:
+    """What builds ``name``'s agent, once its adapter is imported: the kit's demo executor for the
+    reference, else ``bench/_framework_agents``' agent on the framework's scripted model."""
+    if name == REFERENCE:
+        from a2a_serverless.execution.demo import DemoAgentExecutor
 
-    return DemoAgentExecutor
+        return DemoAgentExecutor
+    from bench._framework_agents import streamer
 
-
-def _pydantic_ai() -> Callable[[], Any]:
-    from pydantic_ai import Agent
-    from pydantic_ai.models.test import TestModel
-
-    from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
-
-    return lambda: pydantic_ai_executor(Agent(TestModel(custom_output_text="".join(ANSWER))))
+    importlib.import_module(f"a2a_serverless.frameworks.{FRAMEWORKS[name]}")
+    return lambda: streamer(name)
 
 
-def _langgraph() -> Callable[[], Any]:
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage
-    from langgraph.graph import END, START, MessagesState, StateGraph
+def _answer() -> str:
+    from bench._framework_agents import answer_tokens
 
-    from a2a_serverless.frameworks.langgraph import langgraph_executor
-
-    def make() -> Any:
-        model = GenericFakeChatModel(messages=iter([AIMessage("".join(ANSWER))] * 2))
-
-        async def agent(state: MessagesState) -> dict[str, Any]:
-            return {"messages": [await model.ainvoke(state["messages"])]}
-
-        graph = StateGraph(MessagesState)
-        graph.add_node("agent", agent)
-        graph.add_edge(START, "agent")
-        graph.add_edge("agent", END)
-        return langgraph_executor(graph.compile())
-
-    return make
-
-
-def _strands() -> Callable[[], Any]:
-    from frameworks.strands_scripted import ScriptedModel, Text
-    from strands import Agent
-
-    from a2a_serverless.frameworks.strands import strands_executor
-
-    model = ScriptedModel(Text(*ANSWER), Text(*ANSWER))
-    return lambda: strands_executor(lambda: Agent(model=model, callback_handler=None))
-
-
-def _openai_agents() -> Callable[[], Any]:
-    from agents import Agent, RunConfig
-    from frameworks.openai_agents_model import ScriptedModel
-
-    from a2a_serverless.frameworks.openai_agents import openai_agents_executor
-
-    async def script(items: Any) -> AsyncIterator[str]:
-        for piece in ANSWER:
-            yield piece
-
-    agent = Agent(name="assistant", model=ScriptedModel(script))
-    return lambda: openai_agents_executor(agent, run_config=RunConfig(tracing_disabled=True))
-
-
-def _google_adk() -> Callable[[], Any]:
-    from frameworks.adk_models import scripted_agent
-
-    from a2a_serverless.frameworks.google_adk import adk_executor
-
-    async def script(request: Any) -> AsyncIterator[str]:
-        for piece in ANSWER:
-            yield piece
-
-    return lambda: adk_executor(scripted_agent(script))
-
-
-_MAKERS: dict[str, Callable[[], Callable[[], Any]]] = {
-    REFERENCE: _base,
-    "pydantic-ai": _pydantic_ai,
-    "langgraph": _langgraph,
-    "strands": _strands,
-    "openai-agents": _openai_agents,
-    "google-adk": _google_adk,
-}
+    return "".join(answer_tokens(TURN_TOKENS))
 
 
 def first_turns(names: list[str], runs: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -335,7 +276,7 @@ def main() -> None:
         "--install-only", action="store_true", help="recompute the install sizes only, into --json's existing timings"
     )
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--probe", choices=list(_MAKERS), help=argparse.SUPPRESS)
+    parser.add_argument("--probe", choices=[REFERENCE, *FRAMEWORKS], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
         print(json.dumps(_probe(args.probe)))
