@@ -32,6 +32,8 @@ from bench._stream_agents import CHUNK_BYTES, chunk_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/frameworks' scripted models
 
+from testkit.routing import MetadataRouter
+
 TOKEN_CHARS = 4
 """Characters per token: about what a model's tokenizer averages on English text."""
 HANDWRITTEN = "handwritten"
@@ -228,19 +230,4 @@ def streamer(name: str) -> AgentExecutor:
     return _MAKERS[name]()
 
 
-class Streamers(AgentExecutor):
-    """Hands each message (its run, and its cancel) to the streamer its metadata names."""
-
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await _streamer_of(context).execute(context, event_queue)
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await _streamer_of(context).cancel(context, event_queue)
-
-
-def _streamer_of(context: RequestContext) -> AgentExecutor:
-    metadata = context.message.metadata if context.message is not None else None
-    return streamer(str((metadata or {}).get("streamer", HANDWRITTEN)))
-
-
-executor = Streamers()
+executor = MetadataRouter("streamer", streamer, default=HANDWRITTEN)

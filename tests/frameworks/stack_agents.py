@@ -43,12 +43,13 @@ from strands import ToolContext
 from strands import tool as strands_tool
 from strands.types.content import Messages
 
-from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext
+from a2a_serverless.execution import AgentExecutor
 from a2a_serverless.frameworks.google_adk import adk_executor
 from a2a_serverless.frameworks.langgraph import langgraph_executor
 from a2a_serverless.frameworks.openai_agents import openai_agents_executor
 from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
 from a2a_serverless.frameworks.strands import strands_executor
+from testkit.routing import MetadataRouter
 
 from .adk_models import Step, returned, said, scripted_agent
 from .openai_agents_model import ScriptedModel as OpenAIScriptedModel
@@ -271,19 +272,4 @@ AGENTS: dict[str, AgentExecutor] = {
 """Each framework's agent, by the name a message's metadata gives (``{"framework": NAME}``)."""
 
 
-class FiveFrameworks(AgentExecutor):
-    """Hands each message (its run, and its cancel) to the agent its metadata names."""
-
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await _agent_of(context).execute(context, event_queue)
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await _agent_of(context).cancel(context, event_queue)
-
-
-def _agent_of(context: RequestContext) -> AgentExecutor:
-    metadata = context.message.metadata if context.message is not None else None
-    return AGENTS[str((metadata or {}).get("framework"))]
-
-
-executor = FiveFrameworks()
+executor = MetadataRouter("framework", AGENTS.__getitem__)
