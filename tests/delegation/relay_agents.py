@@ -6,7 +6,7 @@ the outcome (``Delegation.report``). ``send`` may itself be such orders, for the
 
 :class:`ChoreAgent` is the remote: ``chunks N`` (a WORKING message, then N chunks of the artifact
 ``out``, then COMPLETED saying "done"), ``fail`` (raises with a secret text), ``reject``, ``ask``
-(INPUT_REQUIRED), ``hang`` (works until canceled)."""
+(INPUT_REQUIRED), ``hang`` (works until canceled, or fails after a minute)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ class ChoreAgent(AgentExecutor):
             return
         await updater.update_status(TaskState.TASK_STATE_WORKING, updater.new_agent_message([Part(text="on it")]))
         if words[0] == "hang":
-            await asyncio.sleep(3600)
+            await asyncio.sleep(60)  # until canceled; a test that fails to cancel it still ends
+            raise RuntimeError("nobody canceled the hanging chore")
         count = int(words[1])
         for n in range(count):
             await updater.add_artifact(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from conftest import Agent
+from delegation_servers import Agent
 
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings

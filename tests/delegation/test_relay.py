@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Agent, our_agent
+from delegation_servers import Agent, our_agent
 from relay_agents import SECRET
 
 from testkit.waiting import wait_until

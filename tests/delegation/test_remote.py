@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from conftest import Agent, our_agent
+from delegation_servers import Agent, our_agent
 
 from a2a_serverless.delegation import RemoteAgent, RemoteAgentError, bearer
 from a2a_serverless.delegation._wire import choose_endpoint

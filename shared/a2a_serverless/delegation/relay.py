@@ -173,13 +173,28 @@ def _outbound(message: Message | str, key: str) -> Message:
 
 
 async def _cancel(remote: RemoteAgent, last: Task | None, within: float) -> None:
-    """Ask the remote to cancel its task (if we know it and it is still working), ``within`` seconds."""
+    """Ask the remote to cancel its task (if we know it and it is still working), ``within`` seconds.
+
+    The worker cancels ``execute`` right after the executor's ``cancel`` returns, which may be while
+    this runs: that cancellation waits for the request to finish (at most ``within``), then goes on."""
     if last is None or last.status.state in ENDED:
         return
+    attempt = asyncio.ensure_future(_cancel_remote(remote, last.id, within))
+    interrupted = False
+    while not attempt.done():
+        try:
+            await asyncio.shield(attempt)
+        except asyncio.CancelledError:
+            interrupted = True
+    if interrupted:
+        raise asyncio.CancelledError
+
+
+async def _cancel_remote(remote: RemoteAgent, task_id: str, within: float) -> None:
     try:
-        await asyncio.wait_for(remote.cancel_task(last.id), within)
+        await asyncio.wait_for(remote.cancel_task(task_id), within)
     except (RemoteAgentError, TimeoutError):
-        logger.warning("could not cancel the remote task", extra={"remote": remote.name, "remote_task": last.id})
+        logger.warning("could not cancel the remote task", extra={"remote": remote.name, "remote_task": task_id})
 
 
 async def _final(remote: RemoteAgent, last: Task, within: float) -> Task:

@@ -24,9 +24,10 @@ from types import TracebackType
 from typing import Self, TypeVar
 
 import httpx
+from pydantic import ValidationError
 
 from ..json_types import Json
-from ..models import AgentCard, Message, SendMessageResponse, StreamResponse, Task, TaskState
+from ..models import AgentCard, Message, ProtoModel, SendMessageResponse, StreamResponse, Task, TaskState
 from ..push._guard import AddressPolicy, BlockedAddressError
 from ._http import allow_private_default, checked_url, guarded_client
 from ._wire import Binding, CallFailed, Endpoint, Method, choose_endpoint, request_for, result_of, sse_data, unwrap
@@ -48,6 +49,7 @@ ENDED = frozenset(
 """The states a delegation waits for: final, or interrupted (the remote waits for us)."""
 
 T = TypeVar("T")
+M = TypeVar("M", bound=ProtoModel)
 
 _cards: dict[str, tuple[float, AgentCard, Json]] = {}
 _cards_lock = threading.Lock()
@@ -93,7 +95,8 @@ class RemoteAgent:
         self._timeout = timeout
         self._attempts = max(1, attempts)
         self._poll = (poll_interval, max_poll_interval)
-        self._http = guarded_client(allow_private=self._allow_private, address_allowed=address_allowed)
+        self._address_allowed = address_allowed
+        self._client: httpx.AsyncClient | None = None
         self._ids = itertools.count(1)
         self._ordinals: dict[str, int] = {}
 
@@ -106,7 +109,16 @@ class RemoteAgent:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The client, made on first use (in the run's event loop)."""
+        if self._client is None:
+            self._client = guarded_client(allow_private=self._allow_private, address_allowed=self._address_allowed)
+        return self._client
 
     # ------------------------------------------------------------------ the card
 
@@ -158,7 +170,7 @@ class RemoteAgent:
         or its message-only reply."""
         params: Json = {"message": message.to_wire(), "configuration": {"returnImmediately": True}}
         result = await self._call("SendMessage", params, idempotency_key)
-        answer = SendMessageResponse.model_validate(result)
+        answer = self._valid(SendMessageResponse, result)
         reply = answer.task or answer.message
         assert reply is not None  # the model requires one of them
         return reply
@@ -167,10 +179,10 @@ class RemoteAgent:
         params: Json = {"id": task_id}
         if history_length is not None:
             params["historyLength"] = history_length
-        return Task.model_validate(await self._call("GetTask", params))
+        return self._valid(Task, await self._call("GetTask", params))
 
     async def cancel_task(self, task_id: str) -> Task:
-        return Task.model_validate(await self._call("CancelTask", {"id": task_id}))
+        return self._valid(Task, await self._call("CancelTask", {"id": task_id}))
 
     async def stream(self, message: Message, *, idempotency_key: str | None = None) -> AsyncIterator[StreamResponse]:
         """The remote's events for ``message`` until its task is final or interrupted (or its
@@ -220,7 +232,7 @@ class RemoteAgent:
                         if kind == "error":
                             raise CallFailed("its stream ended with an error", retryable=False)
                         began = True
-                        yield StreamResponse.model_validate(unwrap(endpoint, _json(data)))
+                        yield _event(unwrap(endpoint, _json(data)))
                 finally:
                     await response.aclose()
                 return
@@ -273,6 +285,12 @@ class RemoteAgent:
             why = exc.reason if isinstance(exc, CallFailed) else f"the connection failed ({type(exc).__name__})"
             raise RemoteAgentError(f"The remote agent {self.name!r} failed {what}: {why}.") from None
 
+    def _valid(self, model: type[M], data: Json) -> M:
+        try:
+            return model.model_validate(data)
+        except ValidationError:
+            raise RemoteAgentError(f"The remote agent {self.name!r} answered with an invalid A2A response.") from None
+
     async def _headers(self, key: str | None) -> dict[str, str]:
         headers = {"A2A-Version": "1.0", **await headers_of(self._credentials)}
         if key is not None:
@@ -300,6 +318,13 @@ def _json(data: str) -> object:
         return json.loads(data)
     except ValueError:
         raise CallFailed("its stream sent an event that is not JSON", retryable=False) from None
+
+
+def _event(data: Json) -> StreamResponse:
+    try:
+        return StreamResponse.model_validate(data)
+    except ValidationError:
+        raise CallFailed("its stream sent an invalid A2A event", retryable=False) from None
 
 
 def track(last: Task | None, event: StreamResponse) -> Task | None:

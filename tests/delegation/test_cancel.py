@@ -1,0 +1,58 @@
+"""``delegate`` canceled in the middle, as the worker does it: once when CancelTask reaches the run,
+and again when it stops ``execute`` after the executor's ``cancel``, which may land while the
+remote's CancelTask is still on its way. That request is finished first."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from delegation_servers import Agent, our_agent
+
+from a2a_serverless.delegation import RemoteAgent, delegate
+from a2a_serverless.execution import Event, RequestContext, TaskUpdater
+from a2a_serverless.models import Message, Part, Role, TaskStatusUpdateEvent
+from testkit.waiting import wait_until
+
+
+class Events:
+    """The events ``delegate`` relays (an executor's event queue, kept in a list)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def enqueue_event(self, event: Event) -> None:
+        self.events.append(event)
+
+
+def working(remote: Agent) -> str | None:
+    tasks = [t["id"] for t in remote.tasks() if t["status"]["state"] == "TASK_STATE_WORKING"]
+    return tasks[0] if tasks else None
+
+
+@pytest.mark.asyncio
+async def test_a_second_cancel_waits_for_the_remote_s_cancel() -> None:
+    with our_agent("relay_agents:ChoreAgent", hold_cancels=True) as chores:
+        assert chores.holds is not None
+        message = Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="go")])
+        context = RequestContext(task_id="ours", context_id="ctx", message=message)
+        events = Events()
+        async with RemoteAgent(chores.card_url, binding="HTTP+JSON") as remote:
+            # Given a delegation to a remote that works until it is canceled
+            run = asyncio.ensure_future(delegate(context, TaskUpdater(events, "ours", "ctx"), remote, "hang"))
+            remote_task = await asyncio.to_thread(wait_until, lambda: working(chores), "the remote to work", within=30)
+
+            # When our run is canceled, and canceled again while the remote's CancelTask is in flight
+            run.cancel()
+            assert await asyncio.to_thread(chores.holds.arrived.wait, 30)
+            run.cancel()
+            chores.holds.release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+
+            # Then the remote had answered its CancelTask by the time delegate gave up
+            assert chores.holds.answered.is_set()
+        chores.wait_for(remote_task, "TASK_STATE_CANCELED")
+    # And until then its WORKING message was relayed as ours
+    updates = [e for e in events.events if isinstance(e, TaskStatusUpdateEvent)]
+    assert [u.status.message.parts[0].text for u in updates if u.status.message] == ["on it"]
