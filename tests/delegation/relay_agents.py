@@ -5,8 +5,9 @@
 the outcome (``Delegation.report``). ``send`` may itself be such orders, for the next hop.
 
 :class:`ChoreAgent` is the remote: ``chunks N`` (a WORKING message, then N chunks of the artifact
-``out``, then COMPLETED saying "done"), ``fail`` (raises with a secret text), ``reject``, ``ask``
-(INPUT_REQUIRED), ``hang`` (works until canceled, or fails after a minute)."""
+``out``, then COMPLETED saying "done"), ``fail`` (raises with a secret text), ``reject``, ``reply``
+(a message-only reply), ``ask`` (INPUT_REQUIRED), ``hang`` (works until canceled, or fails after a
+minute)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ class ChoreAgent(AgentExecutor):
             raise RuntimeError(SECRET)
         if words[0] == "reject":
             await updater.reject(updater.new_agent_message([Part(text="not my job")]))
+            return
+        if words[0] == "reply":  # a message-only reply: no task work
+            await event_queue.enqueue_event(updater.new_agent_message([Part(text="hello back")]))
             return
         if words[0] == "ask":
             await updater.requires_input(updater.new_agent_message([Part(text="which one?")]))

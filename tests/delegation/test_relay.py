@@ -107,6 +107,16 @@ def test_the_reference_agent_s_stream_is_relayed(delegator: Agent, reference: Ag
     assert artifact["artifactId"].endswith(":ticks")
 
 
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_message_only_reply_completes_our_task_with_it(delegator: Agent, chores: Agent, binding: str) -> None:
+    # When the remote answers with a message and no task work
+    task = delegator.send(orders(chores, "reply", binding=binding))
+
+    # Then our task completed with that message as ours
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+    assert status_text(task) == "hello back"
+
+
 @pytest.mark.parametrize(
     ("order", "says"),
     [
