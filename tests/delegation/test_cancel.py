@@ -1,17 +1,23 @@
 """``delegate`` canceled in the middle, as the worker does it: once when CancelTask reaches the run,
 and again when it stops ``execute`` after the executor's ``cancel``, which may land while the
-remote's CancelTask is still on its way. That request is finished first."""
+remote's CancelTask is still on its way. That request is finished first. And a remote that never
+answers a call: its calls time out, and the delegation ends UNREACHABLE, naming it."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from delegation_servers import Agent, our_agent
+from delegation_servers import CARD, WAIT, Agent, our_agent
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
-from a2a_serverless.delegation import RemoteAgent, delegate
+from a2a_serverless.delegation import Outcome, RemoteAgent, delegate
 from a2a_serverless.execution import Event, RequestContext, TaskUpdater
 from a2a_serverless.models import Message, Part, Role, TaskStatusUpdateEvent
+from testkit.served import served
 from testkit.waiting import wait_until
 
 
@@ -56,3 +62,31 @@ async def test_a_second_cancel_waits_for_the_remote_s_cancel() -> None:
     # And until then its WORKING message was relayed as ours
     updates = [e for e in events.events if isinstance(e, TaskStatusUpdateEvent)]
     assert [u.status.message.parts[0].text for u in updates if u.status.message] == ["on it"]
+
+
+def _silent_agent() -> Starlette:
+    """An agent whose card is served but whose every call goes unanswered (for the hang guard's
+    length), as a remote that hangs at the HTTP level."""
+
+    async def card(request: Request) -> JSONResponse:
+        base = str(request.base_url).rstrip("/")
+        interfaces = [{"url": base + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
+        fields = {"name": "silent", "description": "never answers", "version": "1", "capabilities": {}}
+        return JSONResponse({**fields, "supportedInterfaces": interfaces})
+
+    async def never(request: Request) -> JSONResponse:
+        await asyncio.sleep(WAIT)
+        return JSONResponse({})
+
+    return Starlette(routes=[Route(CARD, card), Route("/", never, methods=["POST"])])
+
+
+@pytest.mark.asyncio
+async def test_a_remote_that_never_answers_a_call_is_unreachable() -> None:
+    with served(_silent_agent()) as url:
+        message = Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="go")])
+        context = RequestContext(task_id="ours", context_id="ctx", message=message)
+        async with RemoteAgent(url + CARD, timeout=0.2, attempts=2) as remote:
+            result = await delegate(context, TaskUpdater(Events(), "ours", "ctx"), remote, "hello")
+    assert result.outcome is Outcome.UNREACHABLE
+    assert result.detail == "The remote agent 'silent' failed sending a message: it did not answer within 0.2 s."

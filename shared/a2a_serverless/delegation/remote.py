@@ -282,7 +282,12 @@ class RemoteAgent:
             raise RemoteAgentError(f"The remote agent {self.name!r} is at an address that is not allowed.") from None
         retryable = exc.retryable if isinstance(exc, CallFailed) else True
         if not retryable or attempt >= self._attempts:
-            why = exc.reason if isinstance(exc, CallFailed) else f"the connection failed ({type(exc).__name__})"
+            if isinstance(exc, CallFailed):
+                why = exc.reason
+            elif isinstance(exc, TimeoutError | httpx.TimeoutException):
+                why = f"it did not answer within {self._timeout:g} s"
+            else:
+                why = f"the connection failed ({type(exc).__name__})"
             raise RemoteAgentError(f"The remote agent {self.name!r} failed {what}: {why}.") from None
 
     def _valid(self, model: type[M], data: Json) -> M:
