@@ -8,6 +8,7 @@ table's event-log items reach the dispatcher as stream records; deliveries go to
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import time
 from collections.abc import Callable
@@ -18,13 +19,18 @@ import boto3
 import pytest
 from lambda_events import EVENTS, LambdaContext, api_event, body, invoke
 
+from a2a_serverless import wiring as wiring_module
 from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.adapters.local_durable import LocalDurableRuns
+from a2a_serverless.config import Settings
 from a2a_serverless.devstack._template import sqs_event_sources
 from a2a_serverless.devstack.pollers import SqsPoller
 from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.functions import dead_letter, push_delivery, push_dispatcher, worker
 from a2a_serverless.lambda_._metrics import CATALOGUE, NAMESPACE
 from a2a_serverless.ports import Scope
+from a2a_serverless.wiring import build_runtime, get_runtime
+from testkit.waiting import wait_until
 
 if TYPE_CHECKING:
     from conftest import LambdaAws, WebhookReceiver
@@ -292,3 +298,45 @@ def test_an_api_function_counts_its_requests_and_errors_by_its_method(
     assert (only(sent, "Requests").dimensions, only(sent, "Requests").values) == (function, [1.0])
     assert not [m for m in sent if m.name in {"ServerErrors", "ClientErrors"}]
     assert only(refused, "ClientErrors").dimensions == {"service": "a2a-serverless", "function": "ListTasks"}
+
+
+def test_the_durable_worker_writes_the_metrics_of_the_runs_it_makes(
+    stack: Stack, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given durable mode: each task an execution of the durable worker's Lambda entry point, on the
+    # local runner (as the local stack runs it)
+    stack.aws.configure(
+        A2A_EXECUTION_MODE="durable",
+        A2A_DURABLE_FUNCTION="arn:aws:lambda:us-east-1:123456789012:function:fn-test-DurableWorkerFunction:live",
+    )
+    worker = importlib.import_module("a2a_serverless.functions.durable_worker").handler
+    runs = LocalDurableRuns(worker, execution_timeout=120)
+    monkeypatch.setattr(wiring_module, "_runtime", build_runtime(Settings.from_env(), durable=runs))
+    try:
+        # When a task asks for input, and its answer resumes the execution to the end
+        asked = send("ask me")
+        arn = runs.execution_arn(asked["id"])
+        assert arn is not None
+        wait_until(lambda: bool(_head(asked["id"]).waiting_callback), "the execution waits for input", within=20)
+        send_answer("Ann", asked["id"])
+        assert runs.runner.wait_for_result(arn, timeout=20).status.name == "SUCCEEDED"
+    finally:
+        runs.close()
+
+    # Then each turn's run wrote its metrics once: how it ended, the state it left the task in, its writes
+    metrics = emitted(capsys)
+    assert [m.dimensions["outcome"] for m in every(metrics, "RunDuration")] == ["returned", "returned"]
+    assert [m.dimensions["state"] for m in every(metrics, "TaskLatency")] == ["input_required", "completed"]
+    assert all(m.values[0] > 0 for m in every(metrics, "RunEvents"))
+
+
+def _head(task_id: str) -> Any:
+    head = get_runtime().store.get_head(Scope("", "user-alice"), task_id)
+    assert head is not None
+    return head
+
+
+def send_answer(text: str, task_id: str) -> None:
+    message = {"messageId": f"m-{text}", "role": "ROLE_USER", "parts": [{"text": text}], "taskId": task_id}
+    response = invoke("send_message", api_event("POST", "/message:send", body={"message": message}))
+    assert response["statusCode"] == 200, response

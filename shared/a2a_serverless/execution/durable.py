@@ -37,6 +37,7 @@ from ..ports.durable import DurableRuns
 from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep
 from .api import Steps
 from .run_log import RunLog
+from .run_report import RunReport
 from .worker import Resumable, claim_run, process_work_item
 
 if TYPE_CHECKING:
@@ -90,8 +91,15 @@ class DurableQueue:
             delay = min(delay * 2, 0.5)
 
 
-def run_task(event: Mapping[str, JsonValue], context: DurableContext, runtime: Runtime) -> Json:
-    """The durable execution of one task: turns, and callback waits between them."""
+def run_task(
+    event: Mapping[str, JsonValue],
+    context: DurableContext,
+    runtime: Runtime,
+    *,
+    on_run: Callable[[RunReport], None] = lambda report: None,
+) -> Json:
+    """The durable execution of one task: turns, and callback waits between them. ``on_run`` gets
+    the report of each run of the executor this invocation made (never of one it replayed)."""
     from aws_durable_execution_sdk_python.config import CallbackConfig, Duration
     from aws_durable_execution_sdk_python.exceptions import CallbackError
 
@@ -104,9 +112,11 @@ def run_task(event: Mapping[str, JsonValue], context: DurableContext, runtime: R
     while True:
         turn += 1
         if stepped:
-            after = context.run_in_child_context(partial(_stepped_turn, runtime, item, started), name=f"turn-{turn}")
+            after = context.run_in_child_context(
+                partial(_stepped_turn, runtime, item, started, on_run), name=f"turn-{turn}"
+            )
         else:
-            after = context.step(partial(_run_turn, runtime, item), name=f"turn-{turn}")
+            after = context.step(partial(_run_turn, runtime, item, on_run), name=f"turn-{turn}")
         if after != _INTERRUPTED:  # most tasks end in their first turn: no callback for them
             return {"taskId": item.task_id, "turns": turn, "end": after}
         callback = context.create_callback(
@@ -131,12 +141,14 @@ def run_task(event: Mapping[str, JsonValue], context: DurableContext, runtime: R
 _INTERRUPTED = "interrupted"
 
 
-def _run_turn(runtime: Runtime, item: WorkItem, step: StepContext) -> str:
+def _run_turn(runtime: Runtime, item: WorkItem, on_run: Callable[[RunReport], None], step: StepContext) -> str:
     # A retried attempt (the step raised) is a redelivery to the run rules: a message still
     # recorded as running fails the task with a clear message. An attempt run again after an
     # interruption finds its message running and skips it: its lease lapses and the sweeper
     # settles the task, as for a worker that died.
-    process_work_item(runtime, item, receive_count=step.attempt)
+    report = process_work_item(runtime, item, receive_count=step.attempt)
+    if report is not None:
+        on_run(report)
     return _state_after(runtime, item)
 
 
@@ -152,7 +164,9 @@ def _state_after(runtime: Runtime, item: WorkItem) -> str:
     return "running"
 
 
-def _stepped_turn(runtime: Runtime, item: WorkItem, started: float, turn: DurableContext) -> str:
+def _stepped_turn(
+    runtime: Runtime, item: WorkItem, started: float, on_run: Callable[[RunReport], None], turn: DurableContext
+) -> str:
     """A turn of an executor that marks steps (``durable_steps``): a child context whose first
     step claims the run; the executor then runs with ``context.steps`` checkpointed in it. When
     the function is recycled, the next invocation replays the claim and the completed steps (their
@@ -172,7 +186,9 @@ def _stepped_turn(runtime: Runtime, item: WorkItem, started: float, turn: Durabl
         return DurableSteps(turn, log, runtime, item, started)
 
     resumable = Resumable(record=record, steps=steps, replaying=turn.is_replaying, suspend=(SuspendExecution,))
-    process_work_item(runtime, item, resumable=resumable)
+    report = process_work_item(runtime, item, resumable=resumable)
+    if report is not None:
+        on_run(report)  # the part of the run this invocation made (its first steps were replayed)
     return _state_after(runtime, item)
 
 

@@ -14,13 +14,17 @@ EMF document has one set of dimensions for all its metrics).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import single_metric
 from aws_lambda_powertools.metrics import MetricUnit
 
 from ._observability import metrics
 
-__all__ = ["CATALOGUE", "NAMESPACE", "Metric"]
+if TYPE_CHECKING:  # the authorizer writes metrics too, and must not import the models
+    from ..execution.run_report import RunReport
+
+__all__ = ["CATALOGUE", "NAMESPACE", "Metric", "record_run"]
 
 NAMESPACE = "A2AServerless"
 
@@ -126,3 +130,14 @@ WEBHOOK_LATENCY = Metric(
 
 CATALOGUE: tuple[Metric, ...] = tuple(value for value in dict(globals()).values() if isinstance(value, Metric))
 """Every metric the functions emit."""
+
+
+def record_run(report: RunReport) -> None:
+    """The metrics of one run of the executor (the worker's, the durable worker's turn)."""
+    RUN_DURATION.add_by(report.outcome, report.seconds * 1000)
+    if report.state is not None and report.task_seconds is not None:
+        TASK_LATENCY.add_by(report.state.removeprefix("TASK_STATE_").lower(), report.task_seconds * 1000)
+    RUN_COMMITS.add(report.written.commits)
+    RUN_EVENTS.add(report.written.events)
+    RUN_BYTES_WRITTEN.add(report.written.bytes)
+    PARTS_OFFLOADED.add(report.written.offloaded)

@@ -11,7 +11,6 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..execution.dead_letter import fail_dead_work_item
-from ..execution.run_report import RunReport
 from ..execution.worker import process_work_item
 from ..json_types import Json
 from ..ports import WorkItem
@@ -36,17 +35,7 @@ def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
     report = process_work_item(get_runtime(), item, receive_count=receive_count, remaining_ms=remaining)
     m.WORK_ITEMS_PROCESSED.add(1)
     if report is not None:
-        _report(report)
-
-
-def _report(report: RunReport) -> None:
-    m.RUN_DURATION.add_by(report.outcome, report.seconds * 1000)
-    if report.state is not None and report.task_seconds is not None:
-        m.TASK_LATENCY.add_by(report.state.removeprefix("TASK_STATE_").lower(), report.task_seconds * 1000)
-    m.RUN_COMMITS.add(report.written.commits)
-    m.RUN_EVENTS.add(report.written.events)
-    m.RUN_BYTES_WRITTEN.add(report.written.bytes)
-    m.PARTS_OFFLOADED.add(report.written.offloaded)
+        m.record_run(report)
 
 
 @logger.inject_lambda_context(clear_state=True)
