@@ -22,11 +22,13 @@ SAM_VENV ?= .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed-$(SAM_CLI_VERSION)
 # The interop tests (tests/e2e/test_interop_matrix.py) drive the local stack with the a2a-sdk 0.3.x
-# client too; it cannot share .venv with the 1.x SDK, so it gets a virtualenv of its own.
+# client too, and tests/e2e/test_interop_chain.py serves an a2a-sdk 0.3.x agent (Starlette, uvicorn);
+# it cannot share .venv with the 1.x SDK, so it gets a virtualenv of its own.
 A2A03_SDK_VERSION ?= 0.3.26
 A2A03_VENV ?= .venv-a2a03
-A2A03_STAMP := $(A2A03_VENV)/.installed-$(A2A03_SDK_VERSION)
-A2A03_PACKAGES := 'a2a-sdk==$(A2A03_SDK_VERSION)' 'httpx==0.28.1' 'httpx-sse==0.4.3'
+A2A03_STAMP := $(A2A03_VENV)/.installed-$(A2A03_SDK_VERSION)-server
+A2A03_PACKAGES := 'a2a-sdk==$(A2A03_SDK_VERSION)' 'httpx==0.28.1' 'httpx-sse==0.4.3' \
+	'starlette==1.10.0' 'sse-starlette==3.7.0' 'uvicorn==0.54.0'
 # ... and with the JavaScript client @a2a-js/sdk, pinned (with its dependencies) by the committed
 # package-lock.json and installed with `npm ci` into tests/e2e/interop/js/node_modules (git-ignored).
 # The stamp's name carries the lock file's checksum: editing the pins reinstalls.
