@@ -243,7 +243,7 @@ async def test_the_reference_agent_calls_our_agent(
     # and the reference agent's client reached our agent on the binding, streaming
     check_binding(requests_of(ref)["sent"][before:], binding)
     # and our stack holds its task COMPLETED with the chunks it made
-    tasks = call_stack(stack, "ListTasks", {"includeArtifacts": True})["tasks"]
+    tasks = call_stack(stack, "ListTasks", {"includeArtifacts": True, "pageSize": 100})["tasks"]
     ours = [t for t in tasks if t["status"].get("message", {}).get("parts") == [{"text": f"{OURS}: {payload}"}]]
     assert len(ours) == 1, [t["status"] for t in tasks]
     check_our_task(ours[0], f"{OURS}: {payload}")
