@@ -124,8 +124,14 @@ class HoldCancels:
             if self.release.is_set():
                 break
             await asyncio.sleep(0.01)
-        await self.app(scope, receive, send)
-        self.answered.set()
+
+        async def sending(message: Message) -> None:
+            # Noted before the answer's last bytes go out: the client cannot have it unnoted.
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.answered.set()
+            await send(message)
+
+        await self.app(scope, receive, sending)
 
 
 @contextlib.contextmanager
