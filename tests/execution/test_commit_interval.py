@@ -104,6 +104,8 @@ def test_every_interval_stores_the_same_answer(interval: float) -> None:
 
 def test_the_interval_is_a_setting_with_bounds() -> None:
     assert Settings().commit_interval_seconds == 0.05
-    assert Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "0.2"}).commit_interval_seconds == 0.2
+    assert (
+        Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "0.2"}).commit_interval_seconds == 0.2
+    )
     with pytest.raises(ConfigError, match="A2A_COMMIT_INTERVAL_SECONDS: must be at least 0"):
         Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "-1"})
