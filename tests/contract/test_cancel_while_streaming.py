@@ -8,29 +8,21 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import (
     CancelTaskRequest,
-    Message,
     Part,
-    Role,
-    SendMessageConfiguration,
-    SendMessageRequest,
     TaskState,
 )
-from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.cancel_task import cancel_task
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE, send_request
 from testkit.queues import RecordingQueue
 from testkit.waiting import wait_until
-
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
 
 
 class Firehose(AgentExecutor):
@@ -53,11 +45,7 @@ def test_a_cancel_lands_while_the_run_streams_and_nothing_is_written_after(store
     queue = RecordingQueue()
     settings = Settings(store="memory", executor=f"{__name__}:Firehose", cancel_wait_seconds=10)
     runtime = build_runtime(settings, store=store, queue=queue)
-    request = SendMessageRequest(
-        message=Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text="go")]),
-        configuration=SendMessageConfiguration(return_immediately=True),
-    )
-    task_id = submit_message(request, CTX, runtime).task.id
+    task_id = submit_message(send_request("go"), CTX, runtime).task.id
     run = threading.Thread(target=process_work_item, args=(runtime, queue.items[0]), daemon=True)
     run.start()
 
@@ -87,11 +75,7 @@ def test_a_cancel_lands_while_the_run_streams_and_nothing_is_written_after(store
 def test_a_mark_is_set_once_and_only_on_the_run_it_names(store: TaskStore) -> None:
     queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory"), store=store, queue=queue)
-    request = SendMessageRequest(
-        message=Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text="hi")]),
-        configuration=SendMessageConfiguration(return_immediately=True),
-    )
-    task_id = submit_message(request, CTX, runtime).task.id
+    task_id = submit_message(send_request("hi"), CTX, runtime).task.id
     before = store.get_head(SCOPE, task_id)
     assert before is not None
 

@@ -42,11 +42,10 @@ from a2a_serverless.operations.send_message import Submitted, submit_message
 from a2a_serverless.ports import Scope, SendKey, TaskStore
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE
 from testkit.queues import RecordingQueue
 
 T = TypeVar("T")
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
 HOOK = "https://example.com/hook"
 
 

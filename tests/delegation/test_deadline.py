@@ -9,18 +9,15 @@ import time
 
 from delegation_servers import Agent
 
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
-from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope
 from a2a_serverless.transitions import OUT_OF_TIME_TEXT
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX
 from testkit.queues import RecordingQueue
-
-CTX = CallContext(principal=Principal("alice", authenticated=True))
 
 
 def test_a_delegation_stops_before_the_run_s_deadline(chores: Agent) -> None:

@@ -11,7 +11,6 @@ import threading
 import time
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.worker import process_work_item
@@ -24,13 +23,10 @@ from a2a_serverless.models import (
     SendMessageRequest,
     TaskState,
 )
-from a2a_serverless.operations import CallContext, cancel_task, send_message
-from a2a_serverless.ports import Scope
+from a2a_serverless.operations import cancel_task, send_message
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE
 from testkit.queues import RecordingQueue
-
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
 
 
 class QuickQuestionExecutor(AgentExecutor):

@@ -11,19 +11,15 @@ from typing import Any
 import pytest
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import ConfigError, Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.worker import process_work_item
-from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
-from a2a_serverless.operations import CallContext
+from a2a_serverless.models import Part, TaskState
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE, send_request
 from testkit.queues import RecordingQueue
 
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
 CHUNKS = 40
 
 
@@ -66,9 +62,7 @@ def _run(interval: float) -> tuple[CommitLog, str]:
     store, queue = CommitLog(), RecordingQueue()
     settings = Settings(store="memory", executor=EXECUTOR, commit_interval_seconds=interval)
     runtime = build_runtime(settings, store=store, queue=queue)
-    message = Message(message_id="m-1", role=Role.ROLE_USER, parts=[Part(text="go")])
-    request = SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
-    task_id = submit_message(request, CTX, runtime).task.id
+    task_id = submit_message(send_request("go"), CTX, runtime).task.id
     store.commits.clear()
     process_work_item(runtime, queue.items[-1])
     return store, task_id

@@ -12,7 +12,6 @@ from moto import mock_aws
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.moto_fixes import item_size_fix
 from a2a_serverless.devstack.resources import create_resources
@@ -27,11 +26,10 @@ from a2a_serverless.models import (
     SendMessageRequest,
     TaskState,
 )
-from a2a_serverless.operations import CallContext, get_task, send_message
+from a2a_serverless.operations import get_task, send_message
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX
 from testkit.queues import RecordingQueue
-
-CTX = CallContext(principal=Principal("alice", authenticated=True))
 
 
 @pytest.fixture(params=["memory", "dynamodb"])

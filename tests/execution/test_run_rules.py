@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 import pytest
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.sweeper import sweep
@@ -31,16 +30,14 @@ from a2a_serverless.models import (
     TaskState,
 )
 from a2a_serverless.mutation import mutate
-from a2a_serverless.operations import CallContext, cancel_task
+from a2a_serverless.operations import cancel_task
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transitions import LEASE_LOST_TEXT, OUT_OF_TIME_TEXT, claim
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE
 from testkit.queues import RecordingQueue
-
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
 
 
 class SpyingStore(MemoryTaskStore):

@@ -19,19 +19,18 @@ import boto3
 import pytest
 
 from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack._moto import moto_server
 from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.sweeper import sweep
 from a2a_serverless.execution.worker import process_work_item
-from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
-from a2a_serverless.operations import CallContext
+from a2a_serverless.models import Part, TaskState
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, WorkItem
+from a2a_serverless.ports import WorkItem
 from a2a_serverless.transitions import INTERRUPTED_TEXT, LEASE_LOST_TEXT
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE, send_request
 
 CHUNKS = 12
 
@@ -88,10 +87,6 @@ def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         yield {"endpoint": endpoint, "table": res.tables["TasksTable"], "env": {**env, "AWS_ENDPOINT_URL": endpoint}}
 
 
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
-
-
 @pytest.mark.parametrize("kill_after", [2, 5, 9], ids=lambda k: f"after-{k}-events")
 @pytest.mark.parametrize("noticed_by", ["redelivery", "sweeper"])
 def test_a_killed_worker_leaves_a_gap_free_log_and_a_failed_task(
@@ -102,12 +97,10 @@ def test_a_killed_worker_leaves_a_gap_free_log_and_a_failed_task(
     queue = NoQueue()
     settings = Settings(store="memory", executor=f"{__name__}:ChunkingExecutor")
     runtime = build_runtime(settings, store=store, queue=queue)
-    request = SendMessageRequest(
-        message=Message(message_id=f"m-{noticed_by}-{kill_after}", role=Role.ROLE_USER, parts=[Part(text="go")]),
-        configuration=SendMessageConfiguration(return_immediately=True),
-    )
-    task_id = submit_message(request, CTX, runtime).task.id
-    env = {**os.environ, **moto["env"], "PYTHONPATH": str(Path(__file__).parent)}
+    task_id = submit_message(send_request("go", f"m-{noticed_by}-{kill_after}"), CTX, runtime).task.id
+    # (the executor's module, and the testkit it imports)
+    paths = os.pathsep.join(str(p) for p in (Path(__file__).parent, Path(__file__).parents[1]))
+    env = {**os.environ, **moto["env"], "PYTHONPATH": paths}
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER_SCRIPT, moto["table"], queue.item.to_json()],
         env=env,

@@ -12,21 +12,18 @@ import pytest
 from aws_durable_execution_sdk_python.execution import InvocationStatus
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
-from a2a_serverless.operations import CallContext
 from a2a_serverless.operations.send_message import submit_message
-from a2a_serverless.ports import Scope, TaskHead
+from a2a_serverless.ports import TaskHead
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE
 from testkit.waiting import wait_until
 
 from . import stack_agents
 from .stack_agents import RAN
 
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
 FRAMEWORKS = [
     pytest.param(("strands", "Done: posted (yes)."), id="strands"),
     pytest.param(("langgraph", "Draft. Posted (yes)."), id="langgraph"),

@@ -12,22 +12,13 @@ import asyncio
 import pytest
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
-from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.worker import process_work_item
-from a2a_serverless.models import Message, Part, Role, SendMessageRequest, StreamResponse, TaskState
-from a2a_serverless.operations import CallContext
+from a2a_serverless.models import StreamResponse, TaskState
 from a2a_serverless.operations.streaming import FIRST_EVENT_HOLD_SECONDS, EventStream, open_message_stream
-from a2a_serverless.ports import Scope
 from a2a_serverless.wiring import build_runtime
+from testkit.calls import CTX, SCOPE, send_request
 from testkit.queues import RecordingQueue
-
-CTX = CallContext(principal=Principal("alice", authenticated=True))
-SCOPE = Scope("", "alice")
-
-
-def _request(text: str, message_id: str) -> SendMessageRequest:
-    return SendMessageRequest(message=Message(message_id=message_id, role=Role.ROLE_USER, parts=[Part(text=text)]))
 
 
 async def _drain(stream: EventStream) -> list[tuple[int, StreamResponse]]:
@@ -39,7 +30,7 @@ def test_a_deadline_within_the_first_event_hold_still_sends_the_task(deadline: f
     # Given a stream whose work no worker has taken yet (the queue only records it)
     queue = RecordingQueue()
     runtime = build_runtime(Settings(store="memory", stream_max_seconds=deadline), store=MemoryTaskStore(), queue=queue)
-    stream = open_message_stream(_request("hello", "m-1"), CTX, runtime)
+    stream = open_message_stream(send_request("hello", return_immediately=None), CTX, runtime)
 
     # When the stream's deadline passes before the run's first event
     events = asyncio.run(_drain(stream))
