@@ -116,33 +116,16 @@ def _pydantic_ai() -> AgentExecutor:
 
 
 def _langgraph() -> AgentExecutor:
-    from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage
-    from langchain_core.outputs import ChatGenerationChunk, ChatResult
+    from frameworks.langchain_models import streamed
+    from langchain_core.messages import BaseMessage, HumanMessage
     from langgraph.graph import END, START, MessagesState, StateGraph
 
     from a2a_serverless.frameworks.langgraph import langgraph_executor
 
-    class TokenModel(GenericFakeChatModel):
-        async def _astream(
-            self,
-            messages: list[BaseMessage],
-            stop: list[str] | None = None,
-            run_manager: AsyncCallbackManagerForLLMRun | None = None,
-            **kwargs: Any,
-        ) -> AsyncIterator[ChatGenerationChunk]:
-            said = [str(m.content) for m in messages if isinstance(m, HumanMessage)]
-            async for token in paced(said[-1]):
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
-                if run_manager:
-                    await run_manager.on_llm_new_token(token, chunk=chunk)
-                yield chunk
+    def tokens(messages: list[BaseMessage]) -> AsyncIterator[str]:
+        return paced([str(m.content) for m in messages if isinstance(m, HumanMessage)][-1])
 
-        async def _agenerate(self, *args: Any, **kwargs: Any) -> ChatResult:
-            raise AssertionError("the model is streamed")
-
-    model = TokenModel(messages=iter([]))
+    model = streamed(tokens)
 
     async def answer(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}

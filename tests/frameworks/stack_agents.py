@@ -26,10 +26,8 @@ from agents.testing import function_call
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools import FunctionTool
 from google.genai import types
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool as langchain_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -52,6 +50,7 @@ from a2a_serverless.frameworks.strands import strands_executor
 from testkit.routing import MetadataRouter
 
 from .adk_models import Step, returned, said, scripted_agent
+from .langchain_models import streamed
 from .openai_agents_model import ScriptedModel as OpenAIScriptedModel
 from .openai_agents_model import Stream, said_by_user
 from .strands_scripted import Call, Forever, Reply, ScriptedModel, Text
@@ -107,26 +106,6 @@ def _strands_agent() -> StrandsAgent:
 # LangGraph: a graph routed by the last message, an ``interrupt()`` node, LangChain fake chat models.
 
 
-class _EndlessModel(GenericFakeChatModel):
-    """Streams chunks until it is stopped."""
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        async for piece in _forever():
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager:
-                await run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk
-
-    async def _agenerate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        raise AssertionError("the model is streamed")
-
-
 def _said(state: MessagesState) -> list[str]:
     return [str(m.content) for m in state["messages"] if isinstance(m, HumanMessage)]
 
@@ -138,7 +117,7 @@ async def _answer(state: MessagesState) -> dict[str, Any]:
     if said[-1].startswith("weather"):
         return {"messages": [AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "w1"}])]}
     if said[-1] == "forever":
-        model: GenericFakeChatModel = _EndlessModel(messages=iter([]))
+        model: GenericFakeChatModel = streamed(lambda messages: _forever())
     else:
         model = GenericFakeChatModel(messages=iter([AIMessage("".join(_echo(said)))]))
     return {"messages": [await model.ainvoke(state["messages"])]}

@@ -9,10 +9,8 @@ import operator
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypedDict
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
@@ -23,6 +21,7 @@ from a2a_serverless.frameworks.langgraph import langgraph_executor
 from a2a_serverless.transitions import FAILED_TEXT
 
 from .conftest import answer_text, chunks, status_data, tool_statuses
+from .langchain_models import streamed
 
 
 def _one_node(node: Any) -> Any:
@@ -207,34 +206,19 @@ def test_turns_of_a_context_share_the_graphs_state_and_owners_never_do(serve: An
     assert answer_text(bobs) == "what is my name?"
 
 
-class _EndlessModel(GenericFakeChatModel):
-    """Streams ``tick`` until it is stopped, and notes that it was."""
-
-    closed: list[str]
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        try:
-            while True:
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content="tick "))
-                if run_manager:
-                    await run_manager.on_llm_new_token("tick ", chunk=chunk)
-                yield chunk
-                await asyncio.sleep(0.02)
-        finally:
-            self.closed.append("closed")
-
-    async def _agenerate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        raise AssertionError("the model is streamed")
+async def _ticks(closed: list[str]) -> AsyncIterator[str]:
+    """``tick`` until it is stopped, noting in ``closed`` that it was."""
+    try:
+        while True:
+            yield "tick "
+            await asyncio.sleep(0.02)
+    finally:
+        closed.append("closed")
 
 
 def test_cancel_mid_stream_stops_the_graph_and_nothing_is_written_after(serve: Any) -> None:
-    model = _EndlessModel(messages=iter([]), closed=[])
+    closed: list[str] = []
+    model = streamed(lambda messages: _ticks(closed))
 
     async def agent_node(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await model.ainvoke(state["messages"])]}
@@ -242,7 +226,7 @@ def test_cancel_mid_stream_stops_the_graph_and_nothing_is_written_after(serve: A
     agent = serve(langgraph_executor(_one_node(agent_node)))
     agent.cancel_mid_stream("go on")
 
-    assert model.closed == ["closed"]
+    assert closed == ["closed"]
 
 
 def test_a_node_exception_fails_the_task_with_the_generic_message(serve: Any) -> None:
