@@ -15,9 +15,16 @@ from urllib.parse import urlsplit
 
 from .json_types import Json
 
-__all__ = ["ConfigError", "Settings", "card_fields"]
+__all__ = ["ConfigError", "Settings", "card_fields", "env_flag"]
 
 DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
+
+
+def env_flag(value: str | None) -> bool:
+    """An environment variable's yes: ``1``, ``true``, ``yes`` or ``on`` (any case; unset: no), as
+    every boolean setting reads it."""
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
 
 T = TypeVar("T", int, float)
 
@@ -228,7 +235,7 @@ class Settings:
             elif each.name == "tenants":
                 value = tuple(t.strip() for t in env[key].split(",") if t.strip())
             elif each.type is bool:
-                value = env[key].strip().lower() in {"1", "true", "yes", "on"}
+                value = env_flag(env[key])
             raw[each.name] = value
         settings = cls(**raw)  # type: ignore[arg-type]  # each value is checked by __post_init__
         if "v1" in settings.tenants:

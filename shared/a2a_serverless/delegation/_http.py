@@ -17,6 +17,7 @@ import anyio.to_thread
 import httpcore
 import httpx
 
+from ..config import env_flag
 from ..push._guard import AddressPolicy, GuardedBackend, allow_any_address
 from ..push.urls import WebhookURLError, is_public_address, validate_webhook_url
 
@@ -28,7 +29,7 @@ ALLOW_PRIVATE_ENV = "A2A_ALLOW_PRIVATE_WEBHOOKS"
 
 def allow_private_default() -> bool:
     """``A2A_ALLOW_PRIVATE_WEBHOOKS`` as ``Settings`` reads it (read when a remote is made, never at import)."""
-    return os.environ.get(ALLOW_PRIVATE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    return env_flag(os.environ.get(ALLOW_PRIVATE_ENV))
 
 
 def checked_url(url: str, *, allow_private: bool) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..config import env_flag
 from ._template import FunctionEnvironment
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def prepare_push_signing_keys(endpoint_url: str, environ: Mapping[str, str] | No
     it created one."""
     env = os.environ if environ is None else environ
     name = env.get("A2A_PUSH_SIGNING_KEY_PARAMETER", "")
-    if env.get("A2A_PUSH_SIGNING", "").strip().lower() not in {"1", "true", "yes", "on"} or not name:
+    if not env_flag(env.get("A2A_PUSH_SIGNING")) or not name:
         return False
     from ..push.signing import SsmKeySource, generate_key_set_text
 

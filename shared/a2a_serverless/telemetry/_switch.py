@@ -17,6 +17,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..config import env_flag
 from ._errors import TracingConfigError
 
 __all__ = ["CONTENT_ENV", "DIR_ENV", "MODES", "SWITCH_ENV", "Switch", "TracingConfigError", "parse", "reset", "switch"]
@@ -26,7 +27,6 @@ CONTENT_ENV = "A2A_TRACING_CONTENT"
 DIR_ENV = "A2A_TRACING_DIR"
 MODES = frozenset({"otlp", "file", "memory"})
 _OFF = frozenset({"", "off", "none", "false", "0"})
-_TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ def parse(environ: Mapping[str, str]) -> Switch:
     directory = environ.get(DIR_ENV, "")
     if "file" in words and not directory:
         raise TracingConfigError(f"{SWITCH_ENV}=file needs {DIR_ENV}, the directory to write spans to")
-    content = environ.get(CONTENT_ENV, "").strip().lower() in _TRUE
+    content = env_flag(environ.get(CONTENT_ENV))
     return Switch(frozenset(words), content, directory)
 
 
