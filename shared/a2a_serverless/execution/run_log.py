@@ -11,7 +11,7 @@ a committer writes what is queued in order, and the events that arrive while a c
 go out together in the next one (group commit), within what one transaction can hold. Commits
 start at least ``commit_interval_seconds`` apart (the first at once): every commit rewrites the
 task's head, so an agent that streams its answer in small chunks costs one commit per interval
-rather than one per chunk, and a stream's reader, which reads as often, waits no longer for it. An
+rather than one per chunk; a chunk waits up to that interval for its commit (what streams pay). An
 event that settles the task (terminal or interrupted), and :meth:`RunLog.flush`, commit at once;
 the event that settles is committed before ``enqueue_event`` returns, and closes the queue.
 With tracing on, each commit is a span (:func:`a2a_serverless.telemetry.commit`) naming how many
