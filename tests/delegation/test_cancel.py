@@ -47,6 +47,8 @@ async def test_a_second_cancel_waits_for_the_remote_s_cancel() -> None:
             # Given a delegation to a remote that works until it is canceled
             run = asyncio.ensure_future(delegate(context, TaskUpdater(events, "ours", "ctx"), remote, "hang"))
             remote_task = await asyncio.to_thread(wait_until, lambda: working(chores), "the remote to work", within=30)
+            # (and its first event relayed: delegate knows the remote task's id, which a cancel needs)
+            await asyncio.to_thread(wait_until, lambda: events.events, "the remote's first event relayed", within=30)
 
             # When our run is canceled, and canceled again while the remote's CancelTask is in flight
             run.cancel()
