@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
+import httpx
 from a2a.helpers import new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState
 from starlette.applications import Starlette
 
@@ -51,7 +58,9 @@ class EchoExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
 
 
-def create_reference_app(base_url: str) -> Starlette:
+def create_reference_app(base_url: str, *, push: bool = False) -> Starlette:
+    """The app; ``push``: it says it sends push notifications and does (the SDK's in-memory config
+    store and its sender, over httpx, every URL allowed: the tests' servers are on 127.0.0.1)."""
     card = AgentCard(
         name="reference echo agent",
         description="a2a-sdk reference server with an echo executor",
@@ -60,12 +69,18 @@ def create_reference_app(base_url: str) -> Starlette:
             AgentInterface(url=base_url + "/", protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="echo", description="echoes the text", tags=["echo"])],
     )
-    handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
+    pushes: dict[str, Any] = {}
+    if push:
+        configs = InMemoryPushNotificationConfigStore()
+        pushes = {"push_config_store": configs, "push_sender": BasePushNotificationSender(httpx.AsyncClient(), configs)}
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card, **pushes
+    )
     routes = [
         *create_agent_card_routes(card),
         *create_jsonrpc_routes(handler, "/"),

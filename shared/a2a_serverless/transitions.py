@@ -114,6 +114,7 @@ def end_task(
         lease_until=0,
         cancel_requested=False,
         waiting_callback="",
+        waiting_token="",
     )
     return ended, (event,)
 
@@ -151,6 +152,7 @@ def claim(
             running_message_id=message_id,
             lease_until=now + lease_seconds,
             waiting_callback="",
+            waiting_token="",
         )
         return Transition(Claim.CLAIMED, claimed)
     if record.running_message_id == message_id and receive_count > 1:
@@ -175,6 +177,7 @@ def append_steps(record: TaskRecord, steps: Sequence[Step], *, message_id: str, 
             lease_until=0,
             cancel_requested=new.cancel_requested and not terminal,
             waiting_callback="",  # a durable run's sleep named one: the run is over
+            waiting_token="",
         )
     events = tuple(e for step in steps for e in step.events)
     return Transition(None, new, events, snapshot=any(s.snapshot for s in steps))
@@ -224,7 +227,9 @@ def settle(record: TaskRecord, *, message_id: str, end: RunEnd, max_history: int
     task = record.task
     state = task.status.state
     leftovers = bool(record.running_message_id or record.cancel_requested or record.lease_until)
-    clear = replace(record, running_message_id="", lease_until=0, cancel_requested=False, waiting_callback="")
+    clear = replace(
+        record, running_message_id="", lease_until=0, cancel_requested=False, waiting_callback="", waiting_token=""
+    )
     if state.is_terminal:
         return Transition(None, clear) if leftovers else Transition(None)
     if not record.running_message_id:
@@ -347,18 +352,20 @@ def await_input(record: TaskRecord, *, callback_id: str) -> Transition[Await]:
         return Transition(Await.NOT_WAITING)
     if record.waiting_callback == callback_id:
         return Transition(Await.WAIT)
-    return Transition(Await.WAIT, replace(record, waiting_callback=callback_id))
+    return Transition(Await.WAIT, replace(record, waiting_callback=callback_id, waiting_token=""))
 
 
 def hold_for_sleep(
-    record: TaskRecord, *, message_id: str, now: int, lease_seconds: int, callback_id: str
+    record: TaskRecord, *, message_id: str, now: int, lease_seconds: int, callback_id: str, token: str = ""
 ) -> Transition[bool]:
     """A durable run that sleeps (no function runs) holds its lease over the sleep and names the
-    callback that ends it, for CancelTask to wake it. False once the run no longer owns the task."""
+    callback that ends it, for CancelTask to wake it; a delegation's wait also names the digest of
+    the token its remote's push must carry (``token``) to wake it early. False once the run no
+    longer owns the task."""
     held = renew_lease(record, message_id=message_id, now=now, lease_seconds=lease_seconds)
     if held.record is None:
         return held
-    return Transition(True, replace(held.record, waiting_callback=callback_id))
+    return Transition(True, replace(held.record, waiting_callback=callback_id, waiting_token=token))
 
 
 def end_wait(record: TaskRecord, *, callback_id: str, text: str, max_history: int) -> Transition[bool]:

@@ -406,6 +406,21 @@ def test_the_head_keeps_the_callback_a_durable_execution_waits_on(store: TaskSto
     assert store.get_head(ALICE, "t1") == replace(head, version=3, waiting_callback="")
 
 
+def test_the_head_keeps_a_delegation_waits_token_digest_beside_its_callback(store: TaskStore) -> None:
+    first = create(store, ALICE, "t1", message_id="m1")
+
+    waiting = store.commit(replace(first, waiting_callback="cb-1", waiting_token="ab" * 32))
+
+    head = store.get_head(ALICE, "t1")
+    assert head is not None
+    assert (head.waiting_callback, head.waiting_token) == ("cb-1", "ab" * 32)
+    record = store.get_task(ALICE, "t1")
+    assert record is not None
+    assert record.waiting_token == "ab" * 32
+    store.commit(replace(waiting, waiting_callback="", waiting_token=""))
+    assert store.get_head(ALICE, "t1") == replace(head, version=3, waiting_callback="", waiting_token="")
+
+
 def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskStore) -> None:
     # Given task t1
     create(store, ALICE, "t1", message_id="m1", events=1)

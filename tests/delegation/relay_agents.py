@@ -64,3 +64,10 @@ class ChoreAgent(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+class DurableDelegatingAgent(DelegatingAgent):
+    """:class:`DelegatingAgent` for durable mode: it marks steps, so its delegation waits with no
+    function running (``a2a_serverless.delegation.durable``)."""
+
+    durable_steps = True

@@ -72,7 +72,7 @@ def test_the_dispatcher_reads_the_table_stream_with_a_filter_and_a_failure_desti
         pytest.param("AWS_IAM", "none", id="iam"),
     ],
 )
-def test_every_route_but_the_public_card_and_keys_goes_through_the_auth_mode(
+def test_every_route_but_the_public_card_keys_and_push_receiver_goes_through_the_auth_mode(
     translate: Callable[[dict[str, str]], dict[str, Any]], mode: str, authorizer_mode: str
 ) -> None:
     # When the stack is deployed with this AuthMode (CloudFormation passes the value to SAM)
@@ -80,8 +80,9 @@ def test_every_route_but_the_public_card_and_keys_goes_through_the_auth_mode(
     (api,) = [r for r in translated["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
     body = api["Properties"]["Body"]
 
-    # Then every route but the card and the JWKS is checked that way
-    public = {"/.well-known/agent-card.json", "/.well-known/jwks.json"}
+    # Then every route but the card, the JWKS and delegation's push receiver (a push is checked by
+    # the token it carries, which the receiver compares with the waiting task's) is checked that way
+    public = {"/.well-known/agent-card.json", "/.well-known/jwks.json", "/_a2a/delegations/{ref}"}
     for path, ops in body["paths"].items():
         for verb, op in ops.items():
             expected = [{"NONE": []}] if path in public else [{mode: []}]

@@ -54,7 +54,7 @@ def _route_security(translated: dict[str, Any]) -> set[str]:
     return {
         name
         for path, ops in api["Properties"]["Body"]["paths"].items()
-        if not path.startswith("/.well-known/")
+        if not path.startswith(("/.well-known/", "/_a2a/delegations/"))  # public; a push carries its token
         for op in ops.values()
         for requirement in op["security"]
         for name in requirement

@@ -31,8 +31,9 @@ class _Later:
 
 
 @contextlib.contextmanager
-def reference_agent() -> Iterator[str]:
-    """The reference server's base URL (its card at ``/.well-known/agent-card.json``) until the block ends."""
+def reference_agent(*, push: bool = False) -> Iterator[str]:
+    """The reference server's base URL (its card at ``/.well-known/agent-card.json``) until the block
+    ends; ``push``: it sends push notifications (and its card says so)."""
     spec = importlib.util.spec_from_file_location("_reference_server", SERVER)
     assert spec is not None
     assert spec.loader is not None
@@ -40,5 +41,5 @@ def reference_agent() -> Iterator[str]:
     spec.loader.exec_module(module)
     later = _Later()
     with served(later) as url:
-        later.app = module.create_reference_app(url)
+        later.app = module.create_reference_app(url, push=push)
         yield url

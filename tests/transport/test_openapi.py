@@ -10,13 +10,14 @@ from openapi_spec_validator import validate
 from starlette.routing import Route
 
 from a2a_serverless.config import Settings
+from a2a_serverless.delegation.hook import HOOK_PATH
 from a2a_serverless.methods import METHODS
 from a2a_serverless.transport import CARD_PATH
 from a2a_serverless.transport.app import JWKS_PATH, create_app
 from a2a_serverless.transport.openapi import openapi_document
 from a2a_serverless.wiring import build_runtime
 
-NOT_REST_V1 = {"/", CARD_PATH, JWKS_PATH}
+NOT_REST_V1 = {"/", CARD_PATH, JWKS_PATH, HOOK_PATH}  # HOOK_PATH: delegation's push receiver, not A2A
 
 
 @pytest.fixture(scope="module")

@@ -153,9 +153,7 @@ def _with_ttl(item: Item, ttl: int | None) -> Item:
 def _payload(name: str, text: str) -> Item:
     """``text`` as attribute ``name``, or compressed as ``name + "Z"`` when that saves write units."""
     raw = text.encode("utf-8")
-    if len(raw) >= _COMPRESS_FROM:
-        return {name + "Z": {"B": zlib.compress(raw, 6)}}
-    return {name: _s(text)}
+    return {name + "Z": {"B": zlib.compress(raw, 6)}} if len(raw) >= _COMPRESS_FROM else {name: _s(text)}
 
 
 def read_payload(item: Item, name: str) -> str:
@@ -208,8 +206,8 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
         }
     if record.lease_until:
         item |= {"leaseUntil": _n(record.lease_until), "leaseShard": _s(lease_shard(pk))}
-    if record.waiting_callback:
-        item["waitingCallback"] = _s(record.waiting_callback)
+    waits = {"waitingCallback": record.waiting_callback, "waitingToken": record.waiting_token}
+    item |= {name: _s(value) for name, value in waits.items() if value}
     return _with_ttl(item, ttl)
 
 
@@ -244,6 +242,7 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         created_at=parse_timestamp(created) if created else None,
         protocol_version=stored_version(item.get("protocolVersion", {}).get("S")),
         waiting_callback=str(item.get("waitingCallback", {}).get("S", "")),
+        waiting_token=str(item.get("waitingToken", {}).get("S", "")),
     )
     checkpoint = Checkpoint(
         seq=int(item.get("snapSeq", {}).get("N", "0")),

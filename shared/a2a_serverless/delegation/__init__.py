@@ -6,12 +6,24 @@ retried without ever making a second remote task. :func:`delegate` hands it a me
 its events into our task (artifacts chunk by chunk, WORKING messages), cancels the remote task when
 our run is canceled or out of time, and returns a :class:`Delegation` saying how it ended.
 
-In queue mode, the only one built so far, the worker holds the run while the remote works.
+In queue mode the worker holds the run while the remote works (:mod:`.relay`). In durable mode, for
+an executor with ``durable_steps``, nothing runs while it works: the remote's push (verified by the
+token we gave it, :mod:`.hook`) or a poll at a durable wait's end resumes the run (:mod:`.durable`).
+
+The names are imported on first use: the API's functions import :mod:`.hook` alone (the push
+receiver), without the HTTP client the rest needs.
 """
 
-from .credentials import Credentials, api_key, bearer
-from .relay import Delegation, Outcome, delegate
-from .remote import RemoteAgent, RemoteAgentError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._common import Delegation, Outcome
+    from .credentials import Credentials, api_key, bearer
+    from .relay import delegate
+    from .remote import RemoteAgent, RemoteAgentError
 
 __all__ = [
     "Credentials",
@@ -23,3 +35,21 @@ __all__ = [
     "bearer",
     "delegate",
 ]
+
+_HOMES = {
+    "Credentials": ".credentials",
+    "api_key": ".credentials",
+    "bearer": ".credentials",
+    "Delegation": "._common",
+    "Outcome": "._common",
+    "delegate": ".relay",
+    "RemoteAgent": ".remote",
+    "RemoteAgentError": ".remote",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home, __name__), name)

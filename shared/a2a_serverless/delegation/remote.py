@@ -27,7 +27,16 @@ import httpx
 from pydantic import ValidationError
 
 from ..json_types import Json
-from ..models import AgentCard, Message, ProtoModel, SendMessageResponse, StreamResponse, Task, TaskState
+from ..models import (
+    AgentCard,
+    Message,
+    ProtoModel,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+)
 from ..push._guard import AddressPolicy, BlockedAddressError
 from ._http import allow_private_default, checked_url, guarded_client
 from ._wire import Binding, CallFailed, Endpoint, Method, choose_endpoint, request_for, result_of, sse_data, unwrap
@@ -165,10 +174,15 @@ class RemoteAgent:
         digest = hashlib.sha256(f"{self.card_url}\n{scope}\n{ordinal}".encode()).hexdigest()
         return f"a2a-delegation-{digest[:40]}"
 
-    async def send(self, message: Message, *, idempotency_key: str | None = None) -> Task | Message:
+    async def send(
+        self, message: Message, *, idempotency_key: str | None = None, push: TaskPushNotificationConfig | None = None
+    ) -> Task | Message:
         """SendMessage, answered at once (``returnImmediately``): the remote's task as it stands,
-        or its message-only reply."""
-        params: Json = {"message": message.to_wire(), "configuration": {"returnImmediately": True}}
+        or its message-only reply. ``push``: where the remote sends its task's updates."""
+        configuration: Json = {"returnImmediately": True}
+        if push is not None:
+            configuration["taskPushNotificationConfig"] = push.to_wire()
+        params: Json = {"message": message.to_wire(), "configuration": configuration}
         result = await self._call("SendMessage", params, idempotency_key)
         answer = self._valid(SendMessageResponse, result)
         reply = answer.task or answer.message

@@ -34,7 +34,7 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from ..json_types import Json, JsonValue
 from ..models import (
@@ -48,7 +48,7 @@ from ..models import (
 if TYPE_CHECKING:
     from .agent_state import AgentState
 
-__all__ = ["AgentExecutor", "Event", "EventQueue", "RequestContext", "Steps"]
+__all__ = ["AgentExecutor", "Event", "EventQueue", "PushWait", "RequestContext", "Steps"]
 
 Event = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 
@@ -80,6 +80,31 @@ class Steps:
 
     async def sleep(self, seconds: float, name: str) -> None:
         await asyncio.sleep(seconds)
+
+    durable: ClassVar[bool] = False
+    """True in durable mode, where :meth:`open_wait` waits with no function running."""
+    public_url: str = ""
+    """Our agent's public base URL, where a push can reach us ('' when unknown): durable mode."""
+
+    async def open_wait(self, seconds: float, name: str, *, token_digest: str) -> PushWait:
+        """A wait of at most ``seconds`` that a push can end early: the push receiver
+        (``/_a2a/delegations/...``) ends it when the push carries the token whose SHA-256 (hex) is
+        ``token_digest``. Durable mode only (delegation uses it: ``a2a_serverless.delegation``)."""
+        raise NotImplementedError("a wait a push ends needs durable mode (A2A_EXECUTION_MODE=durable)")
+
+    async def until_stopped(self) -> None:
+        """After a wait CancelTask ended (:meth:`PushWait.result` said ``canceled``): wait for the
+        run to be stopped, as it will be (the executor must not go on with its work)."""
+        raise NotImplementedError("durable mode only")
+
+
+class PushWait(Protocol):
+    """A wait :meth:`Steps.open_wait` opened: already recorded on the task, so a push that comes
+    from now on ends it; the caller may run steps before it awaits :meth:`result`."""
+
+    async def result(self) -> Literal["push", "timeout", "canceled"]:
+        """How it ended: a verified push, its time, or CancelTask."""
+        ...
 
 
 @dataclass

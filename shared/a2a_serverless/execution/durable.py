@@ -28,21 +28,21 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ..json_types import Json, JsonValue
 from ..mutation import mutate
 from ..ports import Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
 from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep
-from .api import Steps
+from .api import PushWait, Steps
 from .run_log import RunLog
 from .run_report import RunReport
 from .worker import Resumable, claim_run, process_work_item
 
 if TYPE_CHECKING:
     from aws_durable_execution_sdk_python.context import DurableContext
-    from aws_durable_execution_sdk_python.types import StepContext
+    from aws_durable_execution_sdk_python.types import Callback, StepContext
 
     from ..runtime import Runtime
 
@@ -214,6 +214,7 @@ class DurableSteps(Steps):
         self._settings = runtime.settings
         self._item = item
         self._started = started
+        self.public_url = runtime.settings.public_url
 
     async def run(self, name: str, fn: Callable[[], JsonValue]) -> JsonValue:
         from aws_durable_execution_sdk_python.config import Duration
@@ -260,31 +261,41 @@ class DurableSteps(Steps):
             await asyncio.to_thread(self._context.wait, Duration.from_seconds(1), f"{name}-go-on")
         return done["result"]
 
+    durable = True
+
     async def sleep(self, seconds: float, name: str) -> None:
         """A callback wait that times out after ``seconds``: no function runs meanwhile, and
         CancelTask can end it early (it fails the callback the head names; the run's monitor then
         sees the cancel mark)."""
+        wait = await self._open(seconds, name, token="")
+        if await wait.result() == "canceled":
+            await self.until_stopped()
+
+    async def open_wait(self, seconds: float, name: str, *, token_digest: str) -> PushWait:
+        wait = await self._open(seconds, name, token=token_digest)
+        return wait if wait.held else _Ended()
+
+    async def until_stopped(self) -> None:
+        # CancelTask woke the wait (it fails the callback): the run's monitor sees the cancel mark
+        # and stops the executor, which must not start its next step meanwhile. A monitor that
+        # cannot read the task stops the run itself within the lease.
+        await asyncio.sleep(self._settings.run_lease_seconds)
+
+    async def _open(self, seconds: float, name: str, *, token: str) -> _CallbackWait:
         from aws_durable_execution_sdk_python.config import CallbackConfig, Duration
-        from aws_durable_execution_sdk_python.exceptions import CallbackError, CallbackExternalError
 
         await self._log.flush()
         whole = max(1, math.ceil(seconds))
         config = CallbackConfig(timeout=Duration.from_seconds(whole))
         callback = await asyncio.to_thread(self._context.create_callback, name, config)
-        # No function renews the run's lease while it sleeps: hold it over the sleep, and name the
-        # callback on the head for CancelTask (a step, so a replay does not write it again).
-        await asyncio.to_thread(self._context.step, partial(self._hold, whole, callback.callback_id), f"{name}-hold")
-        try:
-            await asyncio.to_thread(callback.result)
-        except CallbackExternalError:
-            # CancelTask woke it (it fails the callback): the run's monitor sees the cancel mark and
-            # stops the executor, which must not start its next step meanwhile. A monitor that cannot
-            # read the task stops the run itself within the lease.
-            await asyncio.sleep(self._settings.run_lease_seconds)
-        except CallbackError:
-            pass  # the sleep's end: its timeout
+        # No function renews the run's lease while it waits: hold it over the wait, and name the
+        # callback on the head for CancelTask and the push receiver (a step, so a replay does not
+        # write it again).
+        hold = partial(self._hold, whole, callback.callback_id, token)
+        held = await asyncio.to_thread(self._context.step, hold, f"{name}-hold")
+        return _CallbackWait(callback, bool(held))
 
-    def _hold(self, seconds: int, callback_id: str, _step: StepContext) -> bool:
+    def _hold(self, seconds: int, callback_id: str, token: str, _step: StepContext) -> bool:
         item = self._item
         lease = seconds + self._settings.run_lease_seconds
         rule = partial(
@@ -293,6 +304,7 @@ class DurableSteps(Steps):
             now=int(time.time()),
             lease_seconds=lease,
             callback_id=callback_id,
+            token=token,
         )
         return mutate(self._runtime.store, Scope(item.tenant, item.owner), item.task_id, rule).result
 
@@ -304,6 +316,32 @@ class DurableSteps(Steps):
         if lambda_context is not None:
             limit = min(limit, lambda_context.get_remaining_time_in_millis() / 1000)
         return limit
+
+
+class _CallbackWait:
+    """A wait on a durable callback: ``held`` is False when the run no longer owned the task."""
+
+    def __init__(self, callback: Callback[str], held: bool) -> None:
+        self._callback = callback
+        self.held = held
+
+    async def result(self) -> Literal["push", "timeout", "canceled"]:
+        from aws_durable_execution_sdk_python.exceptions import CallbackError, CallbackExternalError
+
+        try:
+            await asyncio.to_thread(self._callback.result)
+        except CallbackExternalError:
+            return "canceled"  # failed by CancelTask (DurableRuns.abandon)
+        except CallbackError:
+            return "timeout"
+        return "push"
+
+
+class _Ended:
+    """The wait of a run that no longer owns its task (canceled, or settled by the sweeper)."""
+
+    async def result(self) -> Literal["canceled"]:
+        return "canceled"
 
 
 def _await(runtime: Runtime, scope: Scope, task_id: str, callback_id: str, _step: StepContext) -> str:

@@ -91,6 +91,8 @@ class TaskHead:
     message-only reply): the task is completed with it as its status message and never listed.
     ``waiting_callback`` (durable execution mode) is the callback id of the durable execution that
     waits for the task's next message ('' when none waits): SendMessage resumes it with that id.
+    ``waiting_token`` is set while that wait is a delegation's: the SHA-256 (hex) of the token the
+    remote agent's push must carry to resume it (``a2a_serverless.delegation``).
     """
 
     scope: Scope
@@ -106,6 +108,7 @@ class TaskHead:
     created_at: datetime | None = None
     protocol_version: ProtocolVersion = CURRENT
     waiting_callback: str = ""
+    waiting_token: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,7 @@ class TaskRecord:
     created_at: datetime | None = None
     protocol_version: ProtocolVersion = CURRENT
     waiting_callback: str = ""
+    waiting_token: str = ""
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
     @property
@@ -156,6 +160,7 @@ class TaskRecord:
             created_at=head.created_at,
             protocol_version=head.protocol_version,
             waiting_callback=head.waiting_callback,
+            waiting_token=head.waiting_token,
             checkpoint=checkpoint,
         )
 
@@ -175,6 +180,7 @@ class TaskRecord:
             created_at=self.created_at,
             protocol_version=self.protocol_version,
             waiting_callback=self.waiting_callback,
+            waiting_token=self.waiting_token,
         )
 
 

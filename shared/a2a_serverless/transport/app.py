@@ -7,6 +7,7 @@ Lambda functions build it with ``methods=`` so each serves only its own operatio
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import time
@@ -21,6 +22,7 @@ from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card, signed_card
 from ..config import ConfigError
+from ..delegation.hook import HOOK_PATH, TOKEN_HEADER, wake
 from ..errors import A2AError, MethodNotFoundError
 from ..json_types import JsonValue
 from ..push import JWKS_PATH
@@ -46,9 +48,12 @@ def create_app(
     methods: Collection[str] | None = None,
     jsonrpc: bool = True,
     card: bool = True,
+    delegation_hook: bool | None = None,
 ) -> Starlette:
     """Build the app. ``runtime`` None means ``get_runtime()`` at the first request (no I/O at
-    import or construction). ``methods`` restricts the A2A methods served."""
+    import or construction). ``methods`` restricts the A2A methods served. ``delegation_hook``:
+    serve the push receiver of durable delegation (:mod:`..delegation.hook`); by default when the
+    whole app is served (no ``methods``)."""
 
     def current() -> Runtime:
         return runtime if runtime is not None else get_runtime()
@@ -62,12 +67,17 @@ def create_app(
     async def jwks_endpoint(request: Request) -> Response:
         return serve_jwks(request, current())
 
+    async def hook_endpoint(request: Request) -> Response:
+        return await receive_delegation_push(request, current())
+
     routes: list[Route] = []
     if card:
         routes.append(Route(CARD_PATH, card_endpoint, methods=["GET"]))
         routes.append(Route(JWKS_PATH, jwks_endpoint, methods=["GET"]))
     if jsonrpc:
         routes.append(Route("/", jsonrpc_endpoint, methods=["POST"]))
+    if delegation_hook if delegation_hook is not None else methods is None:
+        routes.append(Route(HOOK_PATH, hook_endpoint, methods=["POST"]))
     routes.extend(rest_routes(current, methods))
     return Starlette(
         routes=routes,
@@ -128,6 +138,19 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
         # No body, so NegotiatedJson adds nothing: the 304 names what the 200 would vary on.
         return Response(status_code=304, headers={**headers, "Vary": "A2A-Version, Accept"})
     return Response(body, media_type="application/json", headers=headers)
+
+
+async def receive_delegation_push(request: Request, runtime: Runtime) -> Response:
+    """A remote agent's push about a task we delegated to it (:mod:`..delegation.hook`): verified
+    by its token, it wakes the durable wait of the task that delegated. The answer is a small JSON
+    object in fixed words; nothing of the task is said."""
+    token = request.headers.get(TOKEN_HEADER, "")
+    bearer = request.headers.get("authorization", "")
+    if not token and bearer[:7].lower() == "bearer ":
+        token = bearer[7:].strip()
+    body = await request.body()
+    answer = await asyncio.to_thread(wake, runtime, request.path_params["ref"], token, body)
+    return JSONResponse({"status": answer.reason}, status_code=answer.status)
 
 
 def serve_jwks(request: Request, runtime: Runtime) -> Response:

@@ -1,0 +1,236 @@
+"""Durable delegation: in durable mode an executor with steps delegates with no function running
+while the remote works (``a2a_serverless.delegation.durable``).
+
+Our delegating agent runs on the official local runner of durable executions (checkpoints, replay,
+callback waits, as on Lambda) and is served over HTTP, so the remote's pushes reach its push
+receiver. The remote is the a2a-sdk 1.x reference server, with push notifications (the SDK's own
+sender) or without them (we poll it with durable waits). Every wait is a real one: what the test
+checks is what ended it (a push, a poll) and what ran meanwhile (the durable worker's invocations).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from aws_durable_execution_sdk_python.exceptions import SuspendExecution
+from delegation_servers import WAIT, Agent, Recorder
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.config import Settings
+from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
+from a2a_serverless.execution.durable import _CallbackWait
+from a2a_serverless.ports import Scope as StoreScope
+from a2a_serverless.transport.app import create_app
+from a2a_serverless.wiring import build_runtime
+from testkit.reference_agent import reference_agent
+from testkit.served import served
+from testkit.waiting import wait_until
+
+DELEGATOR = "relay_agents:DurableDelegatingAgent"
+
+
+class _Later:
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert self.app is not None
+        await self.app(scope, receive, send)
+
+
+@dataclass
+class DurableAgent:
+    agent: Agent
+    worker: LocalDurableWorker
+    store: MemoryTaskStore
+
+    def invocations(self) -> int:
+        return int(self.worker.status()["invocations"])
+
+    def pushes(self) -> list[str]:
+        """The paths of the pushes our receiver got."""
+        return [path for method, path, _ in self.agent.requests if path.startswith("/_a2a/delegations/")]
+
+
+@contextlib.contextmanager
+def durable_agent(
+    executor: str = DELEGATOR, *, invocation_timeout: int = 900, **settings: Any
+) -> Iterator[DurableAgent]:
+    """Our agent in durable mode, served on 127.0.0.1 (its public URL: where pushes reach it).
+    ``invocation_timeout``: the durable worker's timeout (the local runner ends an invocation that
+    outlives it, and runs the execution on in a new one, as Lambda does)."""
+    later = _Later()
+    requests: list[tuple[str, str, dict[str, str]]] = []
+    with served(Recorder(later, requests)) as url:
+        store = MemoryTaskStore()
+        config = Settings(
+            store="memory",
+            execution_mode="durable",
+            executor=executor,
+            public_url=url,
+            poll_interval_seconds=0.01,
+            durable_invocation_seconds=invocation_timeout,
+            **settings,
+        )
+        limits = DurableLimits(invocation_timeout=invocation_timeout, execution_timeout=300)
+        worker = LocalDurableWorker(config, limits=limits, store=store)
+        try:
+            later.app = create_app(build_runtime(config, store=store, durable=worker.runs))
+            yield DurableAgent(Agent(url, requests), worker, store)
+        finally:
+            worker.close()
+
+
+def orders(to: Agent, send: str, **more: Any) -> str:
+    return json.dumps({"to": to.card_url, "send": send, **more})
+
+
+@pytest.fixture
+def pushing() -> Iterator[Agent]:
+    with reference_agent(push=True) as url:
+        yield Agent(url)
+
+
+@pytest.fixture
+def silent() -> Iterator[Agent]:
+    with reference_agent() as url:
+        yield Agent(url)
+
+
+def the_remote_task(remote: Agent) -> dict[str, Any]:
+    (task,) = remote.tasks()
+    return task
+
+
+def test_a_push_resumes_the_delegation_and_nothing_runs_while_the_remote_works(pushing: Agent) -> None:
+    with durable_agent() as ours:
+        # When our agent delegates a chore of three one-second ticks to an agent that pushes
+        task = ours.agent.send(orders(pushing, "tick 3 1"), wait=False)
+        done = ours.agent.wait_for(task["id"], "TASK_STATE_COMPLETED")
+        # Then the remote's artifact is ours, whole
+        (artifact,) = done["artifacts"]
+        assert [p["text"] for p in artifact["parts"]] == ["tick 0", "tick 1", "tick 2"]
+        # ... the remote pushed to our receiver, and its push (not a poll: the next one was 300 s
+        # away) resumed the run: one invocation sent and suspended, the push's ran the rest
+        assert ours.pushes()
+        assert ours.invocations() == 2
+        # ... and the remote got one message
+        assert the_remote_task(pushing)["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_remote_without_push_is_polled_with_durable_waits(silent: Agent) -> None:
+    with durable_agent() as ours:
+        task = ours.agent.send(orders(silent, "tick 2 1"), wait=False)
+        done = ours.agent.wait_for(task["id"], "TASK_STATE_COMPLETED")
+        assert [p["text"] for p in done["artifacts"][0]["parts"]] == ["tick 0", "tick 1"]
+        # Each poll was a new invocation after a durable wait (2 s, then 4 s ...): a few, not a
+        # function held for the whole time
+        assert 2 <= ours.invocations() <= 4
+        assert ours.pushes() == []
+
+
+def test_canceling_our_task_while_it_waits_cancels_the_remote_task(pushing: Agent) -> None:
+    with durable_agent() as ours:
+        task = ours.agent.send(orders(pushing, "tick 100 1"), wait=False)
+        wait_until(lambda: _waiting(ours, task["id"]), "the delegation to wait", within=WAIT)
+        ours.agent.call("CancelTask", {"id": task["id"]})
+        ours.agent.wait_for(task["id"], "TASK_STATE_CANCELED")
+        remote = wait_until(
+            lambda: (t := _remote_of(pushing)) and t["status"]["state"] == "TASK_STATE_CANCELED" and t,
+            "the remote task to be canceled",
+            within=WAIT,
+        )
+        assert remote
+
+
+def test_a_remote_that_never_finishes_fails_our_task_at_the_limit_naming_it(silent: Agent) -> None:
+    with durable_agent() as ours:
+        task = ours.agent.send(orders(silent, "tick 100 1", limit=3), wait=False)
+        failed = ours.agent.wait_for(task["id"], "TASK_STATE_FAILED")
+        said = failed["status"]["message"]["parts"][0]["text"]
+        assert said == "The remote agent 'reference echo agent' did not finish within the time it was given (3 s)."
+        remote = wait_until(
+            lambda: (t := _remote_of(silent)) and t["status"]["state"] == "TASK_STATE_CANCELED" and t,
+            "the remote task to be canceled",
+            within=WAIT,
+        )
+        assert remote
+
+
+def test_a_push_without_the_token_wakes_nothing(pushing: Agent) -> None:
+    with durable_agent() as ours:
+        task = ours.agent.send(orders(pushing, "tick 100 1"), wait=False)
+        hook = wait_until(lambda: _waiting(ours, task["id"]), "the delegation to wait", within=WAIT)
+        body = {"task": {"id": "x", "status": {"state": "TASK_STATE_COMPLETED"}}}
+        for headers in ({}, {"X-A2A-Notification-Token": "guess"}, {"Authorization": "Bearer guess"}):
+            answer = httpx.post(ours.agent.url + hook, json=body, headers=headers, timeout=10)
+            assert answer.status_code == 401
+            assert answer.json() == {"status": "the push does not carry the token it was given"}
+        elsewhere = hook.rsplit("/", 1)[0] + "/" + _ref("", "mallory", task["id"])
+        assert httpx.post(ours.agent.url + elsewhere, json=body, timeout=10).status_code == 404
+        assert httpx.post(ours.agent.url + "/_a2a/delegations/!!", content=b"{", timeout=10).status_code == 404
+        invocations = ours.invocations()
+        assert ours.agent.task(task["id"])["status"]["state"] == "TASK_STATE_WORKING"
+        assert ours.invocations() == invocations
+        ours.agent.call("CancelTask", {"id": task["id"]})
+
+
+def test_a_worker_that_dies_while_it_waits_goes_on_when_the_push_arrives(
+    pushing: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a durable worker whose first invocation dies once its delegation's wait is recorded: it
+    # hangs there until Lambda ends it at its timeout (3 s), as a frozen or killed worker would
+    dead = threading.Event()
+    real = _CallbackWait.result
+    waits = itertools.count()
+
+    async def dies_first(self: _CallbackWait) -> str:
+        if next(waits) == 0:
+            await asyncio.to_thread(dead.wait, WAIT)  # the hang; released when the test ends
+            raise SuspendExecution("the dead invocation's thread ends")  # its outcome was long settled
+        return await real(self)
+
+    monkeypatch.setattr(_CallbackWait, "result", dies_first)
+    try:
+        with durable_agent(invocation_timeout=3) as ours:
+            # When it delegates a chore of six one-second ticks to an agent that pushes
+            task = ours.agent.send(orders(pushing, "tick 6 1"), wait=False)
+            done = ours.agent.wait_for(task["id"], "TASK_STATE_COMPLETED")
+            # Then the next invocation replayed the run (the send was not made again: the remote
+            # has one task), waited, and the push resumed it to the end
+            assert len(done["artifacts"][0]["parts"]) == 6
+            assert the_remote_task(pushing)["status"]["state"] == "TASK_STATE_COMPLETED"
+            assert ours.pushes()
+            assert ours.invocations() >= 2  # the one that died, and the one that went on
+    finally:
+        dead.set()
+
+
+def _ref(tenant: str, owner: str, task_id: str) -> str:
+    from a2a_serverless.delegation.hook import hook_url
+
+    return hook_url("", StoreScope(tenant, owner), task_id).rsplit("/", 1)[1]
+
+
+def _waiting(ours: DurableAgent, task_id: str) -> str | None:
+    """Our push receiver's path for the task, once its delegation waits (its head names the wait)."""
+    for scope in (StoreScope("", "anonymous"),):
+        head = ours.store.get_head(scope, task_id)
+        if head is not None and head.waiting_token:
+            return "/_a2a/delegations/" + _ref(scope.tenant, scope.owner, task_id)
+    return None
+
+
+def _remote_of(remote: Agent) -> dict[str, Any] | None:
+    tasks = remote.tasks()
+    return tasks[0] if len(tasks) == 1 else None
