@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,11 +136,17 @@ class HoldCancels:
 
 @contextlib.contextmanager
 def our_agent(
-    executor: str, *, fail_once: bool = False, hold_cancels: bool = False, **settings: Any
+    executor: str,
+    *,
+    fail_once: bool = False,
+    hold_cancels: bool = False,
+    wrap: Callable[[ASGIApp], ASGIApp] | None = None,
+    **settings: Any,
 ) -> Iterator[Agent]:
-    """Our app on a memory runtime serving ``executor`` (``relay_agents:Name``)."""
+    """Our app on a memory runtime serving ``executor`` (``relay_agents:Name``), ``wrap``ped if given."""
     runtime = build_runtime(Settings(store="memory", executor=executor, poll_interval_seconds=0.01, **settings))
     app: ASGIApp = create_app(runtime)
+    app = wrap(app) if wrap else app
     faults = FailOnce(app) if fail_once else None
     holds = HoldCancels(app) if hold_cancels else None
     requests: list[tuple[str, str, dict[str, str]]] = []

@@ -1,11 +1,13 @@
 """``delegate`` canceled in the middle, as the worker does it: once when CancelTask reaches the run,
 and again when it stops ``execute`` after the executor's ``cancel``, which may land while the
-remote's CancelTask is still on its way. That request is finished first. And a remote that never
-answers a call: its calls time out, and the delegation ends UNREACHABLE, naming it."""
+remote's CancelTask is still on its way. That request is finished first. A cancel that lands before
+the remote's first event (its task made, its id not yet told) still cancels the remote task. And a
+remote that never answers a call: its calls time out, and the delegation ends UNREACHABLE, naming it."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from delegation_servers import CARD, WAIT, Agent, our_agent
@@ -13,6 +15,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as AsgiMessage
 
 from a2a_serverless.delegation import Outcome, RemoteAgent, delegate
 from a2a_serverless.execution import Event, RequestContext, TaskUpdater
@@ -47,7 +51,7 @@ async def test_a_second_cancel_waits_for_the_remote_s_cancel() -> None:
             # Given a delegation to a remote that works until it is canceled
             run = asyncio.ensure_future(delegate(context, TaskUpdater(events, "ours", "ctx"), remote, "hang"))
             remote_task = await asyncio.to_thread(wait_until, lambda: working(chores), "the remote to work", within=30)
-            # (and its first event relayed: delegate knows the remote task's id, which a cancel needs)
+            # (and its first event relayed: the remote task's id known, the cancel goes straight to CancelTask)
             await asyncio.to_thread(wait_until, lambda: events.events, "the remote's first event relayed", within=30)
 
             # When our run is canceled, and canceled again while the remote's CancelTask is in flight
@@ -64,6 +68,66 @@ async def test_a_second_cancel_waits_for_the_remote_s_cancel() -> None:
     # And until then its WORKING message was relayed as ours
     updates = [e for e in events.events if isinstance(e, TaskStatusUpdateEvent)]
     assert [u.status.message.parts[0].text for u in updates if u.status.message] == ["on it"]
+
+
+class HoldFirstEvent:
+    """Holds the first event of each stream (``/message:stream``) the app answers until the test
+    ``release``s it, ``arrived`` once one is held: the remote task is made, its id not yet told."""
+
+    def __init__(self) -> None:
+        self.arrived, self.release = threading.Event(), threading.Event()
+
+    def around(self, app: ASGIApp) -> ASGIApp:
+        async def holding(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or not scope["path"].endswith("/message:stream"):
+                await app(scope, receive, send)
+                return
+            held = False
+
+            async def sending(message: AsgiMessage) -> None:
+                nonlocal held
+                if message["type"] == "http.response.body" and message.get("body") and not held:
+                    held = True
+                    self.arrived.set()
+                    for _ in range(int(WAIT * 100)):  # a hang guard, not a delay
+                        if self.release.is_set():
+                            break
+                        await asyncio.sleep(0.01)
+                await send(message)
+
+            await app(scope, receive, sending)
+
+        return holding
+
+
+@pytest.mark.asyncio
+async def test_a_cancel_before_the_remote_s_first_event_still_cancels_its_task() -> None:
+    holds = HoldFirstEvent()
+    with our_agent("relay_agents:ChoreAgent", wrap=holds.around) as chores:
+        message = Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(text="go")])
+        context = RequestContext(task_id="ours", context_id="ctx", message=message)
+        events = Events()
+        async with RemoteAgent(chores.card_url, binding="HTTP+JSON") as remote:
+            # Given a delegation whose remote made its task and works, but whose stream has not
+            # told us of it yet (its first event held)
+            updater = TaskUpdater(events, "ours", "ctx")
+            run = asyncio.ensure_future(delegate(context, updater, remote, "hang", cancel_timeout=WAIT))
+            remote_task = await asyncio.to_thread(
+                wait_until, lambda: working(chores), "the remote to work", within=WAIT
+            )
+            assert await asyncio.to_thread(holds.arrived.wait, WAIT)
+            assert not events.events
+
+            # When our run is canceled, and only then the remote's first event goes out
+            run.cancel()
+            holds.release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+
+        # Then the remote task was canceled all the same
+        chores.wait_for(remote_task, "TASK_STATE_CANCELED")
+    # And nothing of it was relayed into our canceled task
+    assert not events.events
 
 
 def _silent_agent() -> Starlette:

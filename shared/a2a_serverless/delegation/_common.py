@@ -6,15 +6,19 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..execution.updater import TaskUpdater
 from ..models import Artifact, Message, Part, StreamResponse, Task, TaskState
 from .remote import ENDED, RemoteAgent, RemoteAgentError
 
-__all__ = ["OF_STATE", "Delegation", "Outcome", "Relay", "cancel_quietly", "cancel_remote", "detail"]
+__all__ = ["OF_STATE", "Delegation", "Outcome", "Relay", "cancel_quietly", "cancel_remote", "detail", "finish_shielded"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _DETAIL_LIMIT = 500
 
@@ -76,13 +80,19 @@ class Delegation:
 
 
 async def cancel_quietly(remote: RemoteAgent, last: Task | None, within: float) -> None:
-    """Ask the remote to cancel its task (if we know it and it is still working), ``within`` seconds.
-
-    The worker cancels ``execute`` right after the executor's ``cancel`` returns, which may be while
-    this runs: that cancellation waits for the request to finish (at most ``within``), then goes on."""
+    """Ask the remote to cancel its task (if we know it and it is still working), ``within`` seconds,
+    to the end even if canceled meanwhile (:func:`finish_shielded`)."""
     if last is None or last.status.state in ENDED:
         return
-    attempt = asyncio.ensure_future(cancel_remote(remote, last.id, within))
+    await finish_shielded(cancel_remote(remote, last.id, within))
+
+
+async def finish_shielded(work: Awaitable[T]) -> T:
+    """``work``'s result, awaited to its end in a task of its own (bound it yourself).
+
+    The worker cancels ``execute`` right after the executor's ``cancel`` returns, which may be while
+    a cancel of the remote task is on its way: that cancellation waits for ``work``, then goes on."""
+    attempt = asyncio.ensure_future(work)
     interrupted = False
     while not attempt.done():
         try:
@@ -91,6 +101,7 @@ async def cancel_quietly(remote: RemoteAgent, last: Task | None, within: float) 
             interrupted = True
     if interrupted:
         raise asyncio.CancelledError
+    return attempt.result()
 
 
 async def cancel_remote(remote: RemoteAgent, task_id: str, within: float) -> None:
