@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from ..json_types import Json
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import Scope
-from ._common import OF_STATE, Delegation, Outcome, Relay, cancel_quietly, cancel_remote, detail
+from ._common import OF_STATE, Delegation, Outcome, Relay, cancel_quietly, cancel_remote, detail, finish_shielded
 from .hook import hook_url, token_digest
 from .remote import ENDED, RemoteAgent, RemoteAgentError
 
@@ -84,7 +84,6 @@ async def delegate_durably(
         reply = Message.model_validate(sent["message"])
         return Delegation(remote.name, Outcome.REPLIED, f"{remote.name!r} replied.", reply=reply)
     last = Task.model_validate(sent["task"])
-    await relay.event(StreamResponse(task=last))
     token = str(sent["token"])
     digest = token_digest(token) if token else ""
     now = float(str(sent["at"]))
@@ -124,12 +123,13 @@ async def delegate_durably(
         else:
             return None
         canceled = True
-        await steps.run(f"{tag}-cancel", cancel)
+        await finish_shielded(steps.run(f"{tag}-cancel", cancel))  # not cut off by our own stop
         return Delegation(remote.name, outcome, text, task=last)
 
     try:
+        await relay.event(StreamResponse(task=last))
         while True:
-            if rang:  # a push said the task ended: read it before waiting again
+            if rang or (end is not None and now >= end):  # a push said it ended, or time is up: look
                 ended = await look(f"{tag}-look-{reads}")
                 if ended is not None:
                     return ended
@@ -144,7 +144,7 @@ async def delegate_durably(
             how = await wait.result()
             if how == "canceled":  # CancelTask: the remote's work is wasted now
                 canceled = True
-                await steps.run(f"{tag}-cancel", cancel)
+                await finish_shielded(steps.run(f"{tag}-cancel", cancel))  # not cut off by our own stop
                 await steps.until_stopped()
                 raise asyncio.CancelledError
             rang = how == "push"

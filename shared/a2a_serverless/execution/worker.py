@@ -173,12 +173,18 @@ async def run_work_item(
     writer = RunWriter(runtime.store, record)
     loop = asyncio.get_running_loop()
     canceled, lost = asyncio.Event(), asyncio.Event()
+    cancel = canceled.set
+    if resumable is not None:
+        # A durable run that replays is stopped where it left off (in the wait CancelTask woke, or
+        # the step it was in), not part-way through the replay: there its code handles the cancel
+        # (a delegation cancels its remote task).
+        cancel = partial(_once_replayed, resumable.replaying, canceled)
     monitor = RunMonitor(
         runtime.store,
         writer,
         item.message_id,
         lease_seconds=settings.run_lease_seconds,
-        on_cancel=lambda: loop.call_soon_threadsafe(canceled.set),
+        on_cancel=lambda: loop.call_soon_threadsafe(cancel),
         on_lost=lambda: loop.call_soon_threadsafe(lost.set),
         alive=(lambda: remaining_ms() > 0) if remaining_ms is not None else (lambda: True),
     )
@@ -211,6 +217,14 @@ async def run_work_item(
     finally:
         monitor.stop()
     return report_run(end, started, settled, log.written)
+
+
+def _once_replayed(replaying: Callable[[], bool], canceled: asyncio.Event) -> None:
+    """Set ``canceled`` once the run no longer replays (checked on the run's loop)."""
+    if not replaying():
+        canceled.set()
+    else:
+        asyncio.get_running_loop().call_later(0.01, _once_replayed, replaying, canceled)
 
 
 class _Replayed:
