@@ -17,20 +17,24 @@ A and B are ``tests/delegation/relay_agents.py``'s delegating agents; each agent
   (count and wall time, through the worker's ``around_invocation`` hook) and each execution's
   durable operations, by type, from the local runner's record of the execution (every operation it
   checkpointed, nested ones included: child contexts, steps, waits, callbacks; the execution's own
-  start is not in that record, and is not counted). B is pushed to by the reference agent (its
-  pushes reach B's push receiver); B itself sends no pushes here (the memory store has no push
-  dispatcher, so B's card says it sends none), so A polls B with durable waits (2 s, 4 s, 8 s ...).
-* Both modes: every HTTP request to A's and B's API (the client's SendMessage, A's calls to B,
-  the reference's pushes to B), its wall time (a stream's: until its last byte) and the template's
+  start is not in that record, and is not counted). The reference agent pushes to B's push
+  receiver. Two variants: ``durable``, where B sends no pushes (its card says so), so A polls B
+  with durable waits (2 s, 4 s, 8 s ...); ``durable_b_pushes``, where B pushes to A as the
+  template's push functions would (:class:`PushPipeline`: the memory store has no change stream,
+  so a thread stands in for it; its dispatcher and delivery calls are metered as those functions'
+  invocations), and A's waits end on B's pushes.
+* Every mode: every HTTP request to A's and B's API (the client's SendMessage, A's calls to B,
+  the pushes to B and to A), its wall time (a stream's: until its last byte) and the template's
   function that serves its route on AWS (JSON-RPC, streams, GetTask and the push receiver:
   GatewayFunction; the card: AgentCardFunction; REST SendMessage: SendMessageFunction). The client
   waits for A's task by reading A's store in-process (no GetTask polls counted).
 
 Priced at ``aws_calls``' prices (Lambda requests, arm64 GB-seconds at each function's MemorySize in
-template.yaml, API Gateway REST requests, durable operations at $8.00 per million). Not counted:
+template.yaml, each invocation's duration rounded up to the millisecond as Lambda bills it, API
+Gateway REST requests, durable operations at $8.00 per million). Not counted:
 DynamoDB, SQS and the authorizer (measured per operation by ``bench/aws_calls.py``), durable data
 written and retained (price not found), and the reference agent's own compute: it works for the
-same time in both modes (stated apart, at WorkerFunction's memory, as if it were a Lambda agent).
+same time in every mode (stated apart, at WorkerFunction's memory, as if it were a Lambda agent).
 
     .venv/bin/python bench/delegation_cost.py [--remote-seconds 60] [--ticks 6] [--tasks 3] [--json PATH]
 
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 import threading
@@ -61,7 +66,15 @@ DEFAULT_JSON = BENCH / "results-delegation-cost.json"
 HEADERS = {"A2A-Version": "1.0"}
 WAIT_SECONDS = 600.0
 """Hang guard for a chain to finish, beyond the remote's own time."""
-PRICED = ("WorkerFunction", "DurableWorkerFunction", "GatewayFunction", "AgentCardFunction", "SendMessageFunction")
+PRICED = (
+    "WorkerFunction",
+    "DurableWorkerFunction",
+    "PushDispatcherFunction",
+    "PushDeliveryFunction",
+    "GatewayFunction",
+    "AgentCardFunction",
+    "SendMessageFunction",
+)
 """The template's functions that run here (their MemorySize is in the result)."""
 
 
@@ -156,6 +169,66 @@ class MeteredQueue:
         self._pool.shutdown(wait=True)
 
 
+class PushPipeline:
+    """B's pushes, as the template's push functions send them from the table's change stream: every
+    ``every`` seconds (the stream's batching) the tasks whose event log grew are one
+    PushDispatcherFunction invocation (``items_for_event``), and each delivery item it makes one
+    PushDeliveryFunction invocation (``deliver``, the SQS batch size being 1), both timed. The
+    notifications carry the token A gave (A's receiver checks it); they are not signed here."""
+
+    def __init__(self, store: Any, meter: Meter, every: float = 0.1) -> None:
+        from a2a_serverless.push.sender import WebhookSender
+
+        self._store, self._meter, self._every = store, meter, every
+        self._sender = WebhookSender(timeout=10.0, allow_private=True)  # every agent is on 127.0.0.1
+        self._seen: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-push", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from a2a_serverless.ports import Scope, TaskQuery
+        from a2a_serverless.push.delivery import deliver
+        from a2a_serverless.push.dispatch import items_for_event
+
+        scope = Scope("", "anonymous")
+        while not self._stop.wait(self._every):
+            grown = []
+            for task in self._store.list_tasks(scope, TaskQuery(page_size=100)).tasks:
+                head = self._store.get_head(scope, task.id)
+                if head is not None and head.last_seq > self._seen.get(task.id, 0):
+                    grown.append((task.id, head.last_seq))
+            if not grown:
+                continue
+            with self._meter.invocation("PushDispatcherFunction"):
+                items = [item for task_id, seq in grown for item in items_for_event(self._store, scope, task_id, seq)]
+            self._seen.update(grown)
+            for item in items:
+                with self._meter.invocation("PushDeliveryFunction"):
+                    deliver(
+                        item,
+                        store=self._store,
+                        sender=self._sender,
+                        signer=None,
+                        attempt=1,
+                        max_attempts=5,
+                        timeout_seconds=10.0,
+                    )
+
+    def idle(self) -> bool:
+        """Nothing is left to send (every task's log seen)."""
+        from a2a_serverless.ports import Scope, TaskQuery
+
+        scope = Scope("", "anonymous")
+        tasks = self._store.list_tasks(scope, TaskQuery(page_size=100)).tasks
+        heads = [self._store.get_head(scope, task.id) for task in tasks]
+        return all(head is None or head.last_seq <= self._seen.get(head.task_id, 0) for head in heads)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
 # ----------------------------------------------------------------------------------------- agents
 @dataclass
 class Served:
@@ -169,8 +242,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def our_agent(mode: str, *, pushes: bool) -> Iterator[Served]:
-    """A delegating agent of ours in ``mode``, served on 127.0.0.1, metered."""
+def our_agent(mode: str, *, pushes: bool = False) -> Iterator[Served]:
+    """A delegating agent of ours in ``mode`` (queue or durable), served on 127.0.0.1, metered;
+    ``pushes``: it sends push notifications (:class:`PushPipeline`), and its card says so."""
     from a2a_serverless.adapters.memory_store import MemoryTaskStore
     from a2a_serverless.config import Settings
     from a2a_serverless.transport.app import create_app
@@ -180,7 +254,12 @@ def our_agent(mode: str, *, pushes: bool) -> Iterator[Served]:
     meter, later = Meter(), _Later()
     with served(ApiMeter(later, meter)) as url:
         store = MemoryTaskStore()
-        common: dict[str, Any] = {"store": "memory", "public_url": url, "push_notifications": pushes}
+        common: dict[str, Any] = {
+            "store": "memory",
+            "public_url": url,
+            "push_notifications": pushes,
+            "allow_private_webhooks": True,  # every agent here is on 127.0.0.1
+        }
         if mode == "queue":
             settings = Settings(executor="relay_agents:DelegatingAgent", poll_interval_seconds=0.01, **common)
             holder: list[Any] = []
@@ -206,10 +285,14 @@ def our_agent(mode: str, *, pushes: bool) -> Iterator[Served]:
             store=store,
             around_invocation=lambda: meter.invocation(DURABLE_WORKER),
         )
+        pipeline = PushPipeline(store, meter) if pushes else None
         try:
             later.app = create_app(build_runtime(settings, store=store, durable=worker.runs))
-            yield Served(url, store, meter, lambda: worker.running == 0, worker)
+            idle = (lambda: worker.running == 0 and pipeline.idle()) if pipeline else (lambda: worker.running == 0)
+            yield Served(url, store, meter, idle, worker)
         finally:
+            if pipeline:
+                pipeline.close()
             worker.close()
 
 
@@ -250,8 +333,13 @@ def send(url: str, text: str) -> str:
     return str(answer["result"]["task"]["id"])
 
 
+MODES = {"queue": ("queue", False), "durable": ("durable", False), "durable_b_pushes": ("durable", True)}
+"""Each measured mode: the agents' execution mode, and whether B pushes to A (else A polls B)."""
+
+
 def run_mode(mode: str, remote_seconds: float, ticks: int, tasks: int) -> dict[str, Any]:
-    """``tasks`` chains at once, client -> A -> B -> reference, in ``mode``; what ran, per agent."""
+    """``tasks`` chains at once, client -> A -> B -> reference, in ``mode`` (:data:`MODES`); what
+    ran, per agent."""
     from a2a_serverless.ports import Scope
     from testkit.reference_agent import reference_agent
 
@@ -259,8 +347,8 @@ def run_mode(mode: str, remote_seconds: float, ticks: int, tasks: int) -> dict[s
     limit = remote_seconds * 3 + 120  # each hop's delegation limit: never the one that ends it
     with (
         reference_agent(push=True) as reference,
-        our_agent(mode, pushes=False) as b,
-        our_agent(mode, pushes=False) as a,
+        our_agent(MODES[mode][0], pushes=MODES[mode][1]) as b,
+        our_agent(MODES[mode][0]) as a,
     ):
         to_b = {"to": reference + "/.well-known/agent-card.json", "send": chore, "limit": limit}
         orders = {"to": b.url + "/.well-known/agent-card.json", "send": json.dumps(to_b), "limit": limit}
@@ -281,7 +369,7 @@ def run_mode(mode: str, remote_seconds: float, ticks: int, tasks: int) -> dict[s
             len(record.task.artifacts[0].parts) if record and record.task.artifacts else 0
             for record in (a.store.get_task(Scope("", "anonymous"), task_id) for task_id in ids)
         ]
-        if mode == "durable":
+        if a.worker is not None:
             count_operations(a)
             count_operations(b)
     return {
@@ -317,27 +405,37 @@ class PerTask:
     durable_operations: float = 0.0
     durable_operations_by_type: dict[str, float] = field(default_factory=dict)
     requests_by_kind: dict[str, float] = field(default_factory=dict)
+    invocations_by_function: dict[str, float] = field(default_factory=dict)
+    """``agent function`` -> invocations per task."""
 
 
 def per_task(raw: dict[str, Any], memory: dict[str, int]) -> PerTask:
     out, n = PerTask(), raw["tasks"]
     kinds: Counter[str] = Counter()
+    functions: Counter[str] = Counter()
     ops: Counter[str] = Counter()
     for agent, metered in raw["agents"].items():
         for function, seconds in metered["invocations"]:
+            functions[f"{agent} {function}"] += 1
             out.worker_invocations += 1 / n
             out.worker_seconds += seconds / n
-            out.worker_gb_seconds += memory[function] / 1024 * seconds / n
+            out.worker_gb_seconds += memory[function] / 1024 * billed(seconds) / n
         for function, method, path, seconds in metered["requests"]:
             out.api_requests += 1 / n
             out.api_seconds += seconds / n
-            out.api_gb_seconds += memory[function] / 1024 * seconds / n
+            out.api_gb_seconds += memory[function] / 1024 * billed(seconds) / n
             kinds[f"{agent} {function} {method} {_route(path)}"] += 1
         ops.update(metered["durable_operations"])
     out.durable_operations = sum(ops.values()) / n
     out.durable_operations_by_type = {k: round(v / n, 2) for k, v in sorted(ops.items())}
     out.requests_by_kind = {k: round(v / n, 2) for k, v in sorted(kinds.items())}
+    out.invocations_by_function = {k: round(v / n, 2) for k, v in sorted(functions.items())}
     return out
+
+
+def billed(seconds: float) -> float:
+    """An invocation's billed duration: Lambda rounds up to the millisecond."""
+    return math.ceil(seconds * 1000) / 1000
 
 
 def _route(path: str) -> str:
@@ -367,7 +465,7 @@ def result(remote_seconds: float, ticks: int, tasks: int) -> dict[str, Any]:
     facts = p.template_facts()["functions"]
     memory = {name: int(f["memory_mb"]) for name, f in facts.items()}
     modes: dict[str, Any] = {}
-    for mode in ("queue", "durable"):
+    for mode in MODES:
         print(f"{mode} mode: {tasks} chain(s), remote {remote_seconds:g} s ...", file=sys.stderr)
         raw = run_mode(mode, remote_seconds, ticks, tasks)
         units = per_task(raw, memory)
@@ -408,45 +506,54 @@ def result(remote_seconds: float, ticks: int, tasks: int) -> dict[str, Any]:
 
 
 def render(data: dict[str, Any]) -> str:
-    meta, queue, durable = data["meta"], data["modes"]["queue"], data["modes"]["durable"]
+    meta, modes = data["meta"], data["modes"]
+    names = list(modes)
+    head = "| per task | " + " | ".join(names) + " |"
+    rule = "|---|" + "---:|" * len(names)
+
+    def row(label: str, values: list[str]) -> str:
+        return f"| {label} | " + " | ".join(values) + " |"
+
     lines = [
-        f"### A two-hop delegated task, remote {meta['remote_seconds']:g} s: queue and durable mode ({meta['date']})",
+        f"### A two-hop delegated task, remote {meta['remote_seconds']:g} s ({meta['date']})",
         "",
-        f"Per task (A and B together; {meta['tasks_per_mode']} chains at once per mode; outcomes: "
-        f"queue {', '.join(queue['raw']['states'])}, durable {', '.join(durable['raw']['states'])}; "
-        f"chain wall time queue {queue['raw']['chain_seconds']} s, durable {durable['raw']['chain_seconds']} s)",
+        f"Per task: A and B together, {meta['tasks_per_mode']} chains at once per mode.",
         "",
-        "| per task | queue | durable |",
-        "|---|---:|---:|",
+        head,
+        rule,
+        row("outcomes", [", ".join(sorted(set(m["raw"]["states"]))) for m in modes.values()]),
+        row("chain wall time, s", [f"{m['raw']['chain_seconds']:g}" for m in modes.values()]),
     ]
     rows = [
-        ("worker invocations", "worker_invocations"),
-        ("worker seconds", "worker_seconds"),
-        ("worker GB-s", "worker_gb_seconds"),
+        ("function invocations (workers, push)", "worker_invocations"),
+        ("their seconds", "worker_seconds"),
+        ("their GB-s", "worker_gb_seconds"),
         ("API requests (to A and B)", "api_requests"),
-        ("API seconds", "api_seconds"),
-        ("API GB-s", "api_gb_seconds"),
+        ("their seconds", "api_seconds"),
+        ("their GB-s", "api_gb_seconds"),
         ("durable operations", "durable_operations"),
     ]
     for label, key in rows:
-        lines.append(f"| {label} | {queue['per_task'][key]:g} | {durable['per_task'][key]:g} |")
-    gb = [m["per_task"]["worker_gb_seconds"] + m["per_task"]["api_gb_seconds"] for m in (queue, durable)]
-    lines.append(f"| **Lambda GB-s, all** | **{gb[0]:.2f}** | **{gb[1]:.2f}** |")
-    lines += ["", "| $ per million tasks | queue | durable |", "|---|---:|---:|"]
-    for key in queue["per_million_tasks_usd"]:
-        q, d = queue["per_million_tasks_usd"][key], durable["per_million_tasks_usd"][key]
-        lines.append(f"| {key.replace('_', ' ')} | {q:,.2f} | {d:,.2f} |")
-    totals = [m["total_per_million_tasks_usd"] for m in (queue, durable)]
-    lines.append(f"| **total** | **{totals[0]:,.2f}** | **{totals[1]:,.2f}** |")
+        lines.append(row(label, [f"{m['per_task'][key]:.4g}" for m in modes.values()]))
+    gb = [m["per_task"]["worker_gb_seconds"] + m["per_task"]["api_gb_seconds"] for m in modes.values()]
+    lines.append(row("**Lambda GB-s, all**", [f"**{g:.2f}**" for g in gb]))
+    lines += ["", head.replace("per task", "$ per million tasks"), rule]
+    for key in modes[names[0]]["per_million_tasks_usd"]:
+        lines.append(row(key.replace("_", " "), [f"{m['per_million_tasks_usd'][key]:,.2f}" for m in modes.values()]))
+    lines.append(row("**total**", [f"**{m['total_per_million_tasks_usd']:,.2f}**" for m in modes.values()]))
     remote = data["remote_same_in_both_modes"]
-    lines += [
-        "",
-        f"Durable operations by type, per task: {durable['per_task']['durable_operations_by_type']}.",
-        f"The remote's own compute, the same in both modes and not above: {remote['seconds']:g} s, "
+    lines.append("")
+    for name, m in modes.items():
+        if m["per_task"]["durable_operations"]:
+            lines.append(
+                f"{name}: durable operations by type, per task: {m['per_task']['durable_operations_by_type']}."
+            )
+    lines.append(
+        f"The remote's own compute, the same in every mode and not above: {remote['seconds']:g} s, "
         f"{remote['gb_seconds_at_worker_memory']} GB-s per task if it were a Lambda worker at "
         f"{meta['memory_mb']['WorkerFunction']} MB "
-        f"(${remote['per_million_tasks_usd_if_a_lambda_worker']:,.2f} per million).",
-    ]
+        f"(${remote['per_million_tasks_usd_if_a_lambda_worker']:,.2f} per million)."
+    )
     return "\n".join(lines)
 
 
