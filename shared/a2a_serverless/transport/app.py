@@ -22,7 +22,7 @@ from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card, signed_card
 from ..config import ConfigError
-from ..delegation.hook import HOOK_PATH, TOKEN_HEADER, wake
+from ..delegation.hook import HOOK_PATH, MAX_PEEK_BYTES, TOKEN_HEADER, wake
 from ..errors import A2AError, MethodNotFoundError
 from ..json_types import JsonValue
 from ..push import JWKS_PATH
@@ -148,7 +148,11 @@ async def receive_delegation_push(request: Request, runtime: Runtime) -> Respons
     bearer = request.headers.get("authorization", "")
     if not token and bearer[:7].lower() == "bearer ":
         token = bearer[7:].strip()
-    body = await request.body()
+    body = b""
+    async for chunk in request.stream():  # what the receiver peeks at, at most: more wakes the wait
+        body += chunk
+        if len(body) > MAX_PEEK_BYTES:
+            break
     answer = await asyncio.to_thread(wake, runtime, request.path_params["ref"], token, body)
     return JSONResponse({"status": answer.reason}, status_code=answer.status)
 
