@@ -114,7 +114,6 @@ def end_task(
         lease_until=0,
         cancel_requested=False,
         waiting_callback="",
-        waiting_token="",
     )
     return ended, (event,)
 
@@ -152,7 +151,6 @@ def claim(
             running_message_id=message_id,
             lease_until=now + lease_seconds,
             waiting_callback="",
-            waiting_token="",
         )
         return Transition(Claim.CLAIMED, claimed)
     if record.running_message_id == message_id and receive_count > 1:
@@ -177,7 +175,6 @@ def append_steps(record: TaskRecord, steps: Sequence[Step], *, message_id: str, 
             lease_until=0,
             cancel_requested=new.cancel_requested and not terminal,
             waiting_callback="",  # a durable run's sleep named one: the run is over
-            waiting_token="",
         )
     events = tuple(e for step in steps for e in step.events)
     return Transition(None, new, events, snapshot=any(s.snapshot for s in steps))
@@ -227,9 +224,7 @@ def settle(record: TaskRecord, *, message_id: str, end: RunEnd, max_history: int
     task = record.task
     state = task.status.state
     leftovers = bool(record.running_message_id or record.cancel_requested or record.lease_until)
-    clear = replace(
-        record, running_message_id="", lease_until=0, cancel_requested=False, waiting_callback="", waiting_token=""
-    )
+    clear = replace(record, running_message_id="", lease_until=0, cancel_requested=False, waiting_callback="")
     if state.is_terminal:
         return Transition(None, clear) if leftovers else Transition(None)
     if not record.running_message_id:

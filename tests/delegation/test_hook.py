@@ -46,7 +46,9 @@ def served() -> tuple[TestClient, RecordedRuns, str]:
     record = a_task_with_events(store, SCOPE, 2)  # WORKING
     store.commit(replace(record, waiting_callback="cb-7", waiting_token=token_digest(TOKEN)))
     path = hook_url("", SCOPE, "t1")
-    return TestClient(create_app(runtime)), runs, path
+    app = create_app(runtime)
+    app.state.store = store
+    return TestClient(app), runs, path
 
 
 def push(client: TestClient, path: str, body: Any, **headers: str) -> Any:
@@ -114,4 +116,17 @@ def test_a_push_for_another_owner_or_a_task_that_waits_for_nothing_is_not_found(
     for path in (hook_url("", Scope("acme", "mallory"), "t1"), hook_url("", SCOPE, "t2"), "/_a2a/delegations/%%"):
         answer = push(client, path, ENDED, **{"X-A2A-Notification-Token": TOKEN})
         assert answer.status_code == 404, path
+    assert runs.resumed == []
+
+
+def test_a_push_with_the_token_while_no_wait_is_open_is_noted(served: tuple[TestClient, RecordedRuns, str]) -> None:
+    # Given the wait's callback gone (before the first wait opens, or after our run ended)
+    client, runs, path = served
+    store = client.app.state.store  # type: ignore[attr-defined]
+    record = store.get_task(SCOPE, "t1")
+    assert record is not None
+    store.commit(replace(record, waiting_callback=""))
+    # Then a push carrying the token is acknowledged (the run reads the task after each wait opens)
+    answer = push(client, path, ENDED, **{"X-A2A-Notification-Token": TOKEN})
+    assert (answer.status_code, answer.json()) == (200, {"status": "noted"})
     assert runs.resumed == []

@@ -69,6 +69,8 @@ async def delegate_durably(
             card = await remote.card()
             token = secrets.token_urlsafe(32) if hook and card.capabilities.push_notifications else ""
             push = TaskPushNotificationConfig(url=hook, token=token) if token else None
+            if token:  # a push may come before the first wait is open: the receiver knows it then
+                await steps.expect_push(token_digest(token))
             reply = await remote.send(outbound, idempotency_key=key, push=push)
         except RemoteAgentError as exc:
             return {"error": str(exc), "name": remote.name, "at": time.time()}

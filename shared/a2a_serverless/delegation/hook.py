@@ -72,12 +72,14 @@ def wake(runtime: Runtime, ref: str, token: str, body: bytes) -> HookAnswer:
         return HookAnswer(404, "no such delegation")
     scope, task_id = located
     head = runtime.store.get_head(scope, task_id)
-    if head is None or not head.waiting_token or not head.waiting_callback or runtime.durable is None:
+    if head is None or not head.waiting_token or runtime.durable is None:
         return HookAnswer(404, "no delegation of this task waits")
     if not token or not hmac.compare_digest(token_digest(token), head.waiting_token):
         logger.warning("a push to a delegation carried a wrong token", extra={"task_id": task_id})
         return HookAnswer(401, "the push does not carry the token it was given")
-    if _still_working(body):
+    if _still_working(body) or not head.waiting_callback:
+        # Nothing to wake: the task still works, or no wait is open (not yet: the read after the
+        # wait opens sees what the push announced; or no more: our run is over).
         return HookAnswer(200, "noted")
     runtime.durable.resume(head.waiting_callback, json.dumps({"push": True}))
     return HookAnswer(200, "woken")

@@ -92,6 +92,11 @@ class Steps:
         ``token_digest``. Durable mode only (delegation uses it: ``a2a_serverless.delegation``)."""
         raise NotImplementedError("a wait a push ends needs durable mode (A2A_EXECUTION_MODE=durable)")
 
+    async def expect_push(self, token_digest: str) -> None:
+        """Record on the task that pushes carrying the token whose SHA-256 (hex) is ``token_digest``
+        may come from now on (before any wait is open): the push receiver acknowledges them."""
+        raise NotImplementedError("durable mode only")
+
     async def until_stopped(self) -> None:
         """After a wait CancelTask ended (:meth:`PushWait.result` said ``canceled``): wait for the
         run to be stopped, as it will be (the executor must not go on with its work)."""

@@ -275,6 +275,9 @@ class DurableSteps(Steps):
         wait = await self._open(seconds, name, token=token_digest)
         return wait if wait.held else _Ended()
 
+    async def expect_push(self, token_digest: str) -> None:
+        await asyncio.to_thread(self._hold, 0, "", token_digest, None)
+
     async def until_stopped(self) -> None:
         # CancelTask woke the wait (it fails the callback): the run's monitor sees the cancel mark
         # and stops the executor, which must not start its next step meanwhile. A monitor that
@@ -295,7 +298,7 @@ class DurableSteps(Steps):
         held = await asyncio.to_thread(self._context.step, hold, f"{name}-hold")
         return _CallbackWait(callback, bool(held))
 
-    def _hold(self, seconds: int, callback_id: str, token: str, _step: StepContext) -> bool:
+    def _hold(self, seconds: int, callback_id: str, token: str, _step: StepContext | None) -> bool:
         item = self._item
         lease = seconds + self._settings.run_lease_seconds
         rule = partial(

@@ -91,8 +91,9 @@ class TaskHead:
     message-only reply): the task is completed with it as its status message and never listed.
     ``waiting_callback`` (durable execution mode) is the callback id of the durable execution that
     waits for the task's next message ('' when none waits): SendMessage resumes it with that id.
-    ``waiting_token`` is set while that wait is a delegation's: the SHA-256 (hex) of the token the
-    remote agent's push must carry to resume it (``a2a_serverless.delegation``).
+    ``waiting_token`` is the SHA-256 (hex) of the token the pushes of the remote agent the run last
+    delegated to carry (``a2a_serverless.delegation``): set when the delegation sends, kept after
+    the run ends (a late push is acknowledged, not refused), replaced by a sleep or an input wait.
     """
 
     scope: Scope
