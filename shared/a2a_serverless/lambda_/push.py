@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -25,7 +25,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ..config import ConfigError
 from ..json_types import Json
 from ..push.attempts import AttemptLog
-from ..push.delivery import DeliveryItem, DeliveryOutcome, Sender, Signer, backoff_seconds, deliver
+from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
 from ..push.queue import DeliveryQueue, SqsDeliveryQueue
 from ..runtime import Runtime
@@ -35,7 +35,7 @@ from . import _metrics as m
 from ._observability import logger, metrics
 
 if TYPE_CHECKING:
-    from ..push.sender import SendResult, WebhookSender
+    from ..push.sender import WebhookSender
 
 __all__ = [
     "DeliveryRetry",
@@ -133,7 +133,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
     result = deliver(
         item,
         store=services.runtime.store,
-        sender=_TimedSender(services.sender),
+        sender=services.sender,
         signer=services.signer,
         attempt=attempt,
         max_attempts=settings.push_max_attempts,
@@ -142,6 +142,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
         parts=services.runtime.parts,
         inline_bytes=settings.inline_push_bytes,
         attempt_log=AttemptLog(settings.push_attempt_log) if settings.push_attempt_log else None,
+        on_sent=lambda result, latency_ms: m.WEBHOOK_LATENCY.add_by(result.outcome, latency_ms),
     )
     for dead in result.dead_letters:
         services.queue.dead_letter(dead)
@@ -164,19 +165,6 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
         services.queue.delay(record.receipt_handle, delay)
         m.PUSH_DELIVERY_RETRIES.add(1)
         raise DeliveryRetry(f"attempt {attempt} failed ({result.reason}); next in {delay}s")
-
-
-class _TimedSender:
-    """The webhook sender, each POST's latency written by its outcome (``WebhookLatency``)."""
-
-    def __init__(self, sender: Sender) -> None:
-        self._sender = sender
-
-    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> SendResult:
-        began = time.monotonic()
-        result = self._sender.send(url, body, headers)
-        m.WEBHOOK_LATENCY.add_by(result.outcome, (time.monotonic() - began) * 1000)
-        return result
 
 
 @logger.inject_lambda_context(clear_state=True)

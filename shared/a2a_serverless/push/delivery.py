@@ -237,13 +237,14 @@ def deliver(
     parts: PartPresenter | None = None,
     inline_bytes: int = 0,
     attempt_log: AttemptLog | None = None,
+    on_sent: Callable[[SendResult, float], object] = lambda result, latency_ms: None,
 ) -> DeliveryResult:
     """Deliver what ``item`` asks for (module docstring). ``attempt`` counts from 1 (SQS's
     receive count); ``remaining_seconds`` is what is left of the invocation. ``parts`` turns the
     log's references to stored parts into what a webhook gets: inline up to ``inline_bytes`` per
     notification, else presigned URLs; a stored part that cannot be read is retried like a failed
     send. Every attempt is recorded in ``attempt_log`` when one is given (the local stack's
-    ``A2A_PUSH_ATTEMPT_LOG``: :mod:`.attempts`)."""
+    ``A2A_PUSH_ATTEMPT_LOG``: :mod:`.attempts`); ``on_sent`` hears each POST's result and latency."""
     log = attempt_log
     scope = item.scope
     target = store.get_push_target(scope, item.task_id, item.config_id)
@@ -266,13 +267,12 @@ def deliver(
         except ContentUnavailableError:
             from .sender import SendResult
 
-            result = SendResult("retry", None, "a stored part of the task could not be read")
-            latency_ms = 0.0
+            result, latency_ms = SendResult("retry", None, "a stored part of the task could not be read"), 0.0
         else:
             headers = notification_headers(target.config, item.task_id, stored.seq, body, signer, content_type)
             began = time.monotonic()
             result = sender.send(target.config.url, body, headers)
-            latency_ms = (time.monotonic() - began) * 1000.0
+            on_sent(result, latency_ms := (time.monotonic() - began) * 1000.0)
         if log is not None:
             _record(log, item, stored.seq, attempt, max_attempts, result, latency_ms)
         if result.outcome == "delivered":
