@@ -1,8 +1,8 @@
 """The agents of the delegation tests, named by import path (``relay_agents:...``).
 
 :class:`DelegatingAgent` reads its orders as JSON, ``{"to": card URL, "send": text, "binding":
-"JSONRPC" | "HTTP+JSON", "limit": seconds}``, delegates ``send`` to the agent at ``to`` and reports
-the outcome (``Delegation.report``). ``send`` may itself be such orders, for the next hop.
+"JSONRPC" | "HTTP+JSON", "limit": seconds, "cancel_timeout": seconds}``, delegates ``send`` to the
+agent at ``to`` and reports the outcome (``Delegation.report``). ``send`` may itself be such orders, for the next hop.
 
 :class:`ChoreAgent` is the remote: ``chunks N`` (a WORKING message, then N chunks of the artifact
 ``out``, then COMPLETED saying "done"), ``fail`` (raises with a secret text), ``reject``, ``reply``
@@ -27,7 +27,14 @@ class DelegatingAgent(AgentExecutor):
         await updater.start_work()
         orders = json.loads(context.get_user_input())
         async with RemoteAgent(orders["to"], binding=orders.get("binding")) as remote:
-            result = await delegate(context, updater, remote, orders["send"], limit=orders.get("limit", 60.0))
+            result = await delegate(
+                context,
+                updater,
+                remote,
+                orders["send"],
+                limit=orders.get("limit", 60.0),
+                cancel_timeout=orders.get("cancel_timeout", 3.0),
+            )
         await result.report(updater)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -22,8 +22,9 @@ from typing import Any
 import httpx
 import pytest
 from aws_durable_execution_sdk_python.exceptions import SuspendExecution
-from delegation_servers import WAIT, Agent, Recorder
+from delegation_servers import WAIT, Agent, Recorder, our_agent
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as AsgiMessage
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
@@ -214,6 +215,62 @@ def test_a_worker_that_dies_while_it_waits_goes_on_when_the_push_arrives(
             assert ours.invocations() >= 2  # the one that died, and the one that went on
     finally:
         dead.set()
+
+
+class HoldSends:
+    """Holds each answer to ``/message:send`` (the remote made its task, we do not know it yet)
+    until the test ``release``s it; ``arrived`` once one is held."""
+
+    def __init__(self) -> None:
+        self.arrived, self.release = threading.Event(), threading.Event()
+
+    def around(self, app: ASGIApp) -> ASGIApp:
+        async def holding(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or not scope["path"].endswith("/message:send"):
+                await app(scope, receive, send)
+                return
+
+            async def sending(message: AsgiMessage) -> None:
+                if message["type"] == "http.response.start":
+                    self.arrived.set()
+                    await asyncio.to_thread(self.release.wait, WAIT)
+                await send(message)
+
+            await app(scope, receive, sending)
+
+        return holding
+
+
+def test_a_cancel_while_the_message_is_on_its_way_cancels_the_task_it_made() -> None:
+    holds = HoldSends()
+    chores_settings = {"allow_private_webhooks": True}  # it takes our push URL (http, on 127.0.0.1)
+    with our_agent("relay_agents:ChoreAgent", wrap=holds.around, **chores_settings) as chores, durable_agent() as ours:
+        # Given a delegation whose send made the remote's task, its answer not yet back
+        chore = orders(chores, "hang", binding="HTTP+JSON", cancel_timeout=4)
+        task = ours.agent.send(chore, wait=False)
+        assert holds.arrived.wait(WAIT)
+        remote = wait_until(lambda: _remote_of(chores), "the remote's task", within=WAIT)
+        # When our task is canceled meanwhile (the run is stopped during its send step), and then
+        # the answer comes
+        cancel = threading.Thread(target=ours.agent.call, args=("CancelTask", {"id": task["id"]}), daemon=True)
+        cancel.start()
+        ours.agent.wait_for(task["id"], "TASK_STATE_CANCELED")
+        holds.release.set()
+        # Then the task the send made is canceled too
+        chores.wait_for(remote["id"], "TASK_STATE_CANCELED")
+        cancel.join(WAIT)
+
+
+def test_a_remote_that_refuses_our_push_config_is_polled() -> None:
+    # Given our own agent as the remote, which takes https push URLs only (ours is http here)
+    with our_agent("relay_agents:ChoreAgent") as chores, durable_agent() as ours:
+        # When our agent delegates to it
+        task = ours.agent.send(orders(chores, "chunks 2"), wait=False)
+        done = ours.agent.wait_for(task["id"], "TASK_STATE_COMPLETED")
+        # Then the send went again without the push config (one remote task), and polls found the end
+        assert [p["text"] for p in done["artifacts"][0]["parts"]] == ["chunk 0;", "chunk 1;"]
+        (remote,) = chores.tasks()
+        assert remote["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 def _ref(tenant: str, owner: str, task_id: str) -> str:

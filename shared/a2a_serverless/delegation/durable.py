@@ -29,7 +29,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
-from ..json_types import Json
+from ..json_types import Json, JsonValue
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import Scope
 from ._common import OF_STATE, Delegation, Outcome, Relay, cancel_quietly, cancel_remote, detail, finish_shielded
@@ -71,13 +71,28 @@ async def delegate_durably(
             push = TaskPushNotificationConfig(url=hook, token=token) if token else None
             if token:  # a push may come before the first wait is open: the receiver knows it then
                 await steps.expect_push(token_digest(token))
-            reply = await remote.send(outbound, idempotency_key=key, push=push)
+            try:
+                reply = await remote.send(outbound, idempotency_key=key, push=push)
+            except RemoteAgentError:
+                if push is None:
+                    raise
+                # Refused with the push config (our URL is not one it takes, say): send it without,
+                # and poll. The same messageId and Idempotency-Key: a remote that made a task the
+                # first time recognises the send.
+                token, reply = "", await remote.send(outbound, idempotency_key=key)
         except RemoteAgentError as exc:
             return {"error": str(exc), "name": remote.name, "at": time.time()}
         sent: Json = {"message": reply.to_wire()} if isinstance(reply, Message) else {"task": reply.to_wire()}
         return {**sent, "name": remote.name, "token": token, "at": time.time()}
 
-    sent = await steps.run(f"{tag}-send", send)
+    sending = asyncio.ensure_future(steps.run(f"{tag}-send", send))
+    try:
+        sent = await asyncio.shield(sending)
+    except asyncio.CancelledError:
+        # Stopped while the message was on its way: the send goes on (within cancel_timeout), and
+        # the remote task it made is canceled.
+        await finish_shielded(_cancel_sent(sending, remote, cancel_timeout))
+        raise
     assert isinstance(sent, dict)
     remote.name = str(sent["name"])
     if "error" in sent:
@@ -158,6 +173,20 @@ async def delegate_durably(
         if not canceled:  # stopped while a step ran: ask the remote to stop too (best effort)
             await cancel_quietly(remote, last, cancel_timeout)
         raise
+
+
+async def _cancel_sent(sending: asyncio.Future[JsonValue], remote: RemoteAgent, within: float) -> None:
+    """Cancel the remote task ``sending`` (the send step) makes, ``within`` seconds in all."""
+    loop = asyncio.get_running_loop()
+    ends = loop.time() + within
+    try:
+        sent = await asyncio.wait_for(asyncio.shield(sending), within)
+    except Exception:  # the send failed, or took too long: nothing known to cancel
+        return
+    if isinstance(sent, dict) and isinstance(sent.get("task"), dict):
+        task = Task.model_validate(sent["task"])
+        if task.status.state not in ENDED:
+            await cancel_remote(remote, task.id, max(0.0, ends - loop.time()))
 
 
 async def _relayed(relay: Relay, last: Task, task: Task) -> Task:
