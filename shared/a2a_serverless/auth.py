@@ -35,6 +35,13 @@ class Principal:
     authenticated: bool
 
 
+def bearer_token(headers: Mapping[str, str]) -> str:
+    """The token of ``Authorization: Bearer <token>`` ('' without one). ``headers`` must be
+    case-insensitive (Starlette's are)."""
+    scheme, _, token = headers.get("authorization", "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
 def authenticate(
     mode: str, api_keys: Mapping[str, str], headers: Mapping[str, str], aws_event: Mapping[str, JsonValue] | None
 ) -> Principal:
@@ -43,10 +50,10 @@ def authenticate(
     if mode == "none":
         return Principal(ANONYMOUS, authenticated=False)
     if mode == "api-key":
-        scheme, _, token = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and token:
+        token = bearer_token(headers)
+        if token:
             for key, name in api_keys.items():
-                if hmac.compare_digest(key.encode(), token.strip().encode()):
+                if hmac.compare_digest(key.encode(), token.encode()):
                     return Principal(name, authenticated=True)
         raise UnauthenticatedError(headers={"WWW-Authenticate": 'Bearer realm="a2a"'})
     if mode == "apigateway":

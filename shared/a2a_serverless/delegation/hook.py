@@ -25,21 +25,23 @@ import hashlib
 import hmac
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..auth import bearer_token
 from ..json_types import JsonValue
 from ..ports import Scope
+from ..push import TOKEN_HEADER
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["HOOK_PATH", "HookAnswer", "hook_url", "token_digest", "wake"]
+__all__ = ["HOOK_PATH", "MAX_PEEK_BYTES", "HookAnswer", "hook_url", "token_digest", "wake"]
 
 logger = logging.getLogger(__name__)
 
 HOOK_PATH = "/_a2a/delegations/{ref}"
-TOKEN_HEADER = "X-A2A-Notification-Token"  # noqa: S105 - a header name, not a secret
 MAX_PEEK_BYTES = 1 << 20
 """A push body larger than this is not read: it wakes the wait (the execution reads the task)."""
 
@@ -64,9 +66,10 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def wake(runtime: Runtime, ref: str, token: str, body: bytes) -> HookAnswer:
-    """Resume the delegation wait ``ref`` names, if ``token`` is its token and ``body`` may say
-    its remote task ended."""
+def wake(runtime: Runtime, ref: str, headers: Mapping[str, str], body: bytes) -> HookAnswer:
+    """Resume the delegation wait ``ref`` names, if ``headers`` carry its token and ``body`` may say
+    its remote task ended. ``headers`` must be case-insensitive (Starlette's are)."""
+    token = headers.get(TOKEN_HEADER) or bearer_token(headers)
     located = _scope_of(ref)
     if located is None:
         return HookAnswer(404, "no such delegation")

@@ -13,11 +13,13 @@ Nothing is imported here, so each Lambda imports only what it uses; the wire nam
 defined here for the same reason (the app serves the JWKS without loading the signer's crypto).
 """
 
-__all__ = ["JWKS_PATH", "SIGNATURE_HEADER", "SIGNING_ALGORITHM"]
+__all__ = ["JWKS_PATH", "SIGNATURE_HEADER", "SIGNING_ALGORITHM", "TOKEN_HEADER"]
 
 SIGNATURE_HEADER = "X-A2A-Notification-Signature"
 """The request header carrying a notification's JWT (receivers also accept ``Authorization: Bearer``)."""
 JWKS_PATH = "/.well-known/jwks.json"
 """Where the agent publishes its public keys, relative to its base URL."""
+TOKEN_HEADER = "X-A2A-Notification-Token"  # noqa: S105 - a header name, not a secret
+"""The request header carrying a push config's ``token`` (A2A specification, section 4.3.3)."""
 SIGNING_ALGORITHM = "ES256"
 """The only algorithm notifications are signed with, and the only one receivers accept."""

@@ -50,7 +50,7 @@ from ..models import StreamResponse, Task, TaskPushNotificationConfig
 from ..ports import PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
 from ..versions import ProtocolVersion
-from . import SIGNATURE_HEADER
+from . import SIGNATURE_HEADER, TOKEN_HEADER
 from .attempts import Attempt, AttemptLog, AttemptOutcome
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ logger = logging.getLogger(__name__)
 
 CONTENT_TYPE = "application/a2a+json"
 LEGACY_CONTENT_TYPE = "application/json"
-TOKEN_HEADER = "X-A2A-Notification-Token"  # noqa: S105 - a header name, not a secret
 EVENT_ID_HEADER = "X-A2A-Event-Id"
 EVENT_SEQUENCE_HEADER = "X-A2A-Event-Sequence"
 USER_AGENT = "a2a-serverless"

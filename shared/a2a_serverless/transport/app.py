@@ -22,7 +22,7 @@ from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card, signed_card
 from ..config import ConfigError
-from ..delegation.hook import HOOK_PATH, MAX_PEEK_BYTES, TOKEN_HEADER, wake
+from ..delegation.hook import HOOK_PATH, MAX_PEEK_BYTES, wake
 from ..errors import A2AError, MethodNotFoundError
 from ..json_types import JsonValue
 from ..push import JWKS_PATH
@@ -48,12 +48,10 @@ def create_app(
     methods: Collection[str] | None = None,
     jsonrpc: bool = True,
     card: bool = True,
-    delegation_hook: bool | None = None,
 ) -> Starlette:
     """Build the app. ``runtime`` None means ``get_runtime()`` at the first request (no I/O at
-    import or construction). ``methods`` restricts the A2A methods served. ``delegation_hook``:
-    serve the push receiver of durable delegation (:mod:`..delegation.hook`); by default when the
-    whole app is served (no ``methods``)."""
+    import or construction). ``methods`` restricts the A2A methods served; the whole app (no
+    ``methods``) also serves the push receiver of durable delegation (:mod:`..delegation.hook`)."""
 
     def current() -> Runtime:
         return runtime if runtime is not None else get_runtime()
@@ -76,7 +74,7 @@ def create_app(
         routes.append(Route(JWKS_PATH, jwks_endpoint, methods=["GET"]))
     if jsonrpc:
         routes.append(Route("/", jsonrpc_endpoint, methods=["POST"]))
-    if delegation_hook if delegation_hook is not None else methods is None:
+    if methods is None:
         routes.append(Route(HOOK_PATH, hook_endpoint, methods=["POST"]))
     routes.extend(rest_routes(current, methods))
     return Starlette(
@@ -144,16 +142,12 @@ async def receive_delegation_push(request: Request, runtime: Runtime) -> Respons
     """A remote agent's push about a task we delegated to it (:mod:`..delegation.hook`): verified
     by its token, it wakes the durable wait of the task that delegated. The answer is a small JSON
     object in fixed words; nothing of the task is said."""
-    token = request.headers.get(TOKEN_HEADER, "")
-    bearer = request.headers.get("authorization", "")
-    if not token and bearer[:7].lower() == "bearer ":
-        token = bearer[7:].strip()
     body = b""
     async for chunk in request.stream():  # what the receiver peeks at, at most: more wakes the wait
         body += chunk
         if len(body) > MAX_PEEK_BYTES:
             break
-    answer = await asyncio.to_thread(wake, runtime, request.path_params["ref"], token, body)
+    answer = await asyncio.to_thread(wake, runtime, request.path_params["ref"], request.headers, body)
     return JSONResponse({"status": answer.reason}, status_code=answer.status)
 
 
