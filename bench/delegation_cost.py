@@ -129,16 +129,6 @@ class ApiMeter:
                 self.meter.requests.append((api_function(method, path), method, path, time.monotonic() - started))
 
 
-class _Later:
-    """An ASGI app made once its URL is known (a durable agent's public URL is its own)."""
-
-    def __init__(self) -> None:
-        self.app: Any = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await self.app(scope, receive, send)
-
-
 class MeteredQueue:
     """Queue mode's worker: each work item runs at once on a thread, as one WorkerFunction
     invocation would (``process_work_item``, the SQS handler's core), timed."""
@@ -249,9 +239,9 @@ def our_agent(mode: str, *, pushes: bool = False) -> Iterator[Served]:
     from a2a_serverless.config import Settings
     from a2a_serverless.transport.app import create_app
     from a2a_serverless.wiring import build_runtime
-    from testkit.served import served
+    from testkit.served import Later, served
 
-    meter, later = Meter(), _Later()
+    meter, later = Meter(), Later()
     with served(ApiMeter(later, meter)) as url:
         store = MemoryTaskStore()
         common: dict[str, Any] = {

@@ -34,19 +34,10 @@ from a2a_serverless.ports import Scope as StoreScope
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
 from testkit.reference_agent import reference_agent
-from testkit.served import served
+from testkit.served import Later, served
 from testkit.waiting import wait_until
 
 DELEGATOR = "relay_agents:DurableDelegatingAgent"
-
-
-class _Later:
-    def __init__(self) -> None:
-        self.app: ASGIApp | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        assert self.app is not None
-        await self.app(scope, receive, send)
 
 
 @dataclass
@@ -70,7 +61,7 @@ def durable_agent(
     """Our agent in durable mode, served on 127.0.0.1 (its public URL: where pushes reach it).
     ``invocation_timeout``: the durable worker's timeout (the local runner ends an invocation that
     outlives it, and runs the execution on in a new one, as Lambda does)."""
-    later = _Later()
+    later = Later()
     requests: list[tuple[str, str, dict[str, str]]] = []
     with served(Recorder(later, requests)) as url:
         store = MemoryTaskStore()
@@ -146,12 +137,7 @@ def test_canceling_our_task_while_it_waits_cancels_the_remote_task(pushing: Agen
         wait_until(lambda: _waiting(ours, task["id"]), "the delegation to wait", within=WAIT)
         ours.agent.call("CancelTask", {"id": task["id"]})
         ours.agent.wait_for(task["id"], "TASK_STATE_CANCELED")
-        remote = wait_until(
-            lambda: (t := _remote_of(pushing)) and t["status"]["state"] == "TASK_STATE_CANCELED" and t,
-            "the remote task to be canceled",
-            within=WAIT,
-        )
-        assert remote
+        pushing.wait_for(the_remote_task(pushing)["id"], "TASK_STATE_CANCELED")
 
 
 def test_a_remote_that_never_finishes_fails_our_task_at_the_limit_naming_it(silent: Agent) -> None:
@@ -160,12 +146,7 @@ def test_a_remote_that_never_finishes_fails_our_task_at_the_limit_naming_it(sile
         failed = ours.agent.wait_for(task["id"], "TASK_STATE_FAILED")
         said = failed["status"]["message"]["parts"][0]["text"]
         assert said == "The remote agent 'reference echo agent' did not finish within the time it was given (3 s)."
-        remote = wait_until(
-            lambda: (t := _remote_of(silent)) and t["status"]["state"] == "TASK_STATE_CANCELED" and t,
-            "the remote task to be canceled",
-            within=WAIT,
-        )
-        assert remote
+        silent.wait_for(the_remote_task(silent)["id"], "TASK_STATE_CANCELED")
 
 
 def test_a_push_without_the_token_wakes_nothing(pushing: Agent) -> None:
@@ -281,11 +262,8 @@ def _ref(tenant: str, owner: str, task_id: str) -> str:
 
 def _waiting(ours: DurableAgent, task_id: str) -> str | None:
     """Our push receiver's path for the task, once its delegation waits (its head names the wait)."""
-    for scope in (StoreScope("", "anonymous"),):
-        head = ours.store.get_head(scope, task_id)
-        if head is not None and head.waiting_token:
-            return "/_a2a/delegations/" + _ref(scope.tenant, scope.owner, task_id)
-    return None
+    head = ours.store.get_head(StoreScope("", "anonymous"), task_id)
+    return "/_a2a/delegations/" + _ref("", "anonymous", task_id) if head is not None and head.waiting_token else None
 
 
 def _remote_of(remote: Agent) -> dict[str, Any] | None:

@@ -7,27 +7,12 @@ import contextlib
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from testkit.served import served
-
-if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+from testkit.served import Later, served
 
 __all__ = ["reference_agent"]
 
 SERVER = Path(__file__).resolve().parents[2] / "bench" / "_reference_server.py"
-
-
-class _Later:
-    """An ASGI app made once its URL is known (the reference app's card names its own URL)."""
-
-    def __init__(self) -> None:
-        self.app: ASGIApp | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        assert self.app is not None
-        await self.app(scope, receive, send)
 
 
 @contextlib.contextmanager
@@ -39,7 +24,7 @@ def reference_agent(*, push: bool = False) -> Iterator[str]:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    later = _Later()
+    later = Later()
     with served(later) as url:
         later.app = module.create_reference_app(url, push=push)
         yield url

@@ -14,12 +14,24 @@ import uvicorn
 from testkit.waiting import wait_until
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["served"]
+__all__ = ["Later", "served"]
 
 WAIT = 30.0
 """Hang guard (seconds) for the server to start, and to stop; never a measured expectation."""
+
+
+class Later:
+    """An ASGI app made once its URL is known (set ``app`` after :func:`served` gave the URL): an
+    agent whose card names its own URL, say."""
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert self.app is not None
+        await self.app(scope, receive, send)
 
 
 @contextlib.contextmanager
