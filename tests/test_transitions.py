@@ -43,6 +43,7 @@ from a2a_serverless.transitions import (
     dead_letter,
     end_wait,
     expire_lease,
+    hold_for_sleep,
     renew_lease,
     request_cancel,
     settle,
@@ -399,6 +400,30 @@ def test_a_wait_that_ran_out_fails_the_task_unless_an_answer_came() -> None:
     answered = replace(waiting, pending_message_id="m2")
     assert end_wait(answered, callback_id="cb", text="too late", max_history=H) == Transition(False)
     assert end_wait(waiting, callback_id="other", text="too late", max_history=H) == Transition(False)
+
+
+def test_a_delegations_wait_names_its_token_digest_which_outlives_the_run_until_an_input_wait() -> None:
+    running = record(S.TASK_STATE_WORKING, running_message_id="m1", lease_until=10)
+    held = hold_for_sleep(running, message_id="m1", now=100, lease_seconds=400, callback_id="cb", token="digest")
+    assert held.result is True
+    assert held.record is not None
+    assert (held.record.waiting_callback, held.record.waiting_token, held.record.lease_until) == ("cb", "digest", 500)
+    # a plain sleep names no token
+    slept = hold_for_sleep(held.record, message_id="m1", now=100, lease_seconds=60, callback_id="cb2")
+    assert slept.record is not None
+    assert slept.record.waiting_token == ""
+    # the run's end keeps the digest (a late push is acknowledged), not the callback
+    settled = settle(held.record, message_id="m1", end=RunEnd.RETURNED, max_history=H)
+    assert settled.record is not None
+    assert (settled.record.waiting_callback, settled.record.waiting_token) == ("", "digest")
+    # a wait for input drops it
+    asking = replace(held.record, task=record(S.TASK_STATE_INPUT_REQUIRED).task, running_message_id="")
+    waited = await_input(asking, callback_id="input-cb")
+    assert waited.record is not None
+    assert waited.record.waiting_token == ""
+    # a run that no longer owns the task holds nothing
+    lost = hold_for_sleep(running, message_id="m9", now=100, lease_seconds=60, callback_id="cb", token="d")
+    assert lost.result is False
 
 
 def test_a_run_that_ends_clears_the_callback_its_sleep_named() -> None:

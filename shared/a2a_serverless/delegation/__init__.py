@@ -16,7 +16,7 @@ receiver), without the HTTP client the rest needs.
 
 from __future__ import annotations
 
-import importlib
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ __all__ = [
     "delegate",
 ]
 
-_HOMES = {
+_MODULES = {
     "Credentials": ".credentials",
     "api_key": ".credentials",
     "bearer": ".credentials",
@@ -49,7 +49,7 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
+    module = _MODULES.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+    return getattr(import_module(module, __name__), name)
