@@ -64,6 +64,12 @@ class Delegation:
     task: Task | None = None
     reply: Message | None = None
 
+    @classmethod
+    def timed_out(cls, remote: str, given: str, task: Task | None) -> Delegation:
+        """The remote ran out of the time it was ``given`` (``"30 s"``); its task was asked to cancel."""
+        text = f"The remote agent {remote!r} did not finish within the time it was given ({given})."
+        return cls(remote, Outcome.TIMED_OUT, text, task=task)
+
     @property
     def ok(self) -> bool:
         return self.outcome in (Outcome.COMPLETED, Outcome.REPLIED)
@@ -134,11 +140,11 @@ def _text(message: Message | None) -> str:
 class Relay:
     """The remote's events as ours: artifacts under prefixed ids, WORKING messages as ours."""
 
-    def __init__(self, updater: TaskUpdater, prefix: str, artifacts: bool) -> None:
+    def __init__(self, updater: TaskUpdater, prefix: str, *, artifacts: bool, status: bool) -> None:
         self._updater = updater
         self._prefix = prefix
         self._artifacts = artifacts
-        self.status = True
+        self._status = status
         self._relayed: dict[str, list[Part]] = {}
         self._said: set[str] = set()
 
@@ -171,7 +177,7 @@ class Relay:
         )
 
     async def _working(self, state: TaskState, message: Message | None) -> None:
-        if not self.status or state is not TaskState.TASK_STATE_WORKING or message is None or not message.parts:
+        if not self._status or state is not TaskState.TASK_STATE_WORKING or message is None or not message.parts:
             return
         if message.message_id in self._said:
             return

@@ -132,16 +132,15 @@ async def delegate_durably(
         if last.status.state in ENDED:
             return Delegation(remote.name, OF_STATE[last.status.state], detail(remote.name, last), task=last)
         if end is not None and now >= end:
-            text = f"The remote agent {remote.name!r} did not finish within the time it was given ({limit:.0f} s)."
-            outcome = Outcome.TIMED_OUT
+            ended = Delegation.timed_out(remote.name, f"{limit:.0f} s", last)
         elif failures >= READ_FAILURES:
             text = f"The remote agent {remote.name!r} could not be read {READ_FAILURES} times in a row."
-            outcome = Outcome.UNREACHABLE
+            ended = Delegation(remote.name, Outcome.UNREACHABLE, text, task=last)
         else:
             return None
         canceled = True
         await finish_shielded(steps.run(f"{tag}-cancel", cancel))  # not cut off by our own stop
-        return Delegation(remote.name, outcome, text, task=last)
+        return ended
 
     try:
         await relay.event(StreamResponse(task=last))

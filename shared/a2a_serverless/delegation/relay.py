@@ -67,8 +67,8 @@ async def delegate(
     run = f"{context.task_id}/{context.message.message_id if context.message else ''}"
     key = key or remote.call_key(run)
     outbound = _outbound(message, key)
-    relay = Relay(updater, artifact_prefix if artifact_prefix is not None else f"{key[-8:]}:", relay_artifacts)
-    relay.status = relay_status
+    prefix = artifact_prefix if artifact_prefix is not None else f"{key[-8:]}:"
+    relay = Relay(updater, prefix, artifacts=relay_artifacts, status=relay_status)
     if context.steps.durable:  # no function runs while the remote works (.durable)
         from .durable import delegate_durably
 
@@ -89,9 +89,7 @@ async def delegate(
         if not window.expired():
             raise
         last = await _cancel(remote, feed, last, cancel_timeout)
-        seconds = f"{budget:.0f} s" if budget else "no time"
-        text = f"The remote agent {remote.name!r} did not finish within the time it was given ({seconds})."
-        return Delegation(remote.name, Outcome.TIMED_OUT, text, task=last)
+        return Delegation.timed_out(remote.name, f"{budget:.0f} s" if budget else "no time", last)
     except RemoteAgentError as exc:
         await cancel_quietly(remote, last, cancel_timeout)
         return Delegation(remote.name, Outcome.UNREACHABLE, str(exc), task=last)
