@@ -13,6 +13,7 @@ and pytest-xdist (``--dist loadfile``) keeps them on one worker.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import threading
@@ -143,6 +144,21 @@ def test_the_card_is_public_and_names_the_api_and_its_issuer(api: str) -> None:
         ("HTTP+JSON", "0.3"): api,
     }
     assert ISSUER in json.dumps(card["securitySchemes"])
+
+
+def test_the_delegation_push_receiver_is_public_and_answers_in_fixed_words(api: str) -> None:
+    # When a push comes, without the API's token, for a task that waits for none (Queue mode:
+    # nothing ever does)
+    ref = base64.urlsafe_b64encode(json.dumps(["", "anonymous", str(uuid.uuid4())]).encode()).decode().rstrip("=")
+    response = httpx.post(
+        f"{api}/_a2a/delegations/{ref}",
+        json={"task": {"id": "r1", "status": {"state": "TASK_STATE_COMPLETED"}}},
+        headers={"X-A2A-Notification-Token": "whatever"},
+        timeout=120,
+    )
+
+    # Then the gateway's receiver (no authorizer: the token is its credential) answers it
+    assert (response.status_code, response.json()) == (404, {"status": "no delegation of this task waits"})
 
 
 # ------------------------------------------------------------- sam local invoke: the worker
