@@ -22,7 +22,6 @@ from starlette.routing import Match, Route
 
 from ..card import card_etag, public_card, signed_card
 from ..config import ConfigError
-from ..delegation.hook import HOOK_PATH, MAX_PEEK_BYTES, wake
 from ..errors import A2AError, MethodNotFoundError
 from ..json_types import JsonValue
 from ..push import JWKS_PATH
@@ -74,7 +73,9 @@ def create_app(
         routes.append(Route(JWKS_PATH, jwks_endpoint, methods=["GET"]))
     if jsonrpc:
         routes.append(Route("/", jsonrpc_endpoint, methods=["POST"]))
-    if methods is None:
+    if methods is None:  # imported here: the per-method functions' cold start does without it
+        from ..delegation.hook import HOOK_PATH
+
         routes.append(Route(HOOK_PATH, hook_endpoint, methods=["POST"]))
     routes.extend(rest_routes(current, methods))
     return Starlette(
@@ -142,6 +143,8 @@ async def receive_delegation_push(request: Request, runtime: Runtime) -> Respons
     """A remote agent's push about a task we delegated to it (:mod:`..delegation.hook`): verified
     by its token, it wakes the durable wait of the task that delegated. The answer is a small JSON
     object in fixed words; nothing of the task is said."""
+    from ..delegation.hook import MAX_PEEK_BYTES, wake
+
     body = b""
     async for chunk in request.stream():  # what the receiver peeks at, at most: more wakes the wait
         body += chunk
