@@ -45,6 +45,9 @@ BROWSER_NEEDS := make: the console's browser test needs /usr/bin/chromium and /u
 PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 \
 	|| true)$(if $(wildcard $(HOME)/.pyenv/versions/3.13*),,$(shell command -v python3.13 2>/dev/null | grep -v /shims/))
 
+# More steps of `make test`, each defined (and appended to TEST_STEPS) by a file of its own in mk/.
+TEST_STEPS :=
+
 # The stamp's name carries pyproject.toml's checksum: editing the dependencies reinstalls, and
 # nothing else does.
 STAMP := $(VENV)/.installed-$(firstword $(shell cksum < pyproject.toml))
@@ -80,8 +83,8 @@ $(DEV_STAMP):
 
 # `docker` comes before `pytest`: the suite's Lambda runtime tests (tests/lambda_runtime) need the
 # engine and the image, and fail without them in CI (CI=true); elsewhere they are skipped.
-test: bootstrap ## what CI runs: lint, type check, the Lambda image, the whole suite, the template checks (all run; any failure fails)
-	@$(MAKE) --no-print-directory --keep-going lint typecheck docker pytest template
+test: bootstrap ## what CI runs: lint, type check, the Lambda image, the whole suite, the template checks, the install profiles (all run; any failure fails)
+	@$(MAKE) --no-print-directory --keep-going lint typecheck docker pytest template $(TEST_STEPS)
 
 lint: bootstrap ## ruff: the rules and the formatting
 	@echo "==> ruff check"
@@ -178,3 +181,6 @@ clean: ## remove caches and build output (keeps .venv)
 distclean: clean ## clean, and remove .venv, .venv-sam, .venv-a2a03 and the JS client's node_modules too
 	rm -rf $(VENV) $(SAM_VENV) $(A2A03_VENV) $(A2A_JS_DIR)/node_modules
 	rm -f $(BROWSER_STAMP)
+
+# The further checks of `make test` (install profiles, the deployed template's scans, ...).
+include $(sort $(wildcard mk/*.mk))
