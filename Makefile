@@ -45,8 +45,10 @@ BROWSER_NEEDS := make: the console's browser test needs /usr/bin/chromium and /u
 PY313 ?= $(shell ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -1 \
 	|| true)$(if $(wildcard $(HOME)/.pyenv/versions/3.13*),,$(shell command -v python3.13 2>/dev/null | grep -v /shims/))
 
-# More steps of `make test`, each defined (and appended to TEST_STEPS) by a file of its own in mk/.
+# More steps of `make test`, each defined (and appended to TEST_STEPS) by a file of its own in mk/;
+# TEST_FINAL_STEPS run after all of them, whether they passed or not (e.g. stopping what they started).
 TEST_STEPS :=
+TEST_FINAL_STEPS :=
 
 # The stamp's name carries pyproject.toml's checksum: editing the dependencies reinstalls, and
 # nothing else does.
@@ -84,7 +86,11 @@ $(DEV_STAMP):
 # `docker` comes before `pytest`: the suite's Lambda runtime tests (tests/lambda_runtime) need the
 # engine and the image, and fail without them in CI (CI=true); elsewhere they are skipped.
 test: bootstrap ## what CI runs: lint, type check, the Lambda image, the whole suite, the template checks, the install profiles (all run; any failure fails)
-	@$(MAKE) --no-print-directory --keep-going lint typecheck docker pytest template $(TEST_STEPS)
+	@status=0; SECONDS=0; \
+	$(MAKE) --no-print-directory --keep-going lint typecheck docker pytest template $(TEST_STEPS) || status=$$?; \
+	$(if $(strip $(TEST_FINAL_STEPS)),$(MAKE) --no-print-directory $(TEST_FINAL_STEPS) || status=$$?;) \
+	echo "==> make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$((SECONDS / 60)) min $$((SECONDS % 60)) s"; \
+	exit $$status
 
 lint: bootstrap ## ruff: the rules and the formatting
 	@echo "==> ruff check"
