@@ -8,8 +8,6 @@ totals that include one: those depend on the machine's load."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from testkit.bench_runs import BenchRun, run_bench
 from testkit.spec import V1_METHODS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,30 +38,24 @@ def aws_calls() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("aws_calls") / "result.json"
-    run = subprocess.run(
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    return run_bench(
+        "aws_calls.py",
         [
-            sys.executable,
-            str(ROOT / "bench" / "aws_calls.py"),
             "--quick",
             "--shapes",
             f"hello_blocking,hello_push,{STREAM},{ARTIFACT}",
             "--stream-timeout",
-            "60",
-            "--json",
-            str(out),
+            "600",
         ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
+        tmp_path_factory.mktemp("aws_calls") / "result.json",
+        expect_in_stdout="Cost per million tasks",
     )
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "Cost per million tasks" in run.stdout
-    data: dict[str, Any] = json.loads(out.read_text())
-    return data
+
+
+@pytest.fixture
+def result(bench_run: BenchRun, request: pytest.FixtureRequest) -> dict[str, Any]:
+    return bench_run.result(request)
 
 
 # ------------------------------------------------------------------------------- end to end (stack)

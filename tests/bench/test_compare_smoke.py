@@ -6,15 +6,11 @@ the numbers themselves are not checked (a shared machine makes them noise at thi
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from testkit.bench_runs import BenchRun, run_bench
 
 pytestmark = pytest.mark.e2e
 
@@ -24,19 +20,17 @@ def _is_number(value: Any) -> bool:
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("compare") / "compare.json"
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "compare.py"), "--quick", "--skip-aws-calls", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    return run_bench(
+        "compare.py",
+        ["--quick", "--skip-aws-calls"],
+        tmp_path_factory.mktemp("compare") / "compare.json",
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data: dict[str, Any] = json.loads(out.read_text())
-    return data
+
+
+@pytest.fixture
+def result(bench_run: BenchRun, request: pytest.FixtureRequest) -> dict[str, Any]:
+    return bench_run.result(request)
 
 
 def test_a_quick_run_reports_no_errors(result: dict[str, Any]) -> None:

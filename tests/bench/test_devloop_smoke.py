@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from testkit.bench_runs import HANG_GUARD_SECONDS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -15,7 +17,7 @@ def test_devloop_reports_every_figure(tmp_path: Path) -> None:
     out = tmp_path / "devloop.json"
     command = [sys.executable, str(ROOT / "bench" / "devloop.py"), "--requests", "8", "--idle-seconds", "1"]
     command += ["--quiet-seconds", "0", "--json", str(out)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, cwd=ROOT)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     figures = json.loads(out.read_text())
     for level in ("hello_c1", "hello_c8"):

@@ -4,35 +4,30 @@ parts, bytes), never a time: those depend on the machine's load."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from testkit.bench_runs import BenchRun, run_bench
+
 FILE_BYTES = 5 * 1024 * 1024
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("large_parts") / "result.json"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "large_parts.py"), "--runs", "1", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    return run_bench(
+        "large_parts.py",
+        ["--runs", "1"],
+        tmp_path_factory.mktemp("large_parts") / "result.json",
+        expect_in_stdout="downloads byte-exact: 2 of 2",
     )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    assert "downloads byte-exact: 2 of 2" in run.stdout
-    data: dict[str, Any] = json.loads(out.read_text())
-    return data
+
+
+@pytest.fixture
+def result(bench_run: BenchRun, request: pytest.FixtureRequest) -> dict[str, Any]:
+    return bench_run.result(request)
 
 
 def test_the_file_is_stored_sent_by_url_and_downloaded_exactly(result: dict[str, Any]) -> None:

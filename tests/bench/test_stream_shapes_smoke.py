@@ -4,15 +4,12 @@ rate or a latency: those depend on the machine's load."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from testkit.bench_runs import BenchRun, run_bench
+
 SHAPE = "stream_20_burst"
 CHUNKS = 20
 
@@ -20,29 +17,18 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("stream_shapes") / "result.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "stream_shapes.py"),
-            "--shapes",
-            SHAPE,
-            "--timeout",
-            "60",
-            "--json",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> BenchRun:
+    return run_bench(
+        "stream_shapes.py",
+        ["--shapes", SHAPE, "--timeout", "600"],
+        tmp_path_factory.mktemp("stream_shapes") / "result.json",
+        expect_in_stdout=f"| {SHAPE} | COMPLETED |",
     )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    assert f"| {SHAPE} | COMPLETED |" in run.stdout
-    data: dict[str, Any] = json.loads(out.read_text())
-    return data
+
+
+@pytest.fixture
+def result(bench_run: BenchRun, request: pytest.FixtureRequest) -> dict[str, Any]:
+    return bench_run.result(request)
 
 
 def test_every_chunk_is_emitted_stored_and_streamed(result: dict[str, Any]) -> None:
