@@ -243,6 +243,23 @@ def _warn_runs_alive(config: pytest.Config, alive: list[str]) -> None:
         reporter.write_line(f"WARNING: {message}", yellow=True, bold=True)
 
 
+# A fixture shared by many tests (a module's stack, a bench run) that fails in setup fails each of
+# them with the very same exception, which pytest caches and raises again: its traceback is printed
+# with the first test only, the others name that one.
+_SETUP_ERRORS: dict[int, tuple[BaseException, str]] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[object]:
+    report: pytest.TestReport = yield
+    if call.when == "setup" and report.failed and call.excinfo is not None:
+        error = call.excinfo.value
+        first = _SETUP_ERRORS.setdefault(id(error), (error, item.nodeid))
+        if first[0] is error and first[1] != item.nodeid:
+            report.longrepr = f"{type(error).__name__}: the same setup error as {first[1]} (its traceback is there)"
+    return report
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_report_to_serializable(
     config: pytest.Config, report: pytest.CollectReport | pytest.TestReport
