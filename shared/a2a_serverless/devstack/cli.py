@@ -7,6 +7,7 @@
 * ``init DIR``: create an agent project of your own (:mod:`.project`).
 * ``build [SAM ARGS]``: ``sam build`` with a real Python 3.13 first on the path (a pyenv shim named
   ``python3.13`` resolves to the selected version, and the build then fails).
+* ``event KIND``: write a function's test event, for ``sam local invoke --event`` (:mod:`.events`).
 
 Only ``dev`` needs the ``[dev]`` extra (moto, uvicorn, PyYAML); it is imported when ``dev`` runs,
 so the other commands work on the base install and ``dev`` without it says what to install.
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from ..json_types import JsonValue
 from . import _push_redrive as push_redrive
+from . import events
 from ._command import PROG as _PROG
 from ._command import fail as _fail
 from ._command import positive as _positive
@@ -48,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _openapi(args.out)
     if args.command == "init":
         return _init(args)
+    if args.command == "event":
+        return events.run(args)
     return _dev(args)
 
 
@@ -239,7 +243,15 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         description="Run `sam build` (any further arguments are sam's) with a Python 3.13 interpreter first on "
         "PATH: the functions' runtime, which sam needs to build the layer without a container.",
     )
-    return parser, {"dev": dev, "push-redrive": redrive, "openapi": openapi, "init": init, "build": build}
+    event = events.add_parser(commands)
+    return parser, {
+        "dev": dev,
+        "push-redrive": redrive,
+        "openapi": openapi,
+        "init": init,
+        "build": build,
+        "event": event,
+    }
 
 
 def _openapi(out: str | None) -> int:
