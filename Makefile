@@ -162,24 +162,6 @@ template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no cont
 		--python $(PY313) --requirements kit/requirements.txt > /dev/null
 	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -p no:asyncio
 
-# The Docker tests (tests/lambda_runtime) and bench/lambda_import_times.py run the functions in a
-# Lambda-compatible Python 3.13 image built from package registries (infra/lambda-image,
-# docs/lambda-runtime.md). `make docker` starts dockerd when no engine answers (installing Debian's
-# docker.io when missing), then builds the image unless it is up to date.
-DOCKERD_LOG ?= /var/log/a2a-serverless-dockerd.log
-DOCKERD_PIDFILE ?= /var/run/a2a-serverless-dockerd.pid
-LAMBDA_IMAGE_ARCH ?= x86_64
-DOCKERD_ENV = DOCKERD_LOG=$(DOCKERD_LOG) DOCKERD_PIDFILE=$(DOCKERD_PIDFILE)
-
-.PHONY: docker docker-stop
-
-docker: $(SAM_STAMP) ## start dockerd if none answers, build the Lambda Python 3.13 image (infra/lambda-image)
-	@$(DOCKERD_ENV) infra/lambda-image/dockerd.sh
-	@ARCH=$(LAMBDA_IMAGE_ARCH) PYTHON=$(SAM_VENV)/bin/python infra/lambda-image/build.sh
-
-docker-stop: ## stop the dockerd that make docker started
-	@$(DOCKERD_ENV) infra/lambda-image/dockerd.sh stop
-
 clean: ## remove caches and build output (keeps .venv)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage htmlcov build dist .aws-sam .aws-sam-build.log
 	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +

@@ -5,10 +5,13 @@
 #
 #   infra/lambda-image/dockerd.sh          start (when needed) and wait
 #   infra/lambda-image/dockerd.sh stop     stop the dockerd this script started (its PID file)
+#   infra/lambda-image/dockerd.sh done     the end of a run (make test): stop the dockerd this run
+#                                          started (DOCKERD_RUN_ID), else say what is left running
 #
 # Environment: DOCKERD_LOG (its log, default /var/log/a2a-serverless-dockerd.log), DOCKERD_PIDFILE
 # (default /var/run/a2a-serverless-dockerd.pid), DOCKERD_ARGS (more options, e.g.
-# --storage-driver=vfs where overlay2 cannot mount), DOCKERD_WAIT (seconds, default 60).
+# --storage-driver=vfs where overlay2 cannot mount), DOCKERD_WAIT (seconds, default 60),
+# DOCKERD_RUN_ID (the run that starts it, kept in DOCKERD_PIDFILE.run, for `done`).
 set -euo pipefail
 
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/a2a-serverless-dockerd.log}
@@ -18,12 +21,41 @@ SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 
 say() { echo "==> dockerd: $*"; }
 
-if [ "${1:-}" = stop ]; then
-    if [ -f "$DOCKERD_PIDFILE" ] && pid=$(cat "$DOCKERD_PIDFILE") && [ -n "$pid" ]; then
+RUN_FILE=$DOCKERD_PIDFILE.run
+
+started_pid() { # the PID of the dockerd this script started, if it still runs
+    local pid
+    [ -f "$DOCKERD_PIDFILE" ] && pid=$(cat "$DOCKERD_PIDFILE" 2> /dev/null) && [ -n "$pid" ] \
+        && $SUDO kill -0 "$pid" 2> /dev/null && echo "$pid"
+}
+
+stop() {
+    local pid
+    if pid=$(started_pid); then
         $SUDO kill "$pid" 2> /dev/null && say "stopped $pid" || say "$pid was not running"
-        for _ in $(seq 1 20); do $SUDO kill -0 "$pid" 2> /dev/null || break; sleep 0.5; done
+        # dockerd stops its containers first: give it time.
+        for _ in $(seq 1 60); do $SUDO kill -0 "$pid" 2> /dev/null || break; sleep 0.5; done
+    elif [ -f "$DOCKERD_PIDFILE" ]; then
+        say "the dockerd of $DOCKERD_PIDFILE is not running"
     else
         say "no $DOCKERD_PIDFILE: not started by this script"
+    fi
+    $SUDO rm -f "$RUN_FILE"
+}
+
+if [ "${1:-}" = stop ]; then
+    stop
+    exit 0
+fi
+
+if [ "${1:-}" = done ]; then
+    if pid=$(started_pid) && [ -n "${DOCKERD_RUN_ID:-}" ] \
+        && [ "$(cat "$RUN_FILE" 2> /dev/null)" = "$DOCKERD_RUN_ID" ]; then
+        stop
+    elif pid=$(started_pid); then
+        say "dockerd $pid, started before this run, is left running: make docker-stop stops it"
+    elif docker info > /dev/null 2>&1; then
+        say "the Docker engine was not started by make: left as it was"
     fi
     exit 0
 fi
@@ -41,6 +73,7 @@ fi
 say "starting dockerd (log: $DOCKERD_LOG, PID file: $DOCKERD_PIDFILE)"
 # shellcheck disable=SC2086 # DOCKERD_ARGS is a list of options
 $SUDO sh -c "nohup dockerd --pidfile '$DOCKERD_PIDFILE' ${DOCKERD_ARGS:-} >> '$DOCKERD_LOG' 2>&1 < /dev/null &"
+echo "${DOCKERD_RUN_ID:-}" | $SUDO tee "$RUN_FILE" > /dev/null
 for _ in $(seq 1 "$DOCKERD_WAIT"); do
     if docker info > /dev/null 2>&1; then
         say "ready ($(docker info --format '{{.ServerVersion}}, storage driver {{.Driver}}'))"
