@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -51,3 +52,40 @@ class Deployed:
     def role(self, function: str) -> str:
         role: str = self.resources[function]["Properties"]["Role"]["Fn::GetAtt"][0]
         return role
+
+
+STACK_ID = "arn:aws:cloudformation:us-east-1:123456789012:stack/a2a/51af3dc0-da77-11e4-872e-1234567db123"
+PSEUDO = {
+    "AWS::Partition": "aws",
+    "AWS::Region": "us-east-1",
+    "AWS::AccountId": "123456789012",
+    "AWS::StackName": "a2a",
+    "AWS::StackId": STACK_ID,
+    "AWS::URLSuffix": "amazonaws.com",
+}
+"""The pseudo parameters of one stack, for :func:`evaluate`."""
+
+
+def evaluate(value: Any, pseudo: dict[str, str] | None = None) -> str:
+    """A string CloudFormation computes from pseudo parameters only (``Fn::Sub``, ``Fn::Select``,
+    ``Fn::Split``, ``Fn::Join``, ``Ref``), as it would for the stack :data:`PSEUDO` describes."""
+    names = PSEUDO if pseudo is None else pseudo
+    if isinstance(value, str):
+        return value
+    ((function, args),) = value.items()
+    if function == "Ref":
+        return names[args]
+    if function == "Fn::Select":
+        index, items = args
+        return evaluate(items, names).split("\x00")[int(index)]
+    if function == "Fn::Split":
+        separator, text = args
+        return "\x00".join(evaluate(text, names).split(separator))
+    if function == "Fn::Join":
+        separator, items = args
+        return separator.join(evaluate(item, names) for item in items)
+    if function == "Fn::Sub":
+        text, variables = (args, {}) if isinstance(args, str) else args
+        known = {**names, **{k: evaluate(v, names) for k, v in variables.items()}}
+        return re.sub(r"\$\{([^}]+)\}", lambda m: known[m.group(1)], text)
+    raise AssertionError(f"{function} not understood here")

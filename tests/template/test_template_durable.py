@@ -1,6 +1,6 @@
 """ExecutionMode Durable, on the template as CloudFormation receives it (SAM-translated offline): a
-durable worker with DurableConfig from the parameters, invoked through an alias every function is
-told, alarms on failed and timed-out executions; and in Queue mode (the default) none of it."""
+durable worker with DurableConfig from the parameters, invoked through an alias the functions that
+start executions are told, alarms on failed and timed-out executions; and in Queue mode (the default) none of it."""
 
 from __future__ import annotations
 
@@ -8,10 +8,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from cloudformation import evaluate
 
 from a2a_serverless.config import Settings
 
+
+def _alias_arn(translated: dict[str, Any]) -> str:
+    """The ARN of the durable worker's ``live`` alias in the stack :data:`cloudformation.PSEUDO` is."""
+    (alias,) = [v for v in translated["Resources"].values() if v["Type"] == "AWS::Lambda::Alias"]
+    assert alias["Properties"]["FunctionName"] == {"Ref": "DurableWorkerFunction"}
+    name = evaluate(translated["Resources"]["DurableWorkerFunction"]["Properties"]["FunctionName"])
+    assert len(name) <= 64  # Lambda's limit, whatever the stack's name
+    return f"arn:aws:lambda:us-east-1:123456789012:function:{name}:{alias['Properties']['Name']}"
+
+
 DURABLE_CONDITIONS = {"IsDurable", "HasDurableAlarms"}
+STARTERS = {"GatewayFunction", "SendMessageFunction"}
+"""The functions that start durable executions (SendMessage, SendStreamingMessage)."""
 TOPIC = "arn:aws:sns:us-east-1:123456789012:alarms"
 
 
@@ -115,7 +128,7 @@ def test_a_task_waits_for_input_less_long_than_its_execution_may_last(translated
 
 
 @pytest.mark.parametrize("mode", ["Queue", "Durable"])
-def test_every_function_is_told_the_mode_the_alias_and_the_input_wait(
+def test_every_function_is_told_the_mode_and_the_input_wait_and_the_starters_the_alias(
     translate: Callable[[dict[str, str]], dict[str, Any]], mode: str
 ) -> None:
     translated = translate({"ExecutionMode": mode})
@@ -123,15 +136,17 @@ def test_every_function_is_told_the_mode_the_alias_and_the_input_wait(
     functions = {k: v for k, v in translated["Resources"].items() if v["Type"] == "AWS::Lambda::Function"}
     for name, function in functions.items():
         env = function["Properties"]["Environment"]["Variables"]
-        assert env["A2A_EXECUTION_MODE"] == {"Fn::If": ["IsDurable", "durable", "queue"]}, name
+        mode_of = "durable" if name == "DurableWorkerFunction" else {"Fn::If": ["IsDurable", "durable", "queue"]}
+        assert env["A2A_EXECUTION_MODE"] == mode_of, name
         assert env["A2A_INPUT_WAIT_SECONDS"] == {"Ref": "InputWaitSeconds"}, name
-        # the worker itself is not told its own alias (that would be a dependency cycle)
-        expected = (
-            ""
-            if name == "DurableWorkerFunction"
-            else {"Fn::If": ["IsDurable", {"Ref": "DurableWorkerFunctionAliaslive"}, ""]}
-        )
-        assert env["A2A_DURABLE_FUNCTION"] == expected, name
+        # Only the functions that start executions are told the worker's alias: on any other (the
+        # authorizer, the worker itself) it closed a dependency cycle through the API
+        if name in STARTERS:
+            condition, alias, otherwise = env["A2A_DURABLE_FUNCTION"]["Fn::If"]
+            assert (condition, otherwise) == ("IsDurable", ""), name
+            assert evaluate(alias) == _alias_arn(translated), name
+        else:
+            assert "A2A_DURABLE_FUNCTION" not in env, name
     # and the settings read what CloudFormation resolves for the mode
     durable = mode == "Durable"
     settings = Settings.from_env(

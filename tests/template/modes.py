@@ -1,0 +1,149 @@
+"""The template's deploy modes, and SAM's translation of it in each, as ``sam deploy`` has it done
+(the ``samtranslator`` library: offline, no credentials).
+
+A mode is a choice of the parameters that change resources or wiring. The ones with AllowedValues
+are read from the template, so a value added there is a new mode here; the others have a value that
+turns something on and one that leaves it off (:data:`OPEN_PARAMETERS`). :func:`deployable` adds what
+a mode needs to deploy at all (a JWT issuer, a traces endpoint), as the template's Rules require.
+
+Run as a script, ``python tests/template/modes.py DIR`` writes the translations checkov scans
+(``make checkov``, mk/checkov.mk) into DIR, one JSON file per mode of :data:`SCANNED`.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from samtranslator.translator.transform import transform
+
+from a2a_serverless.devstack.resources import load_template
+
+ENUMERATED = (
+    "AuthMode",
+    "ExecutionMode",
+    "Tracing",
+    "TracingTransactionSearch",
+    "CardSigning",
+    "PushSigning",
+    "Dashboard",
+    "Architecture",
+)
+"""The mode parameters with AllowedValues: each allowed value is a mode's."""
+
+TOPIC = "arn:aws:sns:us-east-1:123456789012:a2a-alarms"
+COLLECTOR = "arn:aws:lambda:us-east-1:184161586896:layer:opentelemetry-collector-arm64-0_12_0:1"
+OPEN_PARAMETERS: Mapping[str, tuple[str, str]] = {
+    # 0: no adapter (the gateway buffered through mangum); not 0: the adapter's layer, streaming.
+    "WebAdapterLayerVersion": ("0", "25"),
+    "AlarmTopicArn": ("", TOPIC),
+    "TracingCollectorLayerArn": ("", COLLECTOR),
+}
+"""The mode parameters without AllowedValues: off, and on with a value of the right form."""
+
+SCANNED: Mapping[str, Mapping[str, str]] = {
+    # The defaults: AWS_IAM, Queue, no tracing, streaming gateway.
+    "default": {},
+    # Everything that adds resources or permissions on: a resource's checks see each of them.
+    "jwt-durable-all": {
+        "AuthMode": "Jwt",
+        "ExecutionMode": "Durable",
+        "Tracing": "CloudWatch",
+        "TracingTransactionSearch": "Create",
+        "CardSigning": "true",
+        "Dashboard": "true",
+        "AlarmTopicArn": TOPIC,
+    },
+    "open-buffered": {"AuthMode": "Open", "WebAdapterLayerVersion": "0", "Tracing": "Otlp"},
+}
+"""The modes checkov scans. The translation keeps every conditional resource (with its Condition),
+so these differ only in what SAM resolves itself: the API's authorizer, the functions' wiring."""
+
+
+def parameter_values(template: Mapping[str, Any] | None = None) -> dict[str, tuple[str, ...]]:
+    """Each mode parameter's values: the template's AllowedValues, or :data:`OPEN_PARAMETERS`'."""
+    parameters = (template or load_template())["Parameters"]
+    values = {name: tuple(str(v) for v in parameters[name]["AllowedValues"]) for name in ENUMERATED}
+    return {**values, **OPEN_PARAMETERS}
+
+
+def covering_array(values: Mapping[str, Sequence[str]]) -> list[dict[str, str]]:
+    """Modes in which every pair of values of two parameters appears at least once (so every value
+    of every parameter does too): a pairwise covering array, built greedily and deterministically.
+    Each new mode starts from the first pair not yet covered, then takes for each other parameter
+    the value that covers most pairs not yet covered."""
+    names = list(values)
+    uncovered = {((a, x), (b, y)) for a, b in itertools.combinations(names, 2) for x in values[a] for y in values[b]}
+    modes: list[dict[str, str]] = []
+    while uncovered:
+        (a, x), (b, y) = min(uncovered, key=lambda pair: (names.index(pair[0][0]), names.index(pair[1][0]), pair))
+        mode = {a: x, b: y}
+        for name in names:
+            if name in mode:
+                continue
+            mode[name] = max(
+                values[name],
+                key=lambda v: sum(
+                    (((o, mode[o]), (name, v)) if names.index(o) < names.index(name) else ((name, v), (o, mode[o])))
+                    in uncovered
+                    for o in mode
+                ),
+            )
+        uncovered -= {((p, mode[p]), (q, mode[q])) for p, q in itertools.combinations(names, 2)}
+        modes.append({name: mode[name] for name in names})
+    return modes
+
+
+def deployable(mode: Mapping[str, str]) -> dict[str, str]:
+    """``mode`` with what it needs to deploy (the template's Rules): Jwt an issuer and an audience;
+    Otlp without a collector layer, an endpoint."""
+    completed = dict(mode)
+    if completed.get("AuthMode") == "Jwt":
+        completed.update(JwtIssuer="https://issuer.example.com", JwtAudience="a2a-clients")
+    if completed.get("Tracing") == "Otlp" and not completed.get("TracingCollectorLayerArn"):
+        completed["TracingEndpoint"] = "https://otel.example.com/v1/traces"
+    return completed
+
+
+def translate(parameters: Mapping[str, str], template: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The template through SAM with these parameter values (over the defaults), as CloudFormation
+    passes them. The caller sets the Region (``AWS_DEFAULT_REGION``), which SAM reads."""
+    source = copy.deepcopy(dict(template or load_template()))
+    for resource in source["Resources"].values():
+        props = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri"):  # what `sam package` does: local paths -> S3
+            if isinstance(props.get(key), str):
+                props[key] = "s3://bucket/" + props[key].strip("/")
+    defaults = {k: str(v["Default"]) for k, v in source.get("Parameters", {}).items() if "Default" in v}
+    result: dict[str, Any] = transform(source, {**defaults, **parameters}, _NoManagedPolicies())
+    return result
+
+
+class _NoManagedPolicies:
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def main(argv: Sequence[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python tests/template/modes.py DIR  (writes DIR/<mode>.json for checkov)", file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("*.json"):
+        stale.unlink()
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # this process's own entry point
+    for name, mode in SCANNED.items():
+        (out / f"{name}.json").write_text(json.dumps(translate(deployable(mode)), indent=1), encoding="utf-8")
+    print(f"{len(SCANNED)} translations in {out}: {', '.join(SCANNED)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
