@@ -61,7 +61,7 @@ from pathlib import Path
 from a2a_serverless.devstack.resources import load_template
 
 ROOT = Path(__file__).resolve().parents[1]
-IMAGE = "public.ecr.aws/lambda/python:3.13-x86_64"
+IMAGE = "a2a-serverless/lambda-python:3.13-x86_64"  # make docker (infra/lambda-image); or AWS's, with --image
 # The search path infra/lambda-image/bootstrap gives a function (Lambda's for Python 3.11 and later).
 PYTHONPATH = "/var/task:/opt/python/lib/python3.13/site-packages:/opt/python"
 GATEWAY_IMPORT = "uvicorn, a2a_serverless.transport.app"  # functions/run.sh: uvicorn --factory ...app:create_app

@@ -8,9 +8,10 @@
 #   infra/lambda-image/build.sh            build when the image is missing or this recipe changed
 #   FORCE=1 infra/lambda-image/build.sh    build again
 #
-# The image is tagged a2a-serverless/lambda-python:3.13-ARCH, and public.ecr.aws/lambda/python:3.13-ARCH
-# too (the base image `sam local` looks for; with --skip-pull-image it uses it as it is) unless that
-# tag holds another image (AWS's own, pulled by the user: it is kept, and SAM uses it).
+# The image is tagged a2a-serverless/lambda-python:3.13-ARCH only: `sam local` runs it when told to
+# (`--invoke-image a2a-serverless/lambda-python:3.13-ARCH --skip-pull-image`), and AWS's own image,
+# public.ecr.aws/lambda/python:3.13-ARCH, stays AWS's (an earlier build that tagged itself with that
+# name is untagged, so SAM finds or pulls AWS's image again).
 #
 # Environment: ARCH (x86_64 or arm64; default x86_64; the other architecture runs under Debian's
 # qemu-user-static, installed when missing, and takes minutes more),
@@ -37,7 +38,7 @@ case $ARCH in
     *) echo "build.sh: ARCH must be x86_64 or arm64, not $ARCH" >&2; exit 2 ;;
 esac
 OWN_TAG=a2a-serverless/lambda-python:3.13-$ARCH
-SAM_TAG=public.ecr.aws/lambda/python:3.13-$ARCH
+AWS_TAG=public.ecr.aws/lambda/python:3.13-$ARCH
 PYTHON=${PYTHON:-python3}
 RIE=${RIE:-$(ls "$ROOT"/.venv-sam/lib/python3*/site-packages/samcli/local/rapid/aws-lambda-rie-"$ARCH" 2>/dev/null | head -1)}
 SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
@@ -175,16 +176,14 @@ else
     say "built $OWN_TAG (recipe $recipe) in $((SECONDS - started)) s"
 fi
 
-if ! sam_label=$(label_of "$SAM_TAG"); then
-    docker tag "$OWN_TAG" "$SAM_TAG"
-    say "tagged $SAM_TAG"
-elif [ -z "$sam_label" ]; then
-    say "$SAM_TAG is another image (AWS's own?): kept, and sam local uses it"
-elif [ "$sam_label" != "$recipe" ]; then
-    docker tag "$OWN_TAG" "$SAM_TAG"
-    # SAM builds its own image on top (the emulator added) once, and reuses it while it exists.
+# Earlier builds also took AWS's name: give it back (an image of AWS's own, without the label, is kept).
+if aws_label=$(label_of "$AWS_TAG") && [ -n "$aws_label" ]; then
+    if docker rmi "$AWS_TAG" > /dev/null 2>&1; then
+        say "untagged $AWS_TAG (an earlier build of this kit's): that name is AWS's image"
+    else
+        say "could not untag $AWS_TAG (an earlier build of this kit's, still in use): docker rmi it later"
+    fi
     docker rmi "public.ecr.aws/lambda/python:3.13-rapid-$ARCH" > /dev/null 2>&1 || true
-    say "tagged $SAM_TAG (replacing an older build)"
 fi
 # The build this one replaced, unless a tag or a container still holds it.
 if [ -n "${previous:-}" ]; then docker rmi "$previous" > /dev/null 2>&1 || true; fi

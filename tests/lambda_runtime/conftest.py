@@ -32,7 +32,8 @@ from a2a_serverless.devstack.resources import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
-IMAGE = f"public.ecr.aws/lambda/python:3.13-{ARCHITECTURE}"
+IMAGE = f"a2a-serverless/lambda-python:3.13-{ARCHITECTURE}"
+"""The image `make docker` builds (infra/lambda-image); `sam local` runs it with ``--invoke-image``."""
 SAM = ROOT / ".venv-sam" / "bin" / "sam"
 INVOCATIONS = "/2015-03-31/functions/function/invocations"  # the emulator's invoke API
 # Credentials and region a function's boto3 finds; nothing here reaches AWS.
@@ -61,7 +62,7 @@ def docker() -> str:
 
 @pytest.fixture(scope="session")
 def lambda_image(docker: str) -> str:
-    """The Lambda Python 3.13 image for this machine's architecture, as `sam local` finds it."""
+    """The kit's Lambda Python 3.13 image for this machine's architecture."""
     if subprocess.run([docker, "image", "inspect", IMAGE], capture_output=True).returncode != 0:
         unavailable(f"no {IMAGE} image: `make docker` builds it")
     return IMAGE

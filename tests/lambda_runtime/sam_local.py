@@ -13,7 +13,8 @@ name (a network alias); the host reaches those containers only through ports pub
   with a certificate of a CA made for these tests. The authorizer trusts that CA through an image of
   its own, the Lambda image with the CA added to the bundle httpx reads (``SSL_CERT_FILE``), given to
   SAM as ``--invoke-image AuthorizerFunction=...``: SAM passes a function only the variables its
-  template declares, so no ``--env-vars`` entry could.
+  template declares, so no ``--env-vars`` entry could. Every other function runs on the kit's image
+  (``--invoke-image a2a-serverless/lambda-python:3.13-ARCH``), never on one SAM would pull.
 
 The functions get the endpoint and the resources' names and URLs from an ``--env-vars`` file, as a
 user would write it. :class:`SamLocal` runs ``sam local invoke`` and ``sam local start-api`` with it;
@@ -228,6 +229,28 @@ def trusting_image(lambda_image: str, ca: bytes, workdir: Path) -> str:
     return tag
 
 
+def image_with_env(lambda_image: str, env: Mapping[str, str], workdir: Path, name: str) -> str:
+    """The Lambda image with ``env`` set, built when missing or changed: for a setting a function's
+    template does not declare (SAM passes a function only those), given to SAM as
+    ``--invoke-image FUNCTION=...``."""
+    base_id = docker("image", "inspect", "--format", "{{.Id}}", lambda_image)
+    lines = "".join(f"ENV {key}={value}\n" for key, value in sorted(env.items()))
+    recipe = hashlib.sha256(base_id.encode() + lines.encode()).hexdigest()[:16]
+    tag = f"a2a-serverless/lambda-python-{name}:{lambda_image.rpartition(':')[2]}"
+    if image_label(tag) != recipe:
+        context = workdir / f"{name}-image"
+        context.mkdir(parents=True, exist_ok=True)
+        (context / "Dockerfile").write_text(f"FROM {lambda_image}\n{lines}LABEL {LABEL}={recipe}\n")
+        docker("build", "--quiet", "--tag", tag, str(context), timeout=300)
+    return tag
+
+
+def gateway_address(network: str) -> str:
+    """The host's address on ``network`` (its bridge's gateway): where a function's container reaches
+    a server on the host listening there."""
+    return docker("network", "inspect", "--format", "{{(index .IPAM.Config 0).Gateway}}", network)
+
+
 # The issuer's server: the discovery document and the key set, as files under /srv/www, over TLS.
 _ISSUER_SERVER = textwrap.dedent(
     """
@@ -279,7 +302,11 @@ class Issuer:
 
 
 class FunctionError(RuntimeError):
-    """The function raised (its error, as Lambda reports it, is the message)."""
+    """The function raised (its error, as Lambda reports it, is the message, and ``response``)."""
+
+    def __init__(self, message: str, response: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.response = response
 
 
 @dataclass
@@ -332,7 +359,7 @@ class SamLocal:
         assert run.returncode == 0, f"sam local invoke {function_id} failed:\n{run.stderr[-4000:]}"
         response: JsonValue = json.loads(run.stdout)
         if isinstance(response, dict) and {"errorMessage", "errorType"} <= response.keys():
-            raise FunctionError(f"{function_id}: {response}\n{run.stderr[-3000:]}")
+            raise FunctionError(f"{function_id}: {response}\n{run.stderr[-3000:]}", response)
         return response
 
     def handler(self, function_id: str) -> Any:
@@ -432,7 +459,7 @@ def sam_local(
         env_file = workdir / "env.json"
         env_file.write_text(json.dumps(env_vars(template, resources, moto), indent=2))
         overrides = [f"{name}={value}" for name, value in parameters.items()]
-        images = [f"AuthorizerFunction={trusting}"]
+        images = [lambda_image, f"AuthorizerFunction={trusting}"]
         yield SamLocal(build, network, moto, resources, env_file, overrides, images, workdir, issuer, timings)
     finally:
         # Every container on the network is this session's: moto, the issuer, any SAM left behind.
