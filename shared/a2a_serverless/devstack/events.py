@@ -318,6 +318,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     out.add_argument("--out", metavar="FILE", type=Path, help="write it to FILE (default: standard output)")
     work = argparse.ArgumentParser(add_help=False, parents=[task])
     work.add_argument("--message-id", required=True, help="the id of the message whose turn the item runs")
+    work.add_argument(
+        "--configuration",
+        default="",
+        metavar="JSON",
+        help="the request's configuration as SendMessage queued it (ProtoJSON), e.g. '{\"returnImmediately\":true}'",
+    )
+    work.add_argument(
+        "--turn", type=int, default=0, help="the task's last event number when it took the message (default: 0)"
+    )
     work.add_argument("--receive-count", type=int, default=1, help="SQS's receive count (default: %(default)s)")
     kinds.add_parser("worker", parents=[work, out], help="WorkerFunction: the SQS event of a queued task's work item")
     kinds.add_parser("dead-letter", parents=[work, out], help="DeadLetterFunction: a work item SQS gave up on")
@@ -372,7 +381,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _event(args: argparse.Namespace) -> Json:
     if args.kind in ("worker", "dead-letter"):
-        item = WorkItem(args.tenant, args.owner, args.task_id, args.message_id)
+        item = WorkItem(
+            args.tenant, args.owner, args.task_id, args.message_id, configuration=args.configuration, turn=args.turn
+        )
         make = worker_event if args.kind == "worker" else dead_letter_event
         return make(item, receive_count=args.receive_count)
     if args.kind == "push-dispatcher":
