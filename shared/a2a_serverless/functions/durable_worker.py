@@ -10,13 +10,14 @@ from a2a_serverless.execution.run_report import RunReport
 from a2a_serverless.json_types import Json
 from a2a_serverless.lambda_._metrics import record_run
 from a2a_serverless.lambda_._observability import metrics
-from a2a_serverless.lambda_.preload import preload_executor
+from a2a_serverless.lambda_.preload import cold_start
 from a2a_serverless.wiring import get_runtime
 
 logger = Logger()
 
-# A bad A2A_EXECUTOR fails the cold start, with the reason in the init log.
-preload_executor()
+# A bad A2A_EXECUTOR, a missing package or a bad setting fails the cold start, with the reason in
+# the init log.
+cold_start(executor=True)
 
 
 @durable_execution

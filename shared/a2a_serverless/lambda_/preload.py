@@ -1,24 +1,43 @@
-"""The executor, loaded at a worker's cold start on Lambda (the SQS worker and the durable worker)."""
+"""A function's cold start on Lambda: the start-up checks (:mod:`a2a_serverless._startup`) and, for
+the workers, the executor loaded, so a missing package or a bad setting fails the init phase with
+one line instead of every request or work item."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 
+from .._startup import StartupError, check, executor_failure
 from ..config import ConfigError
-from ..wiring import get_runtime
 from ._observability import logger
 
-__all__ = ["preload_executor"]
+__all__ = ["cold_start"]
 
 
-def preload_executor(environ: Mapping[str, str] = os.environ) -> None:
-    """Import and create the executor now when running on Lambda (the init phase), so a bad import
-    path fails the cold start with a clear message. Elsewhere (tests, the local stack, which checks
-    it at start-up) nothing happens at import."""
-    if environ.get("AWS_LAMBDA_FUNCTION_NAME"):
-        try:
-            get_runtime().executor  # noqa: B018 - loading it is the point
-        except ConfigError as exc:
-            logger.error("cannot start the worker: %s", exc)
-            raise
+def cold_start(
+    *, executor: bool = False, durable_function: bool = False, environ: Mapping[str, str] = os.environ
+) -> None:
+    """On Lambda (the init phase), check what the configured features need (``executor``: this
+    function runs the executor; ``durable_function``: it starts or signals durable executions) and
+    raise :class:`~a2a_serverless._startup.StartupError` after logging its one line at ERROR: Lambda
+    then reports an init error with it. Elsewhere (tests, the local stack, which checks before it
+    starts its processes) nothing happens."""
+    if not environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        return
+    try:
+        settings = check(environ, durable_function=durable_function)
+        if executor:
+            _load_executor(settings.executor)
+    except StartupError as exc:
+        logger.error("cannot start the function: %s", exc)
+        raise
+
+
+def _load_executor(path: str) -> None:
+    """The process's executor, made now (the first work item then does not pay for it)."""
+    from ..wiring import get_runtime  # the workers' (the authorizer's cold start does without the core)
+
+    try:
+        get_runtime().executor  # noqa: B018 - loading it is the point
+    except ConfigError as exc:
+        raise StartupError(executor_failure(path, exc)) from None

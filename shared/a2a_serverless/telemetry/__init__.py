@@ -22,7 +22,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from . import _names as n
 from ._call import ServerCall
-from ._switch import CONTENT_ENV, DIR_ENV, SWITCH_ENV, TracingConfigError, reset, switch
+from ._switch import CONTENT_ENV, DIR_ENV, SWITCH_ENV, TracingConfigError, checked, reset, switch
 
 __all__ = [
     "CONTENT_ENV",
@@ -31,6 +31,7 @@ __all__ = [
     "CommitNote",
     "ServerCall",
     "TracingConfigError",
+    "checked",
     "commit",
     "dispatch",
     "enqueue",

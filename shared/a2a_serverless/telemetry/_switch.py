@@ -20,7 +20,18 @@ from dataclasses import dataclass
 from ..config import env_flag
 from ._errors import TracingConfigError
 
-__all__ = ["CONTENT_ENV", "DIR_ENV", "MODES", "SWITCH_ENV", "Switch", "TracingConfigError", "parse", "reset", "switch"]
+__all__ = [
+    "CONTENT_ENV",
+    "DIR_ENV",
+    "MODES",
+    "SWITCH_ENV",
+    "Switch",
+    "TracingConfigError",
+    "checked",
+    "parse",
+    "reset",
+    "switch",
+]
 
 SWITCH_ENV = "A2A_TRACING"
 CONTENT_ENV = "A2A_TRACING_CONTENT"
@@ -56,6 +67,27 @@ def parse(environ: Mapping[str, str]) -> Switch:
     return Switch(frozenset(words), content, directory)
 
 
+def checked(environ: Mapping[str, str]) -> Switch:
+    """The switch ``environ`` sets, once the packages its exporters need import (nothing is
+    installed): what a function's cold start and the local stack check before serving anything
+    (:mod:`a2a_serverless._startup`). Raises :class:`TracingConfigError` in one line that names
+    what to set or install."""
+    parsed = parse(environ)
+    if not parsed.on:
+        return parsed
+    try:
+        from . import _sdk  # noqa: F401  # the SDK, and what file and memory export with
+
+        if "otlp" in parsed.modes:
+            import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+    except ImportError as exc:
+        raise TracingConfigError(
+            f"{SWITCH_ENV}={','.join(sorted(parsed.modes))} needs the OpenTelemetry SDK, which is not installed "
+            f"(no module {exc.name or 'opentelemetry'}): pip install 'a2a-serverless[tracing]'"
+        ) from None
+    return parsed
+
+
 _lock = threading.Lock()
 _current: Switch | None = None
 
@@ -69,15 +101,10 @@ def switch() -> Switch:
         return current
     with _lock:
         if _current is None:
-            parsed = parse(os.environ)
+            parsed = checked(os.environ)
             if parsed.on:
-                try:
-                    from . import _sdk
-                except ImportError as exc:
-                    raise TracingConfigError(
-                        f"{SWITCH_ENV}={','.join(sorted(parsed.modes))} needs the OpenTelemetry SDK "
-                        f"({exc.name} is not installed): pip install 'a2a-serverless[tracing]'"
-                    ) from None
+                from . import _sdk
+
                 _sdk.install(parsed)
             _current = parsed
         return _current

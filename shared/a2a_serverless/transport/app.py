@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import os
 import time
 from collections.abc import Collection
 
@@ -24,6 +25,7 @@ from ..card import card_etag, public_card, signed_card
 from ..config import ConfigError
 from ..errors import A2AError, MethodNotFoundError
 from ..json_types import JsonValue
+from ..methods import SEND_MESSAGE, SEND_STREAMING_MESSAGE
 from ..push import JWKS_PATH
 from ..runtime import Runtime
 from ..v03.card import merged_card
@@ -50,7 +52,16 @@ def create_app(
 ) -> Starlette:
     """Build the app. ``runtime`` None means ``get_runtime()`` at the first request (no I/O at
     import or construction). ``methods`` restricts the A2A methods served; the whole app (no
-    ``methods``) also serves the push receiver of durable delegation (:mod:`..delegation.hook`)."""
+    ``methods``) also serves the push receiver of durable delegation (:mod:`..delegation.hook`).
+
+    On Lambda, the app of the process's own runtime is the function's cold start (the gateway under
+    the Web Adapter builds it in ``functions/run.sh``): what its settings turn on is checked now
+    (:func:`..lambda_.preload.cold_start`), and a failure stops the init phase with one line."""
+    if runtime is None and os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        from ..lambda_.preload import cold_start
+
+        starts = methods is None or bool({SEND_MESSAGE.name, SEND_STREAMING_MESSAGE.name} & set(methods))
+        cold_start(durable_function=starts)
 
     def current() -> Runtime:
         return runtime if runtime is not None else get_runtime()
