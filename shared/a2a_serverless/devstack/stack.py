@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
+from .._startup import StartupError
+from .._startup import check as startup_check
+from ..telemetry import DIR_ENV, SWITCH_ENV, TracingConfigError, checked
 from ..transport.sse import streams_open
 from ..wiring import get_runtime
 from ._command import command_line
@@ -183,10 +186,14 @@ def run(
                 execution_mode=options.execution_mode,
                 durable_function=durable_function_arn(options.prefix, REGION),
                 push_attempt_log=(attempts := _push_attempt_log(stack, options.state_dir)),
-                tracing_dir=str(Path(attempts).parent / "spans"),
+                tracing_dir=str(Path(attempts).parent / "spans") if _traces_by_default(options) else "",
                 otlp_endpoint=options.otlp_endpoint,
             )
         )
+        try:  # what the settings turn on, checked before any process starts (not at each request)
+            startup_check(os.environ, durable_function=True)
+        except StartupError as exc:
+            raise StackError(f"cannot start: {exc}") from None
         if prepare_push_signing_keys(endpoint):
             _log.info(
                 "push notifications are signed: key set created in SSM (%s)",
@@ -278,6 +285,20 @@ def run(
         if not shutdown.requested:
             server.run(sockets=[sock])
     return 0
+
+
+def _traces_by_default(options: DevOptions) -> bool:
+    """Whether the stack turns tracing on (``A2A_TRACING=file``, for the console's trace view): yes,
+    unless the shell chose for itself or the OpenTelemetry SDK is missing; then one line says tracing
+    is off and why. ``--otlp-endpoint`` asks for tracing: without the SDK, the start-up check refuses it."""
+    if SWITCH_ENV in os.environ or options.otlp_endpoint:
+        return True
+    try:
+        checked({SWITCH_ENV: "file", DIR_ENV: "."})
+    except TracingConfigError as exc:
+        _log.warning("tracing is off (the console shows no traces): %s", exc)
+        return False
+    return True
 
 
 def check_host(options: DevOptions) -> bool:
