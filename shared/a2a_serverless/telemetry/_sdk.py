@@ -23,7 +23,7 @@ from ._files import JsonLinesExporter
 if TYPE_CHECKING:
     from ._switch import Switch
 
-__all__ = ["MEMORY", "finished_spans", "flush", "install"]
+__all__ = ["MEMORY", "finished_spans", "flush", "install", "otlp_processor"]
 
 MEMORY = InMemorySpanExporter()
 """Where ``memory`` keeps this process's finished spans."""
@@ -61,16 +61,24 @@ def install(switch: Switch) -> None:
             if mode == "otlp":
                 if foreign:
                     continue
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-                from ._sigv4 import signed_session  # CloudWatch's endpoint: each export signed
-
-                provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(session=signed_session())))
+                provider.add_span_processor(otlp_processor())
             elif mode == "memory":
                 provider.add_span_processor(SimpleSpanProcessor(MEMORY))
             else:
                 provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(switch.directory)))
             _installed.add(key)
+
+
+def otlp_processor(endpoint: str | None = None) -> BatchSpanProcessor:
+    """The ``otlp`` exporter (to ``endpoint``, else as ``OTEL_EXPORTER_OTLP_*`` say), batched, its
+    failures told once per export interval (:mod:`._otlp`)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from ._otlp import QuietExporter, export_interval_seconds
+    from ._sigv4 import signed_session  # CloudWatch's endpoint: each export signed
+
+    exporter = OTLPSpanExporter(endpoint=endpoint, session=signed_session())
+    return BatchSpanProcessor(QuietExporter(exporter, export_interval_seconds()))
 
 
 def flush() -> None:
