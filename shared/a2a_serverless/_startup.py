@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .config import ConfigError, Settings
 
-__all__ = ["FRAMEWORK_EXTRAS", "StartupError", "check", "executor_failure", "executor_problem"]
+__all__ = ["FRAMEWORK_EXTRAS", "StartupError", "check", "executor_failure", "executor_problem", "framework_missing"]
 
 FRAMEWORK_EXTRAS: Mapping[str, str] = {
     "pydantic_ai": "pydantic-ai",
@@ -82,12 +82,18 @@ def executor_problem(path: str) -> str | None:
 
 
 def executor_failure(path: str, exc: ConfigError) -> str:
-    """The line for an executor that failed to load: a framework module it imports that is missing
-    names the kit's extra that installs it."""
+    """The line for an executor that failed to load (:func:`framework_missing`'s when it applies)."""
+    return framework_missing(path, exc) or str(exc)
+
+
+def framework_missing(path: str, exc: BaseException) -> str | None:
+    """When ``exc`` (or what caused it) is a framework's module not found, the line naming the kit's
+    extra that installs it; else None. What ``a2a-serverless dev`` and an ``init`` project's pytest
+    say for an agent whose framework is not installed."""
     missing = _missing_module(exc)
     extra = next((e for m, e in FRAMEWORK_EXTRAS.items() if missing == m or missing.startswith(m + ".")), None)
     if extra is None:
-        return str(exc)
+        return None
     return f"A2A_EXECUTOR {path!r} needs {missing}, which is not installed: pip install 'a2a-serverless[{extra}]'"
 
 
