@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .._startup import framework_missing
 from ..json_types import JsonValue
 from . import _push_redrive as push_redrive
 from . import events
@@ -284,8 +285,8 @@ def _check_executor(
         source, path = "template ExecutorPath", str(template["Parameters"]["ExecutorPath"]["Default"])
     try:
         target = import_object(path)
-    except ImportPathError as exc:
-        raise ImportPathError(f"{source} {path!r}: {exc}") from exc
+    except ImportPathError as exc:  # a framework that is not installed: the line naming its extra
+        raise ImportPathError(framework_missing(path, exc) or f"{source} {path!r}: {exc}") from exc
     if not callable(target) and not callable(getattr(target, "execute", None)):  # a class, or an executor instance
         raise ImportPathError(f"{source} {path!r} is not a class")
     # What the worker does with it: instantiate it, and accept only an executor (ours or a2a-sdk's).
