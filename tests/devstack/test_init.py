@@ -54,6 +54,7 @@ def test_the_project_holds_the_users_code_and_settings_and_the_kit_as_a_wheel(pr
         "src/weather_bot/__init__.py",
         "src/weather_bot/agent.py",
         "template.yaml",
+        "tests/conftest.py",
         "tests/test_agent.py",
     ]
     # The kit: its wheel, pinned by its version (the kit's, labelled with its content), from the

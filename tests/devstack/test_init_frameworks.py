@@ -92,3 +92,54 @@ def test_an_unknown_framework_is_refused_naming_the_known_ones(
     assert refused.value.code == 2
     assert "langgraph" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+WITHOUT = (
+    "import sys; sys.modules[{module!r}] = None; "  # as if the framework's extra were not installed
+    "sys.argv[0] = {program!r}; {main}"
+)
+
+
+def _without(module: str, program: str, main: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT.format(module=module, program=program, main=main), *args],
+        cwd=cwd,
+        env={k: v for k, v in os.environ.items() if not k.startswith("A2A_")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_without_its_frameworks_extra_pytest_and_dev_say_the_same_one_line(tmp_path: Path) -> None:
+    # Given a pydantic-ai project in an environment without pydantic-ai
+    root = tmp_path / "Trip Planner"
+    assert cli.main(["init", str(root), "--framework", "pydantic-ai"]) == 0
+    line = (
+        "A2A_EXECUTOR 'trip_planner.agent:executor' needs pydantic_ai, which is not installed: "
+        "pip install 'a2a-serverless[pydantic-ai]'"
+    )
+
+    # When its own tests run
+    tests = _without(
+        "pydantic_ai",
+        "pytest",
+        "import pytest; raise SystemExit(pytest.main(sys.argv[1:]))",
+        ["-q", "-p", "no:cacheprovider"],
+        root,
+    )
+
+    # Then pytest stops before any test with that one line, as `a2a-serverless dev` does
+    assert tests.returncode == 4, tests.stdout + tests.stderr
+    assert tests.stderr.strip() == f"ERROR: {line}"
+    assert "Traceback" not in tests.stdout + tests.stderr
+    dev = _without(
+        "pydantic_ai",
+        "a2a-serverless",
+        "from a2a_serverless.devstack.cli import main; raise SystemExit(main(sys.argv[1:]))",
+        ["dev", "--port", "0"],
+        root,
+    )
+    assert dev.returncode == 2, dev.stdout + dev.stderr
+    assert dev.stderr.strip().splitlines()[-1] == f"a2a-serverless dev: error: {line}"

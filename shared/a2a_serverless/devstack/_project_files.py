@@ -3,7 +3,17 @@
 
 from __future__ import annotations
 
-__all__ = ["AGENT", "GITIGNORE", "KIT_REQUIREMENTS", "PYPROJECT", "README", "SAMCONFIG", "TEST", "WHEEL_SOURCE"]
+__all__ = [
+    "AGENT",
+    "CONFTEST",
+    "GITIGNORE",
+    "KIT_REQUIREMENTS",
+    "PYPROJECT",
+    "README",
+    "SAMCONFIG",
+    "TEST",
+    "WHEEL_SOURCE",
+]
 
 KIT_REQUIREMENTS = """\
 # The a2a-serverless kit, installed into the core layer by `sam build` with its dependencies.
@@ -38,6 +48,26 @@ class Agent(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+'''
+
+CONFTEST = '''\
+"""Before any test runs, the agent's executor loads, as ``a2a-serverless dev`` checks before it
+starts: if it cannot (its framework is not installed, say), pytest stops with the one line that
+``a2a-serverless dev`` says, naming what to install."""
+
+from __future__ import annotations
+
+import pytest
+
+from a2a_serverless._startup import executor_problem
+
+EXECUTOR = "{executor}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    problem = executor_problem(EXECUTOR)
+    if problem is not None:
+        raise pytest.UsageError(problem)
 '''
 
 TEST = '''\

@@ -109,6 +109,7 @@ def create_project(
         f"src/{package}/__init__.py": "",
         f"src/{package}/agent.py": agent,
         "src/agent.json": json.dumps(_card(name), indent=2) + "\n",
+        "tests/conftest.py": files.CONFTEST.format(executor=executor),
         "tests/test_agent.py": test,
         "pyproject.toml": files.PYPROJECT.format(project=stack, requirement=_with_extras(requirement, ["dev"])),
         ".gitignore": files.GITIGNORE,
