@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
 from ..errors import (
     ERROR_DOMAIN,
@@ -43,10 +44,13 @@ def internal_error(request_id: str, what: str, *, method: str = "", traceback: b
     request id and method (and the traceback of the exception being handled, unless ``what``
     already says all there is), and the caller gets a generic internal error carrying only the
     request id, never the exception's text. Every binding, the SSE framing and the app's last
-    resort build it here."""
+    resort build it here. A request that came with no id (none from API Gateway, no
+    ``X-Request-Id``: the local stack, a test) gets one here, so the caller's error and the log
+    line can still be matched."""
+    request_id = request_id or str(uuid.uuid4())
     extra = {"request_id": request_id, **({"method": method} if method else {})}
     logger.error(what, exc_info=True if traceback else None, extra=extra)
-    return InternalError(metadata={"requestId": request_id} if request_id else None)
+    return InternalError(metadata={"requestId": request_id})
 
 
 def error_details(error: A2AError) -> list[Json]:

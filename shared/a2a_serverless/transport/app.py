@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import os
 import time
 from collections.abc import Collection
@@ -57,6 +58,8 @@ def create_app(
     On Lambda, the app of the process's own runtime is the function's cold start (the gateway under
     the Web Adapter builds it in ``functions/run.sh``): what its settings turn on is checked now
     (:func:`..lambda_.preload.cold_start`), and a failure stops the init phase with one line."""
+    if runtime is None:
+        _log_as_the_functions_do()
     if runtime is None and os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         from ..lambda_.preload import cold_start
 
@@ -94,6 +97,16 @@ def create_app(
         exception_handlers={HTTPException: _http_exception, Exception: _unexpected},
         middleware=[Middleware(NegotiatedJson)],
     )
+
+
+def _log_as_the_functions_do() -> None:
+    """The app serving in a process of its own (the gateway under the Web Adapter, the local stack's
+    API process) logs as the functions do: Powertools' JSON lines, each with its level, an unexpected
+    error's with its traceback and request id. With no handler at all, the standard library's last
+    resort wrote them as bare text, which the local stack's console showed as INFO. A process that
+    set up its own logging (a test, the stack in one process) keeps it."""
+    if not logging.getLogger("a2a_serverless").hasHandlers():
+        from ..lambda_ import _observability  # noqa: F401  # importing it configures the core's loggers
 
 
 _CARD_SINCE = email.utils.formatdate(int(time.time()), usegmt=True)
