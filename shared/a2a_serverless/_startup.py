@@ -41,6 +41,7 @@ FRAMEWORK_EXTRAS: Mapping[str, str] = {
     "langchain_core": "langgraph",
     "strands": "strands",
     "agents": "openai-agents",
+    "openai": "openai-agents",
     "google.adk": "google-adk",
     "google.genai": "google-adk",
 }

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._startup import FRAMEWORK_EXTRAS
+
 __all__ = ["FRAMEWORKS", "FRAMEWORK_MODULES", "TEST", "ProjectFramework"]
 
 
@@ -279,7 +281,7 @@ FRAMEWORKS = {
 }
 """The frameworks ``init --framework`` knows, by the name it takes."""
 
-FRAMEWORK_MODULES = frozenset({"pydantic_ai", "langgraph", "langchain_core", "strands", "agents", "openai", "google"})
+FRAMEWORK_MODULES = frozenset(module.split(".")[0] for module in FRAMEWORK_EXTRAS)
 """The frameworks' top-level modules: an agent package of one of these names would hide it."""
 
 TEST = '''\
