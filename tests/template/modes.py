@@ -34,6 +34,7 @@ ENUMERATED = (
     "PushSigning",
     "Dashboard",
     "Architecture",
+    "ApiAccessLogs",
 )
 """The mode parameters with AllowedValues: each allowed value is a mode's."""
 
@@ -59,11 +60,11 @@ SCANNED: Mapping[str, Mapping[str, str]] = {
         "CardSigning": "true",
         "Dashboard": "true",
         "AlarmTopicArn": TOPIC,
+        "ApiAccessLogs": "true",
     },
     "open-buffered": {"AuthMode": "Open", "WebAdapterLayerVersion": "0", "Tracing": "Otlp"},
 }
-"""The modes checkov scans. The translation keeps every conditional resource (with its Condition),
-so these differ only in what SAM resolves itself: the API's authorizer, the functions' wiring."""
+"""The modes checkov scans: between them, every resource and property the template can deploy."""
 
 
 def parameter_values(template: Mapping[str, Any] | None = None) -> dict[str, tuple[str, ...]]:
@@ -125,6 +126,26 @@ def translate(parameters: Mapping[str, str], template: Mapping[str, Any] | None 
     return result
 
 
+def for_checkov(translated: Mapping[str, Any], parameters: Mapping[str, str]) -> dict[str, Any]:
+    """``translated`` as checkov should see it in the mode of these ``parameters``. checkov decides a
+    resource's Condition from the parameters' defaults: here the mode's values are the defaults.
+    And each API's waivers (its ``Metadata.checkov.skip``, which SAM puts on the RestApi) are on its
+    stage too: SAM makes the stage from the API's properties, and checkov checks its logging and
+    caching there."""
+    result = copy.deepcopy(dict(translated))
+    for name, value in parameters.items():
+        result["Parameters"][name]["Default"] = value
+    resources = result["Resources"]
+    for resource in resources.values():
+        if resource["Type"] != "AWS::ApiGateway::Stage":
+            continue
+        api = resources[resource["Properties"]["RestApiId"]["Ref"]]
+        skips = api.get("Metadata", {}).get("checkov", {}).get("skip", [])
+        if skips:
+            resource.setdefault("Metadata", {}).setdefault("checkov", {}).setdefault("skip", []).extend(skips)
+    return result
+
+
 class _NoManagedPolicies:
     def load(self) -> dict[str, str]:
         return {}
@@ -140,7 +161,9 @@ def main(argv: Sequence[str]) -> int:
         stale.unlink()
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # this process's own entry point
     for name, mode in SCANNED.items():
-        (out / f"{name}.json").write_text(json.dumps(translate(deployable(mode)), indent=1), encoding="utf-8")
+        parameters = deployable(mode)
+        translated = for_checkov(translate(parameters), parameters)
+        (out / f"{name}.json").write_text(json.dumps(translated, indent=1), encoding="utf-8")
     print(f"{len(SCANNED)} translations in {out}: {', '.join(SCANNED)}")
     return 0
 
