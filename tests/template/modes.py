@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -160,6 +161,8 @@ def main(argv: Sequence[str]) -> int:
     for stale in out.glob("*.json"):
         stale.unlink()
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # this process's own entry point
+    # SAM's translator warns, as it is collected, of usage metrics nobody publishes offline.
+    logging.getLogger("samtranslator.metrics").setLevel(logging.ERROR)
     for name, mode in SCANNED.items():
         parameters = deployable(mode)
         translated = for_checkov(translate(parameters), parameters)
