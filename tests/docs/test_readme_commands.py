@@ -16,6 +16,11 @@ How the commands are run:
   path relative to it (``../weather-agent``) lands in a temporary directory; a ``cd`` carries over
   to the block's next command, as in the reader's shell. ``PATH`` starts with this checkout's
   ``.venv/bin`` (the README says so where it matters).
+* With ``DOCS_TEST_VENV`` set (``infra/profiles`` sets it to a virtualenv made as
+  ``make dev`` makes it), that virtualenv is the reader's ``.venv``: the stack is its
+  ``a2a-serverless dev``, the scratch checkout's ``.venv`` is it and ``PATH`` starts with its ``bin``.
+  A documented ``pip install`` is skipped as always, and so are the commands after it in its block,
+  which need what it installs.
 * ``TASK_ID`` is the id of the task named by the output of the block's latest earlier command that
   names one (the task it created, or the newest one it listed); ``Last-Event-ID: 3`` and the like run
   as written.
@@ -29,19 +34,21 @@ Each block's assertion messages list which of its commands ran and which were sk
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_stack import running_stack
+from e2e_stack import READY, START_TIMEOUT_SECONDS, StackProcess, _free_port, _stop, running_stack
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
@@ -308,8 +315,69 @@ def failures(command: Command, outcome: Outcome) -> list[str]:
     return found
 
 
+def profile_venv() -> Path | None:
+    """The virtualenv ``DOCS_TEST_VENV`` names (absolute), or None: this checkout's ``.venv``."""
+    named = os.environ.get("DOCS_TEST_VENV", "")
+    if not named:
+        return None
+    venv = Path(named).resolve()
+    if not (venv / "bin" / "a2a-serverless").is_file():
+        pytest.fail(f"DOCS_TEST_VENV={named}: no bin/a2a-serverless there (is the kit installed in it?)")
+    return venv
+
+
+@contextlib.contextmanager
+def running_stack_of(venv: Path, cwd: Path) -> Iterator[str]:
+    """``<venv>/bin/a2a-serverless dev`` on a free port, started and stopped as
+    ``e2e_stack.running_stack`` does the checkout's (which runs this interpreter's); its base URL."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "PYTEST_", "DOCS_TEST_"))}
+    env.update(PYTHONUNBUFFERED="1", PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))
+    command = [str(venv / "bin" / "a2a-serverless"), "dev", "--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    stack = StackProcess(process)
+    stack.drain()
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not stack.ready.wait(0.2):
+            if process.poll() is not None:
+                pytest.fail(f"{command[0]} dev exited before it was ready\n{stack.output()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{command[0]} dev was not ready within {START_TIMEOUT_SECONDS:.0f}s\n{stack.output()}")
+        match = READY.match(stack.ready_lines[0])
+        assert match is not None
+    except BaseException:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        raise
+    yield match.group(1)
+    code = _stop(stack)
+    assert code == 0, f"{command[0]} dev did not exit cleanly\n{stack.output()}"
+
+
+INSTALLS = r"\bpip install\b"
+"""A command that installs into the reader's ``.venv``: with ``DOCS_TEST_VENV``, what follows it in
+its block needs what it would have installed."""
+
+
 @pytest.fixture(scope="module")
 def stack_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    venv = profile_venv()
+    if venv is not None:
+        with running_stack_of(venv, tmp_path_factory.mktemp("docs-stack")) as base_url:
+            yield base_url
+        return
     with running_stack(tmp_path_factory.mktemp("docs-stack")) as (base_url, _):
         yield base_url
 
@@ -319,15 +387,21 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A scratch copy of the checkout: its top-level entries as symlinks, in a directory of its own."""
     root = tmp_path_factory.mktemp("docs-checkout") / "checkout"
     root.mkdir()
+    venv = profile_venv()
     for entry in REPO.iterdir():
         if not entry.name.startswith(".git"):
-            (root / entry.name).symlink_to(entry)
+            (root / entry.name).symlink_to(venv if venv is not None and entry.name == ".venv" else entry)
     return root
 
 
 def command_env() -> dict[str, str]:
     # The runner's pytest and A2A_* settings are not the reader's.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "A2A_"))}
+    venv = profile_venv()
+    if venv is not None:  # the reader's .venv is that one; this checkout's is not theirs
+        env.pop("DOCS_TEST_VENV", None)
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        return env
     env["PATH"] = f"{REPO / '.venv' / 'bin'}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
@@ -341,8 +415,10 @@ def test_documented_commands_run(block: Block, stack_url: str, checkout: Path, t
     cwd = checkout
     ran: list[Command] = []
     task_id: str | None = None
+    installed = False
     for command in block.commands:
-        if command.skip() is not None:
+        installed = installed or (profile_venv() is not None and re.search(INSTALLS, command.text) is not None)
+        if command.skip() is not None or installed:
             continue
         script = command.text.replace(DOCUMENTED_HOST, host)
         if TASK_ID.search(script):
