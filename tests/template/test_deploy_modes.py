@@ -35,8 +35,10 @@ MODES = covering_array(VALUES)
 
 
 def _mode_id(mode: Mapping[str, str]) -> str:
+    """The enumerated values (a flag by its name, when true), then the open parameters set."""
+    named = [name if mode[name] == "true" else mode[name] for name in ENUMERATED if mode[name] != "false"]
     on = [name for name, (off, _) in OPEN_PARAMETERS.items() if mode[name] != off]
-    return "-".join([*(mode[name] for name in ENUMERATED), *on])
+    return "-".join([*named, *on])
 
 
 def _defaults(template: Mapping[str, Any]) -> dict[str, str]:
