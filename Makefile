@@ -58,7 +58,7 @@ DEV_STAMP := $(VENV)/.installed-dev-$(firstword $(shell cksum < pyproject.toml))
 .PHONY: help bootstrap a2a03 a2a-js browser dev test lint typecheck pytest template clean distclean
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
 bootstrap: $(STAMP) ## create .venv and install the project with its test extras (once per pyproject.toml)
 
