@@ -64,9 +64,10 @@ def is_durable(environ: Mapping[str, str]) -> bool:
 
 
 def durable_function_arn(prefix: str, region: str) -> str:
-    """What the template gives every function as ``A2A_DURABLE_FUNCTION`` (the worker's ``live``
-    alias), named as the local stack names its functions. Only the API process starts executions,
-    on the local runner; the other functions just need their durable-mode runtime to build."""
+    """What the template gives the functions that start executions (the gateway and SendMessage)
+    as ``A2A_DURABLE_FUNCTION`` (the worker's ``live`` alias), named as the local stack names its
+    functions. The local stack gives it to every process; only the API process starts executions,
+    on the local runner."""
     return f"arn:aws:lambda:{region}:123456789012:function:{prefix}-{DURABLE_WORKER}:live"
 
 
