@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -49,6 +50,8 @@ ROOT = REPO / ".venv-profiles"
 VENV_BIN = REPO / ".venv" / "bin"
 FRAMEWORKS = ("pydantic-ai", "langgraph", "strands", "openai-agents", "google-adk")
 KIT_LABEL = re.compile(r"\+kit\.[0-9a-f]+")
+MAKE_VENV = re.compile(r"^python3 -m venv \.venv && (\.venv/bin/pip install [^\n#]+?)\s*$", re.MULTILINE)
+"""How the generated README makes the project's ``.venv``: the install is taken from it, as written."""
 READY = re.compile(r"A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json")
 INSTALL_TIMEOUT = 1200.0
 RUN_TIMEOUT = 900.0
@@ -164,13 +167,18 @@ class Project:
 
 def init_project(python: str, framework: str | None) -> Project:
     """A new project of ``a2a-serverless init`` in ``.venv-profiles/init[-X]/agent``, in the
-    ``.venv`` its README makes; an earlier run's ``.venv`` is kept while the project declares the
-    same dependencies, and gets the new kit as the README says (the same ``pip install``)."""
+    ``.venv`` its README makes (``python3 -m venv .venv && .venv/bin/pip install ...``, the install
+    as written there); an earlier run's ``.venv`` is kept while the project declares the same
+    dependencies, and gets the new kit as the README says (the same ``pip install`` again)."""
     home = ROOT / (f"init-{framework}" if framework else "init")
     fresh, root = home / "new" / "agent", home / "agent"
     shutil.rmtree(fresh.parent, ignore_errors=True)
     fresh.parent.mkdir(parents=True)
     sh([VENV_BIN / "a2a-serverless", "init", fresh, *(["--framework", framework] if framework else [])], REPO)
+    readme = MAKE_VENV.search((fresh / "README.md").read_text())
+    if readme is None:
+        raise Failed(["grep", MAKE_VENV.pattern, fresh / "README.md"], "", "the project's README no longer says so")
+    install = shlex.split(readme.group(1))  # e.g. .venv/bin/pip install --find-links kit -e .
     declared = KIT_LABEL.sub("", (fresh / "pyproject.toml").read_text())
     key = digest(declared, (REPO / "pyproject.toml").read_text(), python_version(python))
     venv = root / ".venv"
@@ -184,9 +192,9 @@ def init_project(python: str, framework: str | None) -> Project:
     else:
         shutil.rmtree(root, ignore_errors=True)
         fresh.rename(root)
-        sh([python, "-m", "venv", ".venv"], root)  # the README's `python3 -m venv .venv`
+        sh([python, "-m", "venv", ".venv"], root)  # the README's `python3 -m venv .venv` (python3: --python)
     shutil.rmtree(fresh.parent)
-    sh([venv / "bin" / "pip", "install", "--find-links", "kit", "-e", "."], root, timeout=INSTALL_TIMEOUT)
+    sh(install, root, timeout=INSTALL_TIMEOUT)
     stamp(venv, key)
     return Project(root, venv, "venv reused" if reused else "new venv")
 
@@ -367,6 +375,10 @@ def profile_base(python: str) -> str:
     return note
 
 
+def no_python313() -> str:
+    raise Failed(["python3.13"], "", "no Python 3.13 for the base profile (make's PY313, --python313)")
+
+
 def create_resources(endpoint: str) -> dict[str, str]:
     """The template's table and queues in the moto server, as the local stack creates them."""
     import boto3
@@ -401,6 +413,8 @@ def profiles(names: Sequence[str], python: str, python313: str) -> list[tuple[st
         elif name == "frameworks":
             for framework in FRAMEWORKS:
                 chosen.append((f"init --framework {framework}", lambda f=framework: profile_framework(python, f)))  # type: ignore[misc]
+        elif name == "base" and not python313:
+            chosen.append(("base", no_python313))
         elif name == "base":
             chosen.append((f"base (pip install ., {Path(python313).name})", lambda: profile_base(python313)))
     return chosen
