@@ -1,4 +1,4 @@
-"""Each function's cold start on Lambda checks what its settings turn on (a2a_serverless._startup):
+"""Each function's cold start on Lambda checks what its settings turn on (a2a_serverless.lambda_.startup):
 a missing package or a bad setting fails the init phase (importing the handler module, as Lambda's
 runtime does) with one line naming what to install or set, never each request."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import a2a_serverless.telemetry as telemetry
-from a2a_serverless._startup import StartupError
+from a2a_serverless.lambda_.startup import StartupError
 
 FUNCTIONS = [
     "agent_card",

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_serverless._startup import executor_problem
+from a2a_serverless.lambda_.startup import executor_problem
 
 EXECUTOR = "{executor}"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._startup import FRAMEWORK_EXTRAS
+from ..lambda_.startup import FRAMEWORK_EXTRAS
 
 __all__ = ["FRAMEWORKS", "FRAMEWORK_MODULES", "TEST", "ProjectFramework"]
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
-from .._startup import StartupError
-from .._startup import check as startup_check
+from ..lambda_.startup import StartupError
+from ..lambda_.startup import check as startup_check
 from ..telemetry import DIR_ENV, SWITCH_ENV, TracingConfigError, checked
 from ..transport.sse import streams_open
 from ..wiring import get_runtime

@@ -1,4 +1,4 @@
-"""A function's cold start on Lambda: the start-up checks (:mod:`a2a_serverless._startup`) and, for
+"""A function's cold start on Lambda: the start-up checks (:mod:`a2a_serverless.lambda_.startup`) and, for
 the workers, the executor loaded, so a missing package or a bad setting fails the init phase with
 one line instead of every request or work item."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .._startup import StartupError, check, executor_failure
 from ..config import ConfigError
 from ._observability import logger
+from .startup import StartupError, check, executor_failure
 
 __all__ = ["cold_start"]
 
@@ -19,7 +19,7 @@ def cold_start(
 ) -> None:
     """On Lambda (the init phase), check what the configured features need (``executor``: this
     function runs the executor; ``durable_function``: it starts or signals durable executions) and
-    raise :class:`~a2a_serverless._startup.StartupError` after logging its one line at ERROR: Lambda
+    raise :class:`~a2a_serverless.lambda_.startup.StartupError` after logging its one line at ERROR: Lambda
     then reports an init error with it. Elsewhere (tests, the local stack, which checks before it
     starts its processes) nothing happens."""
     if not environ.get("AWS_LAMBDA_FUNCTION_NAME"):

@@ -31,7 +31,7 @@ import importlib.util
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .config import ConfigError, Settings
+from ..config import ConfigError, Settings
 
 __all__ = ["FRAMEWORK_EXTRAS", "StartupError", "check", "executor_failure", "executor_problem", "framework_missing"]
 
@@ -73,7 +73,7 @@ def check(environ: Mapping[str, str], *, executor: bool = False, durable_functio
 
 def executor_problem(path: str) -> str | None:
     """Why the executor ``path`` names cannot be loaded, in one line (None: it can)."""
-    from .wiring import load_executor
+    from ..wiring import load_executor
 
     try:
         load_executor(path)
@@ -108,7 +108,7 @@ def _missing_module(exc: BaseException) -> str:
 
 
 def _problems(settings: Settings, environ: Mapping[str, str], *, durable_function: bool) -> Iterator[str]:
-    from .telemetry import TracingConfigError, checked
+    from ..telemetry import TracingConfigError, checked
 
     try:
         checked(environ)

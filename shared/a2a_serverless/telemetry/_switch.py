@@ -70,7 +70,7 @@ def parse(environ: Mapping[str, str]) -> Switch:
 def checked(environ: Mapping[str, str]) -> Switch:
     """The switch ``environ`` sets, once the packages its exporters need import (nothing is
     installed): what a function's cold start and the local stack check before serving anything
-    (:mod:`a2a_serverless._startup`). Raises :class:`TracingConfigError` in one line that names
+    (:mod:`a2a_serverless.lambda_.startup`). Raises :class:`TracingConfigError` in one line that names
     what to set or install."""
     parsed = parse(environ)
     if not parsed.on:

@@ -1,4 +1,4 @@
-"""The start-up checks (a2a_serverless._startup): what each configured feature needs, in one line."""
+"""The start-up checks (a2a_serverless.lambda_.startup): what each configured feature needs, in one line."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a_serverless._startup import FRAMEWORK_EXTRAS, StartupError, check, executor_problem
 from a2a_serverless.config import Settings
+from a2a_serverless.lambda_.startup import FRAMEWORK_EXTRAS, StartupError, check, executor_problem
 
 MEMORY = {"A2A_STORE": "memory"}
 
