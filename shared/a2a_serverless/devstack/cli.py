@@ -23,8 +23,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .._startup import framework_missing
 from ..json_types import JsonValue
+from ..lambda_.startup import framework_missing
 from . import _push_redrive as push_redrive
 from . import events
 from ._command import PROG as _PROG
