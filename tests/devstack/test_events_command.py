@@ -143,3 +143,17 @@ def test_out_writes_the_event_to_a_file(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["event", "sweeper", "--out", str(out)]) == 0
     assert capsys.readouterr().out == ""
     assert json.loads(out.read_text())["detail-type"] == "Scheduled Event"
+
+
+def test_a_durable_event_is_the_input_sendmessage_starts_the_execution_with(capsys: pytest.CaptureFixture[str]) -> None:
+    # When the command writes the durable worker's event for a task's first message
+    event = written(capsys, "durable-worker", *WORK, "--turn", "1")
+
+    # Then it is the execution's input: the work item of that turn
+    assert WorkItem.from_json(event["item"]) == WorkItem("acme", "alice", "t-1", "m-1", turn=1)
+
+
+def test_a_durable_event_of_a_later_turn_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # A later message resumes the execution waiting for it: no input starts one
+    assert main(["event", "durable-worker", *WORK, "--turn", "2"]) == 2
+    assert "starts with the task's first message" in capsys.readouterr().err

@@ -11,7 +11,7 @@ the stream record's new image the DynamoDB store's own item (its codec), the sch
 local stack's schedule (:func:`.schedule_pollers.scheduled_event`). The API Gateway events (a
 REQUEST authorizer's and a REST proxy integration's) follow API Gateway's documented shapes.
 
-KIND is ``worker``, ``dead-letter``, ``push-dispatcher``, ``push-delivery``, ``sweeper``,
+KIND is ``worker``, ``durable-worker``, ``dead-letter``, ``push-dispatcher``, ``push-delivery``, ``sweeper``,
 ``authorizer`` or ``api``; ``a2a-serverless event KIND --help`` says what each takes.
 """
 
@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..adapters._dynamodb_codec import log_item, push_item
 from ..adapters.sqs_queue import SqsWorkQueue
+from ..execution.durable import DurableQueue
 from ..json_types import Json, JsonValue
 from ..models import TaskPushNotificationConfig
-from ..ports import Scope, WorkItem
+from ..ports import Scope, TaskStore, WorkItem
 from ..push.delivery import DeliveryItem
 from ..push.queue import SqsDeliveryQueue
 from ..versions import CURRENT
@@ -52,6 +53,7 @@ __all__ = [
     "dead_letter_event",
     "delivery_event",
     "dispatcher_event",
+    "durable_event",
     "run",
     "schedule_event",
     "worker_event",
@@ -63,7 +65,7 @@ STAGE = "v1"
 STACK = "a2a-local"
 """The stack name in the ARNs and queue names (the local stack's): the handlers read none of them."""
 
-KINDS = ("worker", "dead-letter", "push-dispatcher", "push-delivery", "sweeper", "authorizer", "api")
+KINDS = ("worker", "durable-worker", "dead-letter", "push-dispatcher", "push-delivery", "sweeper", "authorizer", "api")
 
 
 # ------------------------------------------------------------------------------------------ SQS
@@ -147,6 +149,39 @@ def delivery_event(item: DeliveryItem, *, receive_count: int = 1) -> Json:
     queue = SqsDeliveryQueue(_queue_url("PushDeliveryQueue"), _queue_url("PushDeadLetterQueue"), _as_sqs(kept))
     queue.send([item])
     return _sqs_event(kept, "PushDeliveryQueue", receive_count)
+
+
+# ------------------------------------------------------------------------------ durable worker
+
+
+class _KeptStart:
+    """Durable runs that keep the input of the execution the kit would start."""
+
+    def __init__(self) -> None:
+        self.payloads: list[str] = []
+
+    def start(self, name: str, payload: str) -> None:
+        self.payloads.append(payload)
+
+    def resume(self, callback_id: str, payload: str) -> None:
+        raise AssertionError("a first turn resumes nothing")
+
+    def abandon(self, callback_id: str, reason: str) -> None:
+        raise AssertionError("a first turn abandons nothing")
+
+
+def durable_event(item: WorkItem) -> Json:
+    """The durable worker's input (``ExecutionMode: Durable``): what SendMessage starts the task's
+    durable execution with, for its first message (``item.turn`` 0 or 1; a later message resumes
+    the execution, it starts none)."""
+    if item.turn > 1:
+        raise ValueError("a durable execution starts with the task's first message: --turn 0 or 1")
+    kept = _KeptStart()
+    # No store: a first message only starts an execution (a later one would read the task's head).
+    DurableQueue(cast("TaskStore", None), kept).enqueue(item)
+    (payload,) = kept.payloads
+    event: Json = json.loads(payload)
+    return event
 
 
 # ----------------------------------------------------------------------------- DynamoDB stream
@@ -327,9 +362,19 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     work.add_argument(
         "--turn", type=int, default=0, help="the task's last event number when it took the message (default: 0)"
     )
-    work.add_argument("--receive-count", type=int, default=1, help="SQS's receive count (default: %(default)s)")
-    kinds.add_parser("worker", parents=[work, out], help="WorkerFunction: the SQS event of a queued task's work item")
-    kinds.add_parser("dead-letter", parents=[work, out], help="DeadLetterFunction: a work item SQS gave up on")
+    received = argparse.ArgumentParser(add_help=False)
+    received.add_argument("--receive-count", type=int, default=1, help="SQS's receive count (default: %(default)s)")
+    kinds.add_parser(
+        "worker", parents=[work, received, out], help="WorkerFunction: the SQS event of a queued task's work item"
+    )
+    kinds.add_parser(
+        "durable-worker",
+        parents=[work, out],
+        help="DurableWorkerFunction: the input of a task's durable execution (ExecutionMode Durable)",
+    )
+    kinds.add_parser(
+        "dead-letter", parents=[work, received, out], help="DeadLetterFunction: a work item SQS gave up on"
+    )
     dispatcher = kinds.add_parser(
         "push-dispatcher",
         parents=[task, out],
@@ -339,11 +384,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     what.add_argument("--config-id", help="a push config written for the task (queues the task's events so far)")
     what.add_argument("--seq", type=int, help="the task's event with this number was logged (queues it)")
     delivery = kinds.add_parser(
-        "push-delivery", parents=[task, out], help="PushDeliveryFunction: a delivery item the dispatcher queued"
+        "push-delivery",
+        parents=[task, received, out],
+        help="PushDeliveryFunction: a delivery item the dispatcher queued",
     )
     delivery.add_argument("--config-id", required=True, help="the push config to deliver to")
     delivery.add_argument("--up-to-seq", type=int, required=True, help="deliver the task's events up to this one")
-    delivery.add_argument("--receive-count", type=int, default=1, help="SQS's receive count (default: %(default)s)")
     kinds.add_parser("sweeper", parents=[out], help="SweeperFunction: its schedule's event")
     request = argparse.ArgumentParser(add_help=False)
     request.add_argument("--method", default="POST", help="the HTTP method of the call (default: %(default)s)")
@@ -380,10 +426,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _event(args: argparse.Namespace) -> Json:
-    if args.kind in ("worker", "dead-letter"):
+    if args.kind in ("worker", "durable-worker", "dead-letter"):
         item = WorkItem(
             args.tenant, args.owner, args.task_id, args.message_id, configuration=args.configuration, turn=args.turn
         )
+        if args.kind == "durable-worker":
+            return durable_event(item)
         make = worker_event if args.kind == "worker" else dead_letter_event
         return make(item, receive_count=args.receive_count)
     if args.kind == "push-dispatcher":
