@@ -111,6 +111,12 @@ def test_tracing_without_the_sdk_fails_every_functions_init_in_one_line(
             id="file-tracing-without-a-directory",
         ),
         pytest.param(
+            "push_delivery",
+            {"A2A_TRACING": "otlp", "A2A_TRACING_SIGV4": "xray", "AWS_REGION": "", "AWS_DEFAULT_REGION": ""},
+            r"A2A_TRACING_SIGV4=xray needs the region to sign for \(AWS_REGION\)",
+            id="signed-exports-without-a-region",
+        ),
+        pytest.param(
             "worker",
             {"A2A_EXECUTOR": "no_such_pkg.agent:Agent"},
             "executor 'no_such_pkg.agent:Agent': cannot import module 'no_such_pkg.agent'",

@@ -24,7 +24,7 @@ from ._errors import TracingConfigError
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
 
-__all__ = ["SIGV4_ENV", "SigV4Auth", "signed_session"]
+__all__ = ["SIGV4_ENV", "SigV4Auth", "signed_session", "signing_target"]
 
 SIGV4_ENV = "A2A_TRACING_SIGV4"
 """The service to sign the OTLP exports for (``xray``); unset or empty: they are not signed."""
@@ -54,17 +54,27 @@ class SigV4Auth(requests.auth.AuthBase):
         return request
 
 
-def signed_session(environ: Mapping[str, str] = os.environ) -> requests.Session | None:
-    """A session that signs every request for ``A2A_TRACING_SIGV4``'s service, or None (unset).
-
-    The region is the function's (``AWS_REGION``, which Lambda sets; else ``AWS_DEFAULT_REGION``),
-    the credentials botocore's chain finds (on Lambda, the function role's, from its environment)."""
+def signing_target(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The service and region ``A2A_TRACING_SIGV4`` signs for (None: unset); raises
+    :class:`TracingConfigError` without a region (checked at start: :func:`._switch.checked`)."""
     service = environ.get(SIGV4_ENV, "").strip()
     if not service:
         return None
     region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
     if not region:
         raise TracingConfigError(f"{SIGV4_ENV}={service} needs the region to sign for (AWS_REGION)")
+    return service, region
+
+
+def signed_session(environ: Mapping[str, str] = os.environ) -> requests.Session | None:
+    """A session that signs every request for ``A2A_TRACING_SIGV4``'s service, or None (unset).
+
+    The region is the function's (``AWS_REGION``, which Lambda sets; else ``AWS_DEFAULT_REGION``),
+    the credentials botocore's chain finds (on Lambda, the function role's, from its environment)."""
+    target = signing_target(environ)
+    if target is None:
+        return None
+    service, region = target
     from botocore.session import Session as BotocoreSession
 
     credentials = BotocoreSession().get_credentials()

@@ -85,6 +85,10 @@ def checked(environ: Mapping[str, str]) -> Switch:
             f"{SWITCH_ENV}={','.join(sorted(parsed.modes))} needs the OpenTelemetry SDK, which is not installed "
             f"(no module {exc.name or 'opentelemetry'}): pip install 'a2a-serverless[tracing]'"
         ) from None
+    if "otlp" in parsed.modes:
+        from ._sigv4 import signing_target
+
+        signing_target(environ)  # a signed export's region (its credentials are the function's, found then)
     return parsed
 
 
