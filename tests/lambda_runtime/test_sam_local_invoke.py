@@ -15,8 +15,14 @@ test asserting what the function did to moto's table and queues (or to a webhook
 * ``AuthorizerFunction`` (AuthMode Jwt) with a REQUEST event: an Allow policy for a valid token, the
   error ``Unauthorized`` (API Gateway's 401) without one.
 
-One module, one moto and one network (:func:`sam_local.sam_local`); no start-api. The durable
-worker is test_sam_local.py's (sam local runs it only through an emulator image it pulls).
+* ``DurableWorkerFunction`` (``ExecutionMode=Durable``) with the input SendMessage starts a task's
+  durable execution with: the execution SUCCEEDS and the task is COMPLETED. SAM runs a durable
+  function only with a durable execution emulator, which serves the checkpoint API the durable SDK
+  calls; the image of it SAM would pull from the public ECR runs ``dex-local-runner start-server``,
+  which .venv holds: it runs here, on the host, and SAM is told to use it
+  (``DURABLE_EXECUTIONS_EXTERNAL_EMULATOR_PORT``).
+
+One module, one moto and one network (:func:`sam_local.sam_local`); no start-api.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from __future__ import annotations
 import dataclasses
 import http.server
 import json
+import os
+import socket
 import subprocess
 import sys
 import threading
@@ -31,10 +39,22 @@ import time
 import uuid
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
-from sam_local import AUDIENCE, ISSUER, FunctionError, SamLocal, gateway_address, image_with_env, report, sam_local
+from sam_local import (
+    AUDIENCE,
+    ISSUER,
+    FunctionError,
+    SamLocal,
+    free_port,
+    gateway_address,
+    image_with_env,
+    report,
+    sam_local,
+    wait_until,
+)
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.auth import Principal
@@ -360,3 +380,62 @@ def test_the_authorizer_denies_a_request_without_a_token_as_unauthorized(sam: Sa
     # Then it fails with exactly the message API Gateway answers 401 for
     error = denied.value.response
     assert (error["errorType"], error["errorMessage"]) == ("Unauthorized", "Unauthorized")
+
+
+# ------------------------------------------------------------------------------- durable worker
+
+
+@pytest.fixture(scope="module")
+def emulator(sam: SamLocal) -> Iterator[int]:
+    """The durable execution emulator SAM's own image runs (``dex-local-runner start-server``), run
+    from .venv on the host; its port. On every interface: SAM's client reaches it at ``localhost``,
+    the function's container at ``host.docker.internal`` (the host's docker0 address)."""
+    port = free_port()
+    every_interface = "0.0.0.0"  # noqa: S104 - see the docstring
+    command = [str(Path(sys.executable).with_name("dex-local-runner")), "start-server", "--host", every_interface]
+    command += ["--port", str(port), "--store-type", "sqlite", "--store-path", str(sam.workdir / "executions.db")]
+    # It invokes the function through a Lambda client: credentials for that client (SAM takes any).
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    log = (sam.workdir / "emulator.log").open("w")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: _listening(port), "the durable execution emulator", 30)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_durable_worker_runs_a_tasks_execution_on_the_emulator(sam: SamLocal, emulator: int) -> None:
+    # Given a task sent in durable mode, and the input SendMessage starts its execution with
+    sent = send_from_the_host(sam, "hello, durably")
+    durable_input = event(sam, "durable-worker", *sent.worker_args())
+    event_file = sam.workdir / "durable-event.json"
+    event_file.write_text(json.dumps(durable_input))
+
+    # When sam local invokes the durable worker (ExecutionMode=Durable) with it, on the emulator
+    durable = dataclasses.replace(sam, parameters=[*sam.parameters, "ExecutionMode=Durable"])
+    env = {**sam.environment, "DURABLE_EXECUTIONS_EXTERNAL_EMULATOR_PORT": str(emulator)}
+    with sam.timings.step("invoke DurableWorkerFunction"):
+        run = subprocess.run(
+            durable.sam("invoke", "DurableWorkerFunction", "--event", str(event_file)),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=sam.workdir,
+            timeout=600,
+        )
+
+    # Then the execution succeeded, its one turn ran the task to its end, and the task is COMPLETED
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert "Status:   SUCCEEDED" in run.stdout, f"{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    assert f'"taskId": "{sent.task_id}", "turns": 1, "end": "terminal"' in run.stdout
+    record = store(sam).get_task(SCOPE, sent.task_id)
+    assert record is not None
+    assert record.state == TaskState.TASK_STATE_COMPLETED
