@@ -503,10 +503,9 @@ def test_the_sweeper_fails_a_run_whose_worker_died(sam: SamLocal, http: httpx.Cl
 
 
 # ------------------------------------------------------------------ the durable worker
-# sam local runs a durable function only through SAM's durable execution emulator, an image it pulls
-# from the public ECR and wires to the function through host.docker.internal (docs/lambda-runtime.md):
-# not here. What can be checked in the Lambda image: the built durable worker starts, and its SDK
-# takes only the invocations of a durable execution.
+# Its executions under sam local invoke, on the durable execution emulator, are
+# test_sam_local_invoke.py's. Here, in the Lambda image alone: the built durable worker starts, and
+# its SDK takes only the invocations of a durable execution, refusing any other event clearly.
 
 
 def test_the_durable_worker_starts_in_the_image_and_takes_only_durable_executions(start_function: Any) -> None:
