@@ -9,7 +9,8 @@ they cannot drift from what runs: a work item is put on the work queue by
 instead of sending it; the SQS record around it is the local stack's (:func:`._lambda.sqs_event`),
 the stream record's new image the DynamoDB store's own item (its codec), the schedule's event the
 local stack's schedule (:func:`.schedule_pollers.scheduled_event`). The API Gateway events (a
-REQUEST authorizer's and a REST proxy integration's) follow API Gateway's documented shapes.
+REQUEST authorizer's and a REST proxy integration's, :mod:`._apigateway_events`) follow API
+Gateway's documented shapes.
 
 KIND is ``worker``, ``durable-worker``, ``dead-letter``, ``push-dispatcher``, ``push-delivery``, ``sweeper``,
 ``authorizer`` or ``api``; ``a2a-serverless event KIND --help`` says what each takes.
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 import time
 import uuid
@@ -32,15 +32,15 @@ from typing import TYPE_CHECKING, Any, cast
 from ..adapters._dynamodb_codec import log_item, push_item
 from ..adapters.sqs_queue import SqsWorkQueue
 from ..execution.durable import DurableQueue
-from ..json_types import Json, JsonValue
+from ..json_types import Json
 from ..models import TaskPushNotificationConfig
 from ..ports import Scope, TaskStore, WorkItem
 from ..push.delivery import DeliveryItem
 from ..push.queue import SqsDeliveryQueue
 from ..versions import CURRENT
+from ._apigateway_events import REGION, api_event, authorizer_event
 from ._command import fail
 from ._lambda import ACCOUNT_ID, sqs_event
-from .schedule_pollers import scheduled_event
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -59,9 +59,6 @@ __all__ = [
     "worker_event",
 ]
 
-REGION = "us-east-1"
-API_ID = "abc123defg"
-STAGE = "v1"
 STACK = "a2a-local"
 """The stack name in the ARNs and queue names (the local stack's): the handlers read none of them."""
 
@@ -230,107 +227,11 @@ def dispatcher_event(
 
 
 def schedule_event(rule_name: str = f"{STACK}-SweeperFunctionSchedule") -> Json:
-    """The sweeper's event: what its EventBridge schedule sends."""
+    """The sweeper's event: what its EventBridge schedule sends (the local stack's schedule's, which
+    needs the [dev] extra: PyYAML, for the template)."""
+    from .schedule_pollers import scheduled_event
+
     return scheduled_event(rule_name, region=REGION)
-
-
-# --------------------------------------------------------------------------------- API Gateway
-
-
-def _route(path: str, tenant: str) -> tuple[str, str, Json | None]:
-    """(full path, resource, path parameters) of a route: ``{name}`` segments of ``path`` are its
-    parameters, each filled from ``name=value`` in the path itself (``/tasks/{id=t1}``) or, for
-    ``tenant``, from ``tenant``."""
-    parameters: dict[str, JsonValue] = {}
-    resource_parts, path_parts = [], []
-    full = f"/{{tenant}}{path}" if tenant and not path.startswith("/{tenant}") else path
-    for segment in full.split("/"):
-        found = re.fullmatch(r"\{(\w+)(?:=([^}]*))?\}(.*)", segment)
-        if found is None:
-            resource_parts.append(segment)
-            path_parts.append(segment)
-            continue
-        name, value, rest = found.group(1), found.group(2), found.group(3)
-        if value is None:
-            if name != "tenant" or not tenant:
-                raise ValueError(f"{segment}: give the value of {{{name}}} as {{{name}=VALUE}}")
-            value = tenant
-        parameters[name] = value
-        resource_parts.append(f"{{{name}}}{rest}")
-        path_parts.append(value + rest)
-    return "/".join(path_parts) or "/", "/".join(resource_parts) or "/", parameters or None
-
-
-def _request(
-    method: str, path: str, *, tenant: str, headers: Mapping[str, str], query: Mapping[str, str]
-) -> tuple[Json, Json]:
-    """The parts a REQUEST authorizer's event and a proxy integration's share, and the request context."""
-    full, resource, parameters = _route(path, tenant)
-    host = f"{API_ID}.execute-api.{REGION}.amazonaws.com"
-    headers = {"Host": host, "X-Forwarded-Proto": "https", "X-Forwarded-Port": "443", **headers}
-    now = datetime.now(UTC)
-    context: Json = {
-        "resourceId": "abc123",
-        "resourcePath": resource,
-        "httpMethod": method,
-        "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-        "path": f"/{STAGE}{full}",
-        "accountId": ACCOUNT_ID,
-        "protocol": "HTTP/1.1",
-        "stage": STAGE,
-        "domainPrefix": API_ID,
-        "requestTimeEpoch": int(now.timestamp() * 1000),
-        "requestId": str(uuid.uuid4()),
-        "identity": {"sourceIp": "203.0.113.10", "userAgent": headers.get("User-Agent", "a2a-serverless")},
-        "domainName": host,
-        "apiId": API_ID,
-    }
-    shared: Json = {
-        "resource": resource,
-        "path": full,
-        "httpMethod": method,
-        "headers": dict(headers),
-        "multiValueHeaders": {name: [value] for name, value in headers.items()},
-        "queryStringParameters": dict(query) or None,
-        "multiValueQueryStringParameters": {name: [value] for name, value in query.items()} or None,
-        "pathParameters": parameters,
-        "stageVariables": None,
-    }
-    return shared, context
-
-
-def authorizer_event(
-    method: str = "POST",
-    path: str = "/message:send",
-    *,
-    token: str | None = None,
-    tenant: str = "",
-    headers: Mapping[str, str] | None = None,
-) -> Json:
-    """A REQUEST authorizer's event for a call of ``method path``, with ``Authorization: Bearer
-    token`` when a token is given (none: the header is absent)."""
-    sent = {**(headers or {}), **({"Authorization": f"Bearer {token}"} if token is not None else {})}
-    shared, context = _request(method, path, tenant=tenant, headers=sent, query={})
-    method_arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT_ID}:{API_ID}/{STAGE}/{method}{shared['path']}"
-    return {"type": "REQUEST", "methodArn": method_arn, **shared, "requestContext": context}
-
-
-def api_event(
-    method: str,
-    path: str,
-    *,
-    body: str | None = None,
-    principal: str = "anonymous",
-    tenant: str = "",
-    headers: Mapping[str, str] | None = None,
-    query: Mapping[str, str] | None = None,
-) -> Json:
-    """API Gateway's REST proxy event for a route's function, after the authorizer allowed the caller
-    as ``principal`` (``requestContext.authorizer.principalId``)."""
-    sent = {"Content-Type": "application/json", **(headers or {})} if body is not None else dict(headers or {})
-    shared, context = _request(method, path, tenant=tenant, headers=sent, query=query or {})
-    context["authorizer"] = {"principalId": principal, "integrationLatency": 0}
-    return {**shared, "requestContext": context, "body": body, "isBase64Encoded": False}
 
 
 # ------------------------------------------------------------------------------------- command
@@ -417,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
         event = _event(args)
     except ValueError as exc:
         return fail(str(exc), code=2, command=f"event {args.kind}")
+    except ImportError as exc:  # the base install: no PyYAML
+        missing = (exc.name or "a dependency").split(".")[0]
+        return fail(f"needs the [dev] extra ({missing} is not installed)", code=2, command=f"event {args.kind}")
     text = json.dumps(event, indent=2) + "\n"
     if args.out is None:
         sys.stdout.write(text)
