@@ -78,8 +78,8 @@ V1 = "A2A-Version:1.0"
 @pytest.fixture(scope="module")
 def sam(
     request: pytest.FixtureRequest,
+    lambda_image: str,  # first: without Docker, nothing is built
     sam_build: Any,
-    lambda_image: str,
     python313: Any,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[SamLocal]:

@@ -3,14 +3,16 @@ missing image is reported as that, not as SAM's failure to pull it (docs/lambda-
 
 from __future__ import annotations
 
+import platform
 import subprocess
 
 import pytest
-from conftest import ARCHITECTURE, ROOT
+from sam_local import ROOT
 
 pytestmark = pytest.mark.lambda_runtime
 
 WRAPPER = ROOT / "infra" / "lambda-image" / "sam-local"
+ARCHITECTURE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
 
 
 def test_an_architecture_without_its_image_is_reported_with_what_to_run(docker: str) -> None:
