@@ -185,8 +185,12 @@ def init_project(python: str, framework: str | None) -> Project:
     reused = stamped(venv, key)
     if reused:
         for entry in root.iterdir():
-            if entry.name != ".venv":
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            if entry.name == ".venv":
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
         for entry in fresh.iterdir():
             entry.rename(root / entry.name)
     else:
