@@ -43,7 +43,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,9 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
 SHELL_LANGUAGES = {"bash", "sh", "shell"}
 DOCUMENTED_HOST = "127.0.0.1:8000"
-COMMAND_TIMEOUT_SECONDS = 60.0
-STREAM_TIMEOUT_SECONDS = 20.0
+# Hang guards, not budgets (a documented stream ends with its task, in seconds on an idle machine).
+COMMAND_TIMEOUT_SECONDS = 300.0
+STREAM_TIMEOUT_SECONDS = 120.0
 STATUS_MARK = "@@docs-test-http-status "
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<language>[\w+-]*)")
 TASK_ID = re.compile(r"\bTASK_ID\b")
@@ -97,23 +98,33 @@ SKIPPED: tuple[Skip, ...] = (
         r"matrix_table\.py /tmp/matrix\.json",
         "reads /tmp/matrix.json, which the matrix run before it (skipped) writes",
     ),
-    Skip(
-        r"^make docker\b",
-        "starts dockerd (installing Debian's docker.io with apt-get where it is missing) and builds the Lambda "
-        "image: root, minutes; CI runs it before the tests",
-    ),
     Skip(r"^sam build\b", "needs the AWS SAM CLI and a real Python 3.13 (make template runs it)"),
-    Skip(r"^sam local\b", "runs the functions in Lambda containers: needs Docker and the image (tests/lambda_runtime)"),
     Skip(
         r"^docker (network create|run -d)\b",
         "starts a Docker network or container that outlives the command: the sam local setup, which "
         "tests/lambda_runtime/test_sam_local.py runs (and takes down)",
     ),
     Skip(
-        r"\bcreate_resources\(",
-        "creates the template's resources in the moto container started above (skipped): "
-        "tests/lambda_runtime/test_sam_local.py does",
+        r"(^|\s)infra/lambda-image/sam-local\b",
+        "runs the functions in Lambda containers: needs Docker and the image (tests/lambda_runtime; the doc's "
+        "marked blocks run in tests/docs/test_lambda_runtime_doc.py)",
     ),
+    Skip(
+        r"\bdex-local-runner start-server\b",
+        "the durable execution emulator beside sam local invoke: long-running, with Docker "
+        "(tests/lambda_runtime/test_sam_local_invoke.py runs it)",
+    ),
+    Skip(
+        r"^\.venv/bin/python -m pytest\b",
+        "the init project's test in its own virtualenv, which the pip install before it (skipped) makes: "
+        "make profile-init runs that block's install, test and stack as written",
+    ),
+    Skip(
+        r'--task-id "\$task"',
+        "the task the doc's runs-in-ci blocks sent before it (tests/docs/test_lambda_runtime_doc.py runs those; "
+        "tests/lambda_runtime/test_sam_local_invoke.py this one's invoke)",
+    ),
+    Skip(r"^aws apigateway\b", "changes an AWS account's settings: needs an account and credentials"),
     Skip(r"^sam deploy\b", "deploys to AWS: needs an account and credentials (--guided also asks questions)"),
     Skip(r"\bpip install\b", "installs from the network (PyPI)"),
     Skip(
@@ -123,12 +134,23 @@ SKIPPED: tuple[Skip, ...] = (
 )
 
 
+# docs/lambda-runtime.md's blocks marked so run in order, with Docker, in a test of their own.
+RUNS_IN_CI_MARK = "<!-- runs-in-ci"
+RUN_BY_ITS_DOC_TEST = Skip(
+    "",
+    "a block marked runs-in-ci: tests/docs/test_lambda_runtime_doc.py runs it, in order with the doc's others, "
+    "with Docker",
+)
+
+
 @dataclass(frozen=True)
 class Command:
     text: str
     """As written: its lines joined with newlines."""
     line: int
     """Where it starts in its file (1-based)."""
+    marked: bool = False
+    """Its block is marked runs-in-ci (:data:`RUN_BY_ITS_DOC_TEST`)."""
 
     @property
     def summary(self) -> str:
@@ -136,6 +158,8 @@ class Command:
         return f"L{self.line}: {first}{' ...' if rest else ''}"
 
     def skip(self) -> Skip | None:
+        if self.marked:
+            return RUN_BY_ITS_DOC_TEST
         return next((rule for rule in SKIPPED if re.search(rule.pattern, self.text, re.MULTILINE)), None)
 
 
@@ -181,18 +205,26 @@ def shell_blocks(path: Path) -> list[Block]:
     blocks: list[Block] = []
     fence: re.Match[str] | None = None
     body: list[tuple[int, str]] = []
+    marked = False
+    previous = ""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if fence is None:
             fence = FENCE.match(line)
             body = []
+            marked = fence is not None and previous.lstrip().startswith(RUNS_IN_CI_MARK)
+            if line.strip():
+                previous = line
             continue
         closing = line.strip()
         if closing.startswith(fence["fence"]) and not closing.strip(fence["fence"][0]):
             if fence["language"] in SHELL_LANGUAGES:
                 opening = number - len(body) - 1
                 commands, problems = _split(body)
+                if marked:
+                    commands = tuple(replace(command, marked=True) for command in commands)
                 blocks.append(Block(path, opening, commands, problems))
             fence = None
+            previous = line
             continue
         indent = len(fence["indent"])
         body.append((number, line[indent:] if line[:indent].isspace() else line))
