@@ -26,3 +26,10 @@ profile-frameworks: bootstrap ## init --framework X for each of the five framewo
 profile-base: bootstrap ## the layer's install (pip install ., Python 3.13): every handler answers one recorded event (moto)
 	@if [ -z "$(PY313)" ]; then echo "make: no python3.13 for the base profile (set PY313=...)" >&2; exit 1; fi
 	@$(PROFILES_RUN) base
+
+# `make distclean` removes the profiles' virtualenvs too.
+.PHONY: distclean-profiles
+distclean: distclean-profiles
+
+distclean-profiles:
+	rm -rf .venv-profiles
