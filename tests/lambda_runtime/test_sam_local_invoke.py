@@ -19,8 +19,10 @@ test asserting what the function did to moto's table and queues (or to a webhook
   durable execution with: the execution SUCCEEDS and the task is COMPLETED. SAM runs a durable
   function only with a durable execution emulator, which serves the checkpoint API the durable SDK
   calls; the image of it SAM would pull from the public ECR runs ``dex-local-runner start-server``,
-  which .venv holds: it runs here, on the host, and SAM is told to use it
-  (``DURABLE_EXECUTIONS_EXTERNAL_EMULATOR_PORT``).
+  which .venv holds: it runs here, on the host, on 127.0.0.1 (the function's container reaches it
+  through a forwarder on the host's address on Docker's default bridge), and SAM is told to use it
+  (``DURABLE_EXECUTIONS_EXTERNAL_EMULATOR_PORT``); SAM runs through ``sam_loopback.py``, which
+  publishes the function's port on 127.0.0.1 (SAM would on every interface).
 
 One module, one moto and one network (:func:`sam_local.sam_local`); no start-api.
 """
@@ -43,9 +45,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forwarder import Forwarder
 from sam_local import (
     AUDIENCE,
     ISSUER,
+    SAM,
     FunctionError,
     SamLocal,
     free_port,
@@ -71,6 +75,7 @@ from a2a_serverless.wiring import build_runtime
 pytestmark = pytest.mark.lambda_runtime
 
 OWNER = "alice"
+SAM_LOOPBACK = Path(__file__).with_name("sam_loopback.py")
 SCOPE = Scope("", OWNER)
 V1 = "A2A-Version:1.0"
 
@@ -388,11 +393,11 @@ def test_the_authorizer_denies_a_request_without_a_token_as_unauthorized(sam: Sa
 @pytest.fixture(scope="module")
 def emulator(sam: SamLocal) -> Iterator[int]:
     """The durable execution emulator SAM's own image runs (``dex-local-runner start-server``), run
-    from .venv on the host; its port. On every interface: SAM's client reaches it at ``localhost``,
-    the function's container at ``host.docker.internal`` (the host's docker0 address)."""
+    from .venv on the host; its port. On 127.0.0.1, where SAM's client reaches it (``localhost``);
+    the function's container reaches it at ``host.docker.internal`` (SAM maps it to ``host-gateway``,
+    the host's address on Docker's default bridge), where a forwarder in this process listens."""
     port = free_port()
-    every_interface = "0.0.0.0"  # noqa: S104 - see the docstring
-    command = [str(Path(sys.executable).with_name("dex-local-runner")), "start-server", "--host", every_interface]
+    command = [str(Path(sys.executable).with_name("dex-local-runner")), "start-server", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--store-type", "sqlite", "--store-path", str(sam.workdir / "executions.db")]
     # It invokes the function through a Lambda client: credentials for that client (SAM takes any).
     env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -400,7 +405,8 @@ def emulator(sam: SamLocal) -> Iterator[int]:
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_until(lambda: _listening(port), "the durable execution emulator", 30)
-        yield port
+        with Forwarder((gateway_address("bridge"), port), ("127.0.0.1", port)):
+            yield port
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -420,11 +426,13 @@ def test_the_durable_worker_runs_a_tasks_execution_on_the_emulator(sam: SamLocal
     event_file.write_text(json.dumps(durable_input))
 
     # When sam local invokes the durable worker (ExecutionMode=Durable) with it, on the emulator
+    # (SAM publishes a durable function's port on every interface: sam_loopback.py, on 127.0.0.1)
     durable = dataclasses.replace(sam, parameters=[*sam.parameters, "ExecutionMode=Durable"])
     env = {**sam.environment, "DURABLE_EXECUTIONS_EXTERNAL_EMULATOR_PORT": str(emulator)}
+    _, *arguments = durable.sam("invoke", "DurableWorkerFunction", "--event", str(event_file))
     with sam.timings.step("invoke DurableWorkerFunction"):
         run = subprocess.run(
-            durable.sam("invoke", "DurableWorkerFunction", "--event", str(event_file)),
+            [str(SAM.with_name("python")), str(SAM_LOOPBACK), *arguments],
             capture_output=True,
             text=True,
             env=env,
