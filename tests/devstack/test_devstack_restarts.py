@@ -83,7 +83,10 @@ def test_a_killed_worker_process_is_restarted_and_the_sweeper_fails_its_cut_off_
         ended = _settled(stack.base, sleeper, timeout=180)
         assert ended["status"]["state"] == "TASK_STATE_FAILED", ended
         assert ended["status"]["message"]["parts"] == [{"text": LEASE_LOST_TEXT}]
-        assert any("a run stopped renewing its lease; task failed" in line for line in stack.lines)
+        # (the sweeper's process logs it after its write, so the line may reach the stack's output
+        # a moment after the task reads FAILED)
+        swept = "a run stopped renewing its lease; task failed"
+        _until("the sweeper's line", lambda: any(swept in line for line in stack.lines), stack, 60)
     finally:
         code = stack.stop(timeout=40)
     assert code == 0, "\n".join(stack.lines[-40:])
