@@ -15,6 +15,9 @@ acknowledged and wakes nothing; one we cannot read wakes it (the read decides).
 
 The reference names the task's scope (tenant and owner: the store is keyed by them) and id, in
 base64url. It is given only to the agent delegated to, with the message it is asked to work on.
+The route is public (no authorizer), so a reference is read as hostile input: one longer than
+:data:`MAX_REF_CHARS`, not base64url, not UTF-8 JSON, nested, of another shape, or naming what the
+store cannot hold is answered 404 with one INFO line, never an error.
 """
 
 from __future__ import annotations
@@ -37,13 +40,16 @@ from ..push import TOKEN_HEADER
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["HOOK_PATH", "MAX_PEEK_BYTES", "HookAnswer", "hook_url", "token_digest", "wake"]
+__all__ = ["HOOK_PATH", "MAX_PEEK_BYTES", "MAX_REF_CHARS", "HookAnswer", "hook_url", "token_digest", "wake"]
 
 logger = logging.getLogger(__name__)
 
 HOOK_PATH = "/_a2a/delegations/{ref}"
 MAX_PEEK_BYTES = 1 << 20
 """A push body larger than this is not read: it wakes the wait (the execution reads the task)."""
+MAX_REF_CHARS = 2048
+"""The longest reference read. Its fields become the task's key (``TASK#<tenant>#<owner>#<taskId>``,
+at most 2,048 bytes in DynamoDB): a reference this long decodes to at most 1,536 bytes."""
 
 _STILL_WORKING = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "submitted", "working"})
 
@@ -89,14 +95,45 @@ def wake(runtime: Runtime, ref: str, headers: Mapping[str, str], body: bytes) ->
 
 
 def _scope_of(ref: str) -> tuple[Scope, str] | None:
-    try:
-        fields = json.loads(base64.urlsafe_b64decode(ref + "=" * (-len(ref) % 4)))
-    except (ValueError, binascii.Error):
-        return None
-    if not (isinstance(fields, list) and len(fields) == 3 and all(isinstance(f, str) for f in fields)):
+    """The scope and task id ``ref`` names, or None (logged once, at INFO) if it names none: it is
+    read whatever it holds, without raising."""
+    fields = _decoded(ref)
+    if not (
+        isinstance(fields, list)
+        and len(fields) == 3
+        and all(isinstance(f, str) and _storable(f) for f in fields)
+        and fields[1]
+        and fields[2]
+    ):
+        logger.info("a push to a delegation named no valid reference (%d characters); not found", len(ref))
         return None
     tenant, owner, task_id = fields
-    return (Scope(tenant, owner), task_id) if owner and task_id else None
+    return Scope(tenant, owner), task_id
+
+
+def _decoded(ref: str) -> JsonValue:
+    """The JSON ``ref`` encodes in base64url, or None. Only a JSON array of strings can be a
+    reference, so anything else is refused before it is parsed (a deeply nested array would exhaust
+    the parser's recursion), and whatever the parse still raises is caught."""
+    if len(ref) > MAX_REF_CHARS or not ref.isascii():
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(ref + "=" * (-len(ref) % 4))
+        if not raw.startswith(b'["'):
+            return None
+        value: JsonValue = json.loads(raw.decode("utf-8"))
+    except (ValueError, TypeError, RecursionError, binascii.Error):  # UnicodeDecodeError is a ValueError
+        return None
+    return value
+
+
+def _storable(field: str) -> bool:
+    """``field`` can be part of a store key: UTF-8 (JSON's escapes can name lone surrogates)."""
+    try:
+        field.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _still_working(body: bytes) -> bool:
@@ -105,7 +142,7 @@ def _still_working(body: bytes) -> bool:
         return False
     try:
         data: JsonValue = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return False
     if not isinstance(data, dict):
         return False
