@@ -165,13 +165,14 @@ def _events(runtime: Runtime, scope: Scope, task_id: str) -> Json:
 
 
 def _trace(runtime: Runtime, scope: Scope, task_id: str) -> Json:
-    """The task's traces, one per turn (:mod:`a2a_serverless.telemetry.traces`): none when the task
-    is not the caller's, or tracing is off (``enabled``)."""
+    """The task's traces, one per turn (:mod:`a2a_serverless.telemetry.traces`), holding only the
+    task's own spans (never another task's that shares a trace id, another owner's among them): none
+    when the task is not the caller's, or tracing is off (``enabled``)."""
     directory = os.environ.get(telemetry.DIR_ENV, "")
     on = bool(directory) and telemetry.tracing_on()
     if not on or runtime.store.get_head(scope, task_id) is None:
         return {"taskId": task_id, "enabled": on, "traces": []}
-    traces: list[JsonValue] = list(task_traces(read_spans(directory), task_id))
+    traces: list[JsonValue] = list(task_traces(read_spans(directory), task_id, tenant=scope.tenant))
     return {"taskId": task_id, "enabled": True, "traces": traces}
 
 
