@@ -4,6 +4,10 @@ The process's tracer provider is the global one, so an agent's own spans (the st
 ``trace.get_tracer(...)``) land in the same traces, nested under the run that is current when they
 start. A provider someone else installed first (the ADOT Lambda layer, the user's own) is used as
 it is: ``otlp`` then adds no exporter (that provider's owner exports), ``file`` and ``memory`` do.
+
+Every exporter added here is wrapped in :class:`._redact.RedactingExporter`: with content capture
+off, spans that are not the kit's (a framework's, a library's, the agent's) go out without what may
+be message text. A foreign provider's own exporters are its owner's, not wrapped.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from typing import TYPE_CHECKING
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ._files import JsonLinesExporter
+from ._redact import RedactingExporter
 
 if TYPE_CHECKING:
     from ._switch import Switch
@@ -63,9 +68,9 @@ def install(switch: Switch) -> None:
                     continue
                 provider.add_span_processor(otlp_processor())
             elif mode == "memory":
-                provider.add_span_processor(SimpleSpanProcessor(MEMORY))
+                provider.add_span_processor(SimpleSpanProcessor(_guarded(MEMORY)))
             else:
-                provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(switch.directory)))
+                provider.add_span_processor(SimpleSpanProcessor(_guarded(JsonLinesExporter(switch.directory))))
             _installed.add(key)
 
 
@@ -78,7 +83,22 @@ def otlp_processor(endpoint: str | None = None) -> BatchSpanProcessor:
     from ._sigv4 import signed_session  # CloudWatch's endpoint: each export signed
 
     exporter = OTLPSpanExporter(endpoint=endpoint, session=signed_session())
-    return BatchSpanProcessor(QuietExporter(exporter, export_interval_seconds()))
+    return BatchSpanProcessor(_guarded(QuietExporter(exporter, export_interval_seconds())))
+
+
+def _content() -> bool:
+    """Whether content capture is on now (read at export: tests switch it)."""
+    from ._switch import switch
+
+    try:
+        return switch().content
+    except Exception:  # an environment changed to something wrong since: keep text out
+        return False
+
+
+def _guarded(exporter: SpanExporter) -> RedactingExporter:
+    """``exporter``, given spans that are not the kit's without message text unless capture is on."""
+    return RedactingExporter(exporter, _content)
 
 
 def flush() -> None:
