@@ -272,7 +272,7 @@ async def _supervise(
         return _outcome(execution, context.task_id)
     if not done:
         logger.error("the run reached its deadline; stopping it", extra={"task_id": context.task_id})
-        await _stop(execution, CANCEL_GRACE_SECONDS)
+        await _stop(execution, CANCEL_GRACE_SECONDS, log, context.task_id)
         return RunEnd.OUT_OF_TIME
     end = signals[next(waiter for waiter in signals if waiter in done)]
     if end is RunEnd.CANCELED:
@@ -280,8 +280,11 @@ async def _supervise(
         try:
             await asyncio.wait_for(executor.cancel(context, events), CANCEL_GRACE_SECONDS)
         except (Exception, TimeoutError) as exc:
-            _log_failure(exc, context.task_id)
-    await _stop(execution, CANCEL_GRACE_SECONDS)
+            if _refused_as_ended(exc, log):  # execute settled the task (or lost it) as the cancel came
+                logger.info("the cancel came after the run ended: %s", exc, extra={"task_id": context.task_id})
+            else:
+                _log_failure(exc, context.task_id)
+    await _stop(execution, CANCEL_GRACE_SECONDS, log, context.task_id)
     if end is RunEnd.FAILED and isinstance(log.failure, RunLost):
         return None
     return end
@@ -299,13 +302,25 @@ def _outcome(execution: asyncio.Task[None], task_id: str) -> RunEnd | None:
     return RunEnd.INVALID if isinstance(exc, InvalidAgentResponseError) else RunEnd.FAILED
 
 
-async def _stop(execution: asyncio.Task[None], grace: float) -> None:
+async def _stop(execution: asyncio.Task[None], grace: float, log: RunLog, task_id: str) -> None:
     """Cancel the executor's coroutine and wait for it to wind down, at most ``grace`` seconds
     (it may catch the cancellation to clean up; what it emits meanwhile is still stored)."""
     execution.cancel()
     await asyncio.wait({execution}, timeout=grace)
     if execution.done() and not execution.cancelled() and (exc := execution.exception()) is not None:
-        logger.warning("executor raised while stopping", exc_info=exc)
+        if _refused_as_ended(exc, log):
+            # The executor's ``cancel`` reported CANCELED while ``execute`` still worked: its next
+            # event was refused, which stops it as the cancellation would have. Not its failure.
+            logger.info("the run stopped on an event after it ended: %s", exc, extra={"task_id": task_id})
+        else:
+            logger.warning("executor raised while stopping", exc_info=exc, extra={"task_id": task_id})
+
+
+def _refused_as_ended(exc: BaseException, log: RunLog) -> bool:
+    """``exc`` is the run log refusing an event because the run already ended: an event settled the
+    task, or another writer took it. A cancel races ``execute`` (both may report); the loser's
+    refusal is how it stops, as a ``CancelledError`` is."""
+    return isinstance(exc, RunLost) or (isinstance(exc, InvalidAgentResponseError) and log.closed)
 
 
 def _deadline(remaining_ms: RemainingMillis | None) -> float | None:
