@@ -120,6 +120,11 @@ SKIPPED: tuple[Skip, ...] = (
         "make profile-init runs that block's install, test and stack as written",
     ),
     Skip(
+        r"^gateway=\$\(docker network inspect\b|\btests/lambda_runtime/forwarder\.py\b",
+        "the forwarder to the durable execution emulator, on Docker's bridge, long-running "
+        "(tests/lambda_runtime/test_sam_local_invoke.py runs it)",
+    ),
+    Skip(
         r'--task-id "\$task"',
         "the task the doc's runs-in-ci blocks sent before it (tests/docs/test_lambda_runtime_doc.py runs those; "
         "tests/lambda_runtime/test_sam_local_invoke.py this one's invoke)",

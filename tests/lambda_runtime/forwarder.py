@@ -112,7 +112,10 @@ class Forwarder:
 
 
 def _address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``; an empty host (every interface) is refused: this listens on one address."""
     host, _, port = text.rpartition(":")
+    if not host or host in {"0.0.0.0", "::"}:  # noqa: S104 - the values refused
+        raise SystemExit(f"forwarder.py: {text!r} names no single address to listen on (e.g. the bridge's gateway)")
     return host, int(port)
 
 
