@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from opentelemetry import trace
@@ -56,7 +57,11 @@ def _provider() -> tuple[TracerProvider, bool]:
     return _ours, False
 
 
-def install(switch: Switch) -> None:
+def install(switch: Switch, content: Callable[[], bool]) -> None:
+    """Add the exporters ``switch`` names (once each); ``content`` says, at each export, whether
+    content capture is on (the switch's module passes it: it imports this one, not the reverse)."""
+    global _capture
+    _capture = content
     with _lock:
         provider, foreign = _provider()
         for mode in sorted(switch.modes):
@@ -86,12 +91,18 @@ def otlp_processor(endpoint: str | None = None) -> BatchSpanProcessor:
     return BatchSpanProcessor(_guarded(QuietExporter(exporter, export_interval_seconds())))
 
 
+def _always_off() -> bool:
+    return False
+
+
+_capture: Callable[[], bool] = _always_off
+"""Whether content capture is on, as :func:`install` was told to read it."""
+
+
 def _content() -> bool:
     """Whether content capture is on now (read at export: tests switch it)."""
-    from ._switch import switch
-
     try:
-        return switch().content
+        return _capture()
     except Exception:  # an environment changed to something wrong since: keep text out
         return False
 

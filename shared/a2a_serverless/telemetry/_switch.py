@@ -109,9 +109,14 @@ def switch() -> Switch:
             if parsed.on:
                 from . import _sdk
 
-                _sdk.install(parsed)
+                _sdk.install(parsed, _content_now)
             _current = parsed
         return _current
+
+
+def _content_now() -> bool:
+    """Content capture as the switch says now (the SDK's exporters ask at each export)."""
+    return switch().content
 
 
 def reset() -> None:
