@@ -34,21 +34,19 @@ Each block's assertion messages list which of its commands ran and which were sk
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_stack import READY, START_TIMEOUT_SECONDS, StackProcess, _free_port, _stop, running_stack
+from e2e_stack import running_stack
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
@@ -363,46 +361,6 @@ def profile_venv() -> Path | None:
     return venv
 
 
-@contextlib.contextmanager
-def running_stack_of(venv: Path, cwd: Path) -> Iterator[str]:
-    """``<venv>/bin/a2a-serverless dev`` on a free port, started and stopped as
-    ``e2e_stack.running_stack`` does the checkout's (which runs this interpreter's); its base URL."""
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("A2A_", "PYTEST_", "DOCS_TEST_"))}
-    env.update(PYTHONUNBUFFERED="1", PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))
-    command = [str(venv / "bin" / "a2a-serverless"), "dev", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    stack = StackProcess(process)
-    stack.drain()
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not stack.ready.wait(0.2):
-            if process.poll() is not None:
-                pytest.fail(f"{command[0]} dev exited before it was ready\n{stack.output()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"{command[0]} dev was not ready within {START_TIMEOUT_SECONDS:.0f}s\n{stack.output()}")
-        match = READY.match(stack.ready_lines[0])
-        assert match is not None
-    except BaseException:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-        raise
-    yield match.group(1)
-    code = _stop(stack)
-    assert code == 0, f"{command[0]} dev did not exit cleanly\n{stack.output()}"
-
-
 INSTALLS = r"\bpip install\b"
 """A command that installs into the reader's ``.venv``: with ``DOCS_TEST_VENV``, what follows it in
 its block needs what it would have installed."""
@@ -410,12 +368,7 @@ its block needs what it would have installed."""
 
 @pytest.fixture(scope="module")
 def stack_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    venv = profile_venv()
-    if venv is not None:
-        with running_stack_of(venv, tmp_path_factory.mktemp("docs-stack")) as base_url:
-            yield base_url
-        return
-    with running_stack(tmp_path_factory.mktemp("docs-stack")) as (base_url, _):
+    with running_stack(tmp_path_factory.mktemp("docs-stack"), venv=profile_venv()) as (base_url, _):
         yield base_url
 
 

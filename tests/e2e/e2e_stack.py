@@ -102,16 +102,26 @@ def _stop(stack: StackProcess) -> int:
 
 
 @contextlib.contextmanager
-def running_stack(cwd: Path, settings: Mapping[str, str] | None = None) -> Iterator[tuple[str, StackProcess]]:
+def running_stack(
+    cwd: Path, settings: Mapping[str, str] | None = None, *, venv: Path | None = None
+) -> Iterator[tuple[str, StackProcess]]:
     """Start ``a2a-serverless dev`` in ``cwd`` with ``settings`` (A2A_* variables) on top of its
-    defaults; yield its base URL and process once ready; stop it and check it exited cleanly."""
+    defaults; yield its base URL and process once ready; stop it and check it exited cleanly.
+    ``venv``: the stack of that virtualenv (``<venv>/bin/a2a-serverless``, its ``bin`` first on
+    ``PATH``), as a reader who installed it runs it; else this interpreter's."""
     _wait_for_cli()
     port = _free_port()
     # The shell's A2A_* settings would win over the stack's defaults: leave them out.
     env = {k: v for k, v in os.environ.items() if not k.startswith("A2A_")}
     env.update(settings or {})
     env["PYTHONUNBUFFERED"] = "1"
-    command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--host", "127.0.0.1", "--port", str(port)]
+    if venv is None:
+        command = [sys.executable, "-m", "a2a_serverless.devstack"]
+    else:
+        env = {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "DOCS_TEST_"))}
+        env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))
+        command = [str(venv / "bin" / "a2a-serverless")]
+    command += ["dev", "--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(
         command,
         cwd=cwd,
