@@ -120,18 +120,26 @@ def stamp(venv: Path, value: str) -> None:
     (venv / f".installed-{value}").touch()
 
 
+def kit_venv(venv: Path, python: str) -> tuple[str, bool]:
+    """``venv`` as it stands when its stamp says it was made from this pyproject.toml with this
+    Python, else made anew (empty) with ``python``: the stamp to give it once installed, and
+    whether it is new."""
+    key = digest((REPO / "pyproject.toml").read_text(), python_version(python))
+    if stamped(venv, key):
+        return key, False
+    shutil.rmtree(venv, ignore_errors=True)
+    sh([python, "-m", "venv", venv], REPO)
+    return key, True
+
+
 # --- dev: make dev's .venv, and the README's commands against its stack ---------------------------
 
 
 def profile_dev(python: str) -> str:
     venv = ROOT / "dev"
-    key = digest((REPO / "pyproject.toml").read_text(), python_version(python))
-    note = "venv reused"
-    if not stamped(venv, key):
-        note = "new venv"
-        shutil.rmtree(venv, ignore_errors=True)
+    key, new = kit_venv(venv, python)
+    if new:
         # As the Makefile's `make dev` makes .venv (its DEV_STAMP rule).
-        sh([python, "-m", "venv", venv], REPO)
         sh(
             [
                 venv / "bin" / "python",
@@ -152,7 +160,7 @@ def profile_dev(python: str) -> str:
         REPO,
         env={**environment(), "DOCS_TEST_VENV": str(venv)},
     )
-    return note
+    return "new venv" if new else "venv reused"
 
 
 # --- init and init --framework X: a project's own .venv, its test, a message through its stack -----
@@ -343,12 +351,7 @@ def moto_server() -> Iterator[str]:
 
 def profile_base(python: str) -> str:
     venv = ROOT / "base"
-    key = digest((REPO / "pyproject.toml").read_text(), python_version(python))
-    note = "venv reused"
-    if not stamped(venv, key):
-        note = "new venv"
-        shutil.rmtree(venv, ignore_errors=True)
-        sh([python, "-m", "venv", venv], REPO)
+    key, new = kit_venv(venv, python)
     # `pip install .` again each run: the kit's code is copied, not linked (its dependencies stay).
     sh([venv / "bin" / "python", "-m", "pip", "install", "--quiet", "."], REPO, timeout=INSTALL_TIMEOUT)
     stamp(venv, key)
@@ -376,7 +379,7 @@ def profile_base(python: str) -> str:
         scratch = ROOT / "base-run"
         scratch.mkdir(exist_ok=True)  # not the checkout: `import a2a_serverless` must be the installed kit
         sh([venv / "bin" / "python", REPO / "infra" / "profiles" / "base_handlers.py"], scratch, env=env)
-    return note
+    return "new venv" if new else "venv reused"
 
 
 def no_python313() -> str:
