@@ -160,12 +160,13 @@ _lock = threading.Lock()
 _runtime: Runtime | None = None
 
 
-def get_runtime() -> Runtime:
-    """The process runtime, built from the environment on first call."""
+def get_runtime(settings: Settings | None = None) -> Runtime:
+    """The process runtime, built on first call from ``settings`` (a cold start's, already checked)
+    or else from the environment."""
     global _runtime
     with _lock:
         if _runtime is None:
-            _runtime = build_runtime(Settings.from_env())
+            _runtime = build_runtime(settings if settings is not None else Settings.from_env())
         return _runtime
 
 

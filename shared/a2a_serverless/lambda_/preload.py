@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..config import ConfigError
+from ..config import ConfigError, Settings
 from ._observability import logger
 from .startup import StartupError, check, executor_failure
 
@@ -27,17 +27,18 @@ def cold_start(
     try:
         settings = check(environ, durable_function=durable_function)
         if executor:
-            _load_executor(settings.executor)
+            _load_executor(settings)
     except StartupError as exc:
         logger.error("cannot start the function: %s", exc)
         raise
 
 
-def _load_executor(path: str) -> None:
-    """The process's executor, made now (the first work item then does not pay for it)."""
+def _load_executor(settings: Settings) -> None:
+    """The process's runtime, built from the checked ``settings`` (not read again), and its
+    executor made now (the first work item then does not pay for it)."""
     from ..wiring import get_runtime  # the workers' (the authorizer's cold start does without the core)
 
     try:
-        get_runtime().executor  # noqa: B018 - loading it is the point
+        get_runtime(settings).executor  # noqa: B018 - loading it is the point
     except ConfigError as exc:
-        raise StartupError(executor_failure(path, exc)) from None
+        raise StartupError(executor_failure(settings.executor, exc)) from None
