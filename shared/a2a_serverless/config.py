@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
+from types import UnionType
 from typing import Literal, Self, TypeVar, get_args, get_origin
 from urllib.parse import urlsplit
 
@@ -18,6 +19,8 @@ from .json_types import Json
 __all__ = ["ConfigError", "Settings", "card_fields", "env_flag"]
 
 DEMO_EXECUTOR = "a2a_serverless.execution.demo:DemoAgentExecutor"
+DYNAMODB_COMMIT_INTERVAL_SECONDS = 0.05
+"""The commit interval of a run on DynamoDB unless ``A2A_COMMIT_INTERVAL_SECONDS`` says otherwise."""
 
 
 def env_flag(value: str | None) -> bool:
@@ -160,13 +163,13 @@ class Settings:
     poll_interval_seconds: float = _bounded(0.05, gt=0, le=5)
     stream_poll_seconds: float = _bounded(0.05, gt=0, le=5)
     """How often a stream reads the task's event log while events flow."""
-    commit_interval_seconds: float = _bounded(0.05, ge=0, le=5)
+    commit_interval_seconds: float | None = field(default=None, metadata={"ge": 0, "le": 5})
     """The least time between the starts of two commits of one run's events: what an agent emits
-    meanwhile goes out in the next commit (an event that ends the run is committed at once). Every
-    commit rewrites the task's head, so an answer streamed slower than commits take costs a head
-    write per chunk with 0. The price is latency: a chunk waits up to this long for its commit
-    (``bench/compare.py``: about +20-30 ms at the median for a chunk every 30 ms); 0 trades the
-    head writes back for it."""
+    meanwhile goes out in the next commit (an event that ends the run is committed at once). Unset,
+    it is the store's (:attr:`commit_interval`). With DynamoDB every commit rewrites the task's head
+    item, so an answer streamed slower than commits take costs a head write per chunk with 0. The
+    price is latency: a chunk waits up to this long for its commit (``bench/compare.py``: about
+    +20-30 ms at the median for a chunk every 30 ms); 0 trades the head writes back for it."""
     stream_idle_poll_seconds: float = _bounded(1.0, gt=0, le=30)
     """The slowest it reads when the task has been quiet for a while."""
     stream_ping_seconds: float = _bounded(15.0, gt=0, le=300)
@@ -202,6 +205,14 @@ class Settings:
     """Messages kept in a task's stored history (oldest dropped first)."""
     task_ttl_days: int = _bounded(30, ge=0)
     """Days after which DynamoDB's TTL removes a task and its events (0 keeps them forever)."""
+
+    @property
+    def commit_interval(self) -> float:
+        """``commit_interval_seconds``, or when unset the store's: 0.05 s with DynamoDB (a commit is
+        a billed write of the head item), 0 in memory (a commit costs nothing, so nothing waits)."""
+        if self.commit_interval_seconds is not None:
+            return self.commit_interval_seconds
+        return DYNAMODB_COMMIT_INTERVAL_SECONDS if self.store == "dynamodb" else 0.0
 
     def __post_init__(self) -> None:
         # Settings are plain data, checked here (not by pydantic: a function that reads only its
@@ -294,8 +305,12 @@ def card_fields(data: object, source: str) -> Json:
 
 def _checked(setting: Field[object], value: object) -> object:
     """``value`` as the setting's type (numbers may come as text, as from the environment), within
-    its bounds; ValueError says what is wrong."""
+    its bounds; ValueError says what is wrong. An optional number is None when unset or empty."""
     kind = setting.type
+    if isinstance(kind, UnionType) and type(None) in get_args(kind):
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        (kind,) = (each for each in get_args(kind) if each is not type(None))
     if get_origin(kind) is Literal:
         choices = get_args(kind)
         lowered = value.lower() if isinstance(value, str) and setting.name in _CASE_INSENSITIVE else value

@@ -97,9 +97,17 @@ def test_every_interval_stores_the_same_answer(interval: float) -> None:
 
 
 def test_the_interval_is_a_setting_with_bounds() -> None:
-    assert Settings().commit_interval_seconds == 0.05
-    assert (
-        Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "0.2"}).commit_interval_seconds == 0.2
-    )
+    assert Settings().commit_interval == 0.05
+    assert Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "0.2"}).commit_interval == 0.2
+    assert Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": ""}).commit_interval == 0.0
+    assert Settings(store="dynamodb", commit_interval_seconds=0).commit_interval == 0.0
     with pytest.raises(ConfigError, match="A2A_COMMIT_INTERVAL_SECONDS: must be at least 0"):
         Settings.from_env({"A2A_STORE": "memory", "A2A_COMMIT_INTERVAL_SECONDS": "-1"})
+
+
+def test_the_memory_store_commits_without_waiting() -> None:
+    """A commit in memory costs no write unit, so by default nothing waits for the next one: each
+    chunk is its own commit (the memory runtime streams at the reference server's pace)."""
+    settings = Settings(store="memory", executor=EXECUTOR)
+    assert settings.commit_interval_seconds is None
+    assert settings.commit_interval == 0.0

@@ -9,9 +9,10 @@ the writer then reads the task again and lets the rule decide (carry on, or the 
 view of the task (so an invalid event raises in the executor, where it was emitted), and queued;
 a committer writes what is queued in order, and the events that arrive while a commit is in flight
 go out together in the next one (group commit), within what one transaction can hold. Commits
-start at least ``commit_interval_seconds`` apart (the first at once): every commit rewrites the
-task's head, so an agent that streams its answer in small chunks costs one commit per interval
-rather than one per chunk; a chunk waits up to that interval for its commit (what streams pay). An
+start at least the commit interval apart (the first at once; ``Settings.commit_interval``: 0.05 s
+on DynamoDB, 0 in memory): every commit rewrites the task's head, so an agent that streams its
+answer in small chunks costs one commit per interval rather than one per chunk; a chunk waits up to
+that interval for its commit (what streams pay). An
 event that settles the task (terminal or interrupted), and :meth:`RunLog.flush`, commit at once;
 the event that settles is committed before ``enqueue_event`` returns, and closes the queue.
 With tracing on, each commit is a span (:func:`a2a_serverless.telemetry.commit`) naming how many
@@ -111,7 +112,7 @@ class RunLog:
         self, writer: RunWriter, *, message_id: str, settings: Settings, offloader: PartOffloader | None = None
     ) -> None:
         self._writer = writer
-        self._interval = settings.commit_interval_seconds
+        self._interval = settings.commit_interval
         self._offloader = offloader
         """Stores an event's large parts (:mod:`a2a_serverless.blobs`) before it is queued, so what
         is queued, measured and folded is what will be written."""
