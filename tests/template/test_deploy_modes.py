@@ -25,7 +25,16 @@ from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint
-from modes import COLLECTOR, ENUMERATED, OPEN_PARAMETERS, TOPIC, covering_array, deployable, parameter_values
+from modes import (
+    COLLECTOR,
+    ENUMERATED,
+    OPEN_PARAMETERS,
+    PUBLIC_URL,
+    TOPIC,
+    covering_array,
+    deployable,
+    parameter_values,
+)
 
 from a2a_serverless.devstack.resources import load_template
 
@@ -160,6 +169,12 @@ def test_a_combination_that_works_is_not_refused(translated: dict[str, Any], cho
         ),
         pytest.param("JwtIssuer", ["", "https://i.example.com"], ["http://i.example.com"], id="issuer"),
         pytest.param("TracingEndpoint", ["", "https://o.example.com/v1/traces"], ["o.example.com"], id="endpoint"),
+        pytest.param(
+            "PublicUrl",
+            ["", PUBLIC_URL, "https://agent.example.com", "https://agent.example.com:8443/"],
+            ["agent.example.com", "http://agent.example.com", "https://agent.example.com/?x=1", "https://a b.example"],
+            id="public-url",
+        ),
     ],
 )
 def test_a_value_of_the_wrong_form_is_refused_by_its_parameter(
