@@ -87,3 +87,18 @@ def test_a_copy_with_changes_is_checked_again() -> None:
     assert dataclasses.replace(settings, cancel_wait_seconds=5).cancel_wait_seconds == 5.0
     with pytest.raises(ConfigError, match="A2A_CANCEL_WAIT_SECONDS"):
         dataclasses.replace(settings, cancel_wait_seconds=100)
+
+
+@pytest.mark.parametrize(
+    "url", ["agent.example.com", "ftp://agent.example.com", "https://agent.example.com/?a=1", "/a2a"]
+)
+def test_a_public_url_that_is_not_an_absolute_base_url_fails_the_cold_start(url: str) -> None:
+    with pytest.raises(ConfigError, match="A2A_PUBLIC_URL must be the agent's absolute base URL"):
+        Settings.from_env({**MEMORY, "A2A_PUBLIC_URL": url})
+
+
+@pytest.mark.parametrize(
+    "url", ["https://agent.example.com", "https://agent.example.com/a2a/", "http://127.0.0.1:8000"]
+)
+def test_a_public_url_is_an_http_or_https_base_url(url: str) -> None:
+    assert Settings.from_env({**MEMORY, "A2A_PUBLIC_URL": url}).public_url == url

@@ -66,7 +66,10 @@ class Settings:
     """Import path ``package.module:Class`` of the AgentExecutor the worker runs."""
 
     public_url: str = ""
-    """Base URL advertised in the agent card; empty means derived from each request."""
+    """The agent's public base URL: what the agent card names (its interfaces, a signature's
+    ``jku``), where delegated agents push, the push tokens' issuer. Empty: on API Gateway, the URL
+    API Gateway says each request came to; elsewhere, for an unsigned card only, the request's own
+    (:func:`a2a_serverless.transport._http.base_url`)."""
     agent_name: str = ""
     agent_description: str = ""
     agent_version: str = ""
@@ -214,6 +217,11 @@ class Settings:
             return self.commit_interval_seconds
         return DYNAMODB_COMMIT_INTERVAL_SECONDS if self.store == "dynamodb" else 0.0
 
+    @property
+    def signs_cards(self) -> bool:
+        """Whether the agent cards are signed (a KMS key or a key file is configured)."""
+        return bool(self.card_signing_key or self.card_signing_key_file)
+
     def __post_init__(self) -> None:
         # Settings are plain data, checked here (not by pydantic: a function that reads only its
         # settings, the authorizer, then does not import pydantic at its cold start).
@@ -272,6 +280,8 @@ class Settings:
             )
         if settings.api_auth == "jwt" and not _is_https_url(settings.jwt_issuer):
             raise ConfigError("A2A_JWT_ISSUER (an https URL) is required when A2A_API_AUTH=jwt (the card names it)")
+        if settings.public_url and not _is_http_url(settings.public_url):
+            raise ConfigError("A2A_PUBLIC_URL must be the agent's absolute base URL (https://agent.example.com/...)")
         if settings.jwt_jwks_url and not _is_https_url(settings.jwt_jwks_url):
             raise ConfigError("A2A_JWT_JWKS_URL must be an https URL")
         return settings
@@ -367,5 +377,14 @@ def _is_https_url(value: str) -> bool:
     try:
         parts = urlsplit(value)
         return parts.scheme == "https" and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
+def _is_http_url(value: str) -> bool:
+    """An absolute http(s) URL with a host, and no query or fragment (a base URL paths are added to)."""
+    try:
+        parts = urlsplit(value)
+        return parts.scheme in {"http", "https"} and bool(parts.hostname) and not parts.query and not parts.fragment
     except ValueError:
         return False

@@ -72,7 +72,7 @@ class Runtime:
     @property
     def card_signer(self) -> CardSigner | None:
         """The agent card signer when a card signing key is configured (made on first use)."""
-        if not (self.settings.card_signing_key or self.settings.card_signing_key_file):
+        if not self.settings.signs_cards:
             return None
         if self._card_signer is None and self.make_card_signer is not None:
             self._card_signer = self.make_card_signer()

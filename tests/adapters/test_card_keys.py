@@ -4,6 +4,7 @@ process whatever the requests, and a signing input over KMS's 4 KB RAW limit is 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,20 +85,24 @@ async def _get(client: httpx.AsyncClient, path: str, **headers: str) -> dict[str
 
 
 @pytest.mark.asyncio
-async def test_a_kms_key_signs_each_card_once_and_clients_verify_it(kms: Any) -> None:
-    # Given the card function's app, its card signed by a KMS key (the template's: RSA 2048)
+async def test_a_kms_key_signs_each_card_once_and_clients_verify_it(kms: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the gateway's app (under the Web Adapter, which forwards API Gateway's request context),
+    # its card signed by a KMS key (the template's: RSA 2048)
+    monkeypatch.setenv("AWS_LWA_INVOKE_MODE", "response_stream")
     arn = kms.create_key(KeySpec="RSA_2048", KeyUsage="SIGN_VERIFY")["KeyMetadata"]["Arn"]
     calls = _counting(kms)
     settings = Settings(store="memory", card_signing_key=arn)
     runtime = build_runtime(settings, store=MemoryTaskStore(), card_signer=CardSigner(KmsSigningKey(arn, kms)))
     transport = httpx.ASGITransport(app=create_app(runtime))
+    stage = {"x-amzn-request-context": json.dumps({"domainName": "abc123defg.execute-api.us-east-1.amazonaws.com"})}
+    custom_domain = {"x-amzn-request-context": json.dumps({"domainName": "agent.example.com"})}
 
-    # When clients fetch it many times, in both variants, with its JWKS
+    # When clients fetch it many times, in both variants, with its JWKS, through the API's URL
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        cards = [await _get(client, CARD, **{"A2A-Version": version}) for version in ("1.0", "", "1.0", "0.3")]
+        cards = [await _get(client, CARD, **stage, **{"A2A-Version": v}) for v in ("1.0", "", "1.0", "0.3")]
         jwks = await _get(client, JWKS)
-    async with httpx.AsyncClient(transport=transport, base_url="http://elsewhere.example") as client:
-        elsewhere = await _get(client, CARD, **{"A2A-Version": "1.0"})
+        # and once through a custom domain of the API
+        elsewhere = await _get(client, CARD, **custom_domain, **{"A2A-Version": "1.0"})
 
     # Then KMS signed the card once, and once more for the card under another base URL
     assert calls == Counter({"Sign": 2, "GetPublicKey": 1})

@@ -3,18 +3,22 @@ against DynamoDB and SQS in moto (in-process), exactly as Lambda would invoke th
 
 from __future__ import annotations
 
+import base64
 import copy
 import importlib
 import json
 import sys
 from typing import Any
 
+import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from lambda_events import EVENTS, api_event, body, invoke
 
+from a2a_serverless.card.signing import verify_card
 from a2a_serverless.config import ConfigError
 from a2a_serverless.methods import METHODS
+from a2a_serverless.push import JWKS_PATH
 from a2a_serverless.wiring import reset_runtime
 
 
@@ -165,6 +169,34 @@ def test_card_function_derives_interface_urls_with_the_stage(aws: dict[str, Any]
         "JSONRPC": "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1/",
         "HTTP+JSON": "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1",
     }
+
+
+def test_a_signed_card_names_the_api_not_the_host_a_client_sent(aws: dict[str, Any], lambda_aws: Any) -> None:
+    # Given the card function signing with a KMS key (CardSigning=true) and no PublicUrl
+    key = boto3.client("kms").create_key(KeySpec="RSA_2048", KeyUsage="SIGN_VERIFY")["KeyMetadata"]["Arn"]
+    lambda_aws.configure(A2A_CARD_SIGNING_KEY=key)
+    spoofed = {"Host": "evil.example", "X-Forwarded-Host": "evil.example", "A2A-Version": "1.0"}
+
+    def get(path: str) -> dict[str, Any]:
+        event = api_event("GET", path)
+        event["headers"] = {**event["headers"], **spoofed}
+        event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+        response = invoke("agent_card", event)
+        assert response["statusCode"] == 200, response
+        assert "evil.example" not in response["body"]
+        result: dict[str, Any] = body(response)
+        return result
+
+    # When a request naming Host: evil.example reaches it through the API's stage
+    card, jwks = get("/.well-known/agent-card.json"), get("/.well-known/jwks.json")
+
+    # Then the card and its signature's JWKS URL are the stage's, as API Gateway's event says
+    stage = "https://abc123defg.execute-api.us-east-1.amazonaws.com/v1"
+    assert {i["url"] for i in card["supportedInterfaces"]} == {stage, stage + "/"}
+    (signature,) = card["signatures"]
+    protected = signature["protected"]
+    assert json.loads(base64.urlsafe_b64decode(protected + "=" * (-len(protected) % 4)))["jku"] == stage + JWKS_PATH
+    assert verify_card(card, jwks)
 
 
 def test_a_poison_work_item_reaches_the_dead_letter_queue_and_its_task_fails(aws: dict[str, Any]) -> None:

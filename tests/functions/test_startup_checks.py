@@ -11,6 +11,10 @@ from a2a_serverless.config import Settings
 from a2a_serverless.lambda_.startup import FRAMEWORK_EXTRAS, StartupError, check, executor_problem
 
 MEMORY = {"A2A_STORE": "memory"}
+NEEDS_PUBLIC_URL = (
+    "card signing needs A2A_PUBLIC_URL (the agent's public base URL, which the signed card names):"
+    " without it the card would name whatever Host a request carried"
+)
 
 
 def test_a_configuration_whose_features_have_what_they_need_gives_its_settings() -> None:
@@ -34,9 +38,37 @@ def test_every_problem_is_told_at_once_in_one_line(tmp_path: Path) -> None:
     assert str(failed.value).split("; ") == [
         "A2A_TRACING=file needs A2A_TRACING_DIR, the directory to write spans to",
         f"A2A_CARD_SIGNING_KEY_FILE {str(tmp_path / 'missing.pem')!r} is not a file",
+        NEEDS_PUBLIC_URL,
         "A2A_EXECUTION_MODE=durable needs A2A_DURABLE_FUNCTION (the durable worker's qualified ARN or name:alias)"
         " to start each task's execution",
     ]
+
+
+@pytest.mark.parametrize(
+    ("where", "refused"),
+    [
+        pytest.param({}, True, id="a-local-server"),
+        pytest.param({"AWS_LAMBDA_FUNCTION_NAME": "card", "AWS_SAM_LOCAL": "true"}, True, id="sam-local"),
+        # API Gateway's event says which of the API's URLs a request came to
+        pytest.param({"AWS_LAMBDA_FUNCTION_NAME": "card"}, False, id="lambda-behind-api-gateway"),
+        pytest.param({"A2A_PUBLIC_URL": "http://127.0.0.1:8000"}, False, id="a-configured-url"),
+    ],
+)
+def test_card_signing_without_a_url_to_trust_refuses_to_start(
+    where: dict[str, str], refused: bool, tmp_path: Path
+) -> None:
+    # Given a card signing key, in a process whose requests' URL may come only from their Host
+    key = tmp_path / "card-key.pem"
+    key.write_text("a key file (read at the first card)")
+    environ = {**MEMORY, "A2A_CARD_SIGNING_KEY_FILE": str(key), **where}
+
+    # Then it does not start, in one line naming the setting; else it starts
+    if refused:
+        with pytest.raises(StartupError) as failed:
+            check(environ)
+        assert str(failed.value) == NEEDS_PUBLIC_URL
+    else:
+        assert check(environ).signs_cards
 
 
 @pytest.mark.parametrize("framework", sorted({"pydantic_ai", "langgraph", "strands", "agents", "google.adk"}))

@@ -41,11 +41,14 @@ ENUMERATED = (
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:a2a-alarms"
 COLLECTOR = "arn:aws:lambda:us-east-1:184161586896:layer:opentelemetry-collector-arm64-0_12_0:1"
+PUBLIC_URL = "https://agent.example.com/a2a"
 OPEN_PARAMETERS: Mapping[str, tuple[str, str]] = {
     # 0: no adapter (the gateway buffered through mangum); not 0: the adapter's layer, streaming.
     "WebAdapterLayerVersion": ("0", "25"),
     "AlarmTopicArn": ("", TOPIC),
     "TracingCollectorLayerArn": ("", COLLECTOR),
+    # Empty: the cards name API Gateway's URL; set: a custom domain's, everywhere the URL is told.
+    "PublicUrl": ("", PUBLIC_URL),
 }
 """The mode parameters without AllowedValues: off, and on with a value of the right form."""
 

@@ -3,9 +3,9 @@ finds nothing above informational in the translation, which is what CloudFormati
 ``sam validate --lint`` and test_cfn_lint.py lint the template before translation and cannot see,
 say, a dependency cycle through what SAM generates.
 
-The modes are a pairwise covering array (tests/template/modes.py), not the full product: with 12
-mode parameters the product is 9216 modes at about 2 s of cfn-lint each (5 hours on one core), while
-every pair of values of two parameters appears in one of the array's 12 modes (about 30 s here). The
+The modes are a pairwise covering array (tests/template/modes.py), not the full product: with 13
+mode parameters the product is 18432 modes at about 2 s of cfn-lint each (10 hours on one core), while
+every pair of values of two parameters appears in one of the array's 13 modes (about 30 s here). The
 values come from the template's own AllowedValues, so a new value is covered without a change here.
 
 A combination that cannot work is refused before anything is created, by the template's Rules
@@ -25,7 +25,16 @@ from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint
-from modes import COLLECTOR, ENUMERATED, OPEN_PARAMETERS, TOPIC, covering_array, deployable, parameter_values
+from modes import (
+    COLLECTOR,
+    ENUMERATED,
+    OPEN_PARAMETERS,
+    PUBLIC_URL,
+    TOPIC,
+    covering_array,
+    deployable,
+    parameter_values,
+)
 
 from a2a_serverless.devstack.resources import load_template
 
@@ -160,6 +169,12 @@ def test_a_combination_that_works_is_not_refused(translated: dict[str, Any], cho
         ),
         pytest.param("JwtIssuer", ["", "https://i.example.com"], ["http://i.example.com"], id="issuer"),
         pytest.param("TracingEndpoint", ["", "https://o.example.com/v1/traces"], ["o.example.com"], id="endpoint"),
+        pytest.param(
+            "PublicUrl",
+            ["", PUBLIC_URL, "https://agent.example.com", "https://agent.example.com:8443/"],
+            ["agent.example.com", "http://agent.example.com", "https://agent.example.com/?x=1", "https://a b.example"],
+            id="public-url",
+        ),
     ],
 )
 def test_a_value_of_the_wrong_form_is_refused_by_its_parameter(

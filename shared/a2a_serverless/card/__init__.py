@@ -8,9 +8,14 @@ The agent's fields (name, description, version, skills, provider, iconUrl, ...) 
 3. ``A2A_AGENT_NAME``, ``A2A_AGENT_DESCRIPTION``, ``A2A_AGENT_VERSION``, when set;
 4. the card file (``A2A_CARD_FILE``): it wins, and the executor's module is then never imported here.
 
-The deployment decides the rest: ``supportedInterfaces`` (the request's base URL), the capabilities the
-server implements, and ``securitySchemes`` with ``securityRequirements``, which say what the auth mode
+The deployment decides the rest: ``supportedInterfaces`` (the agent's public base URL), the capabilities
+the server implements, and ``securitySchemes`` with ``securityRequirements``, which say what the auth mode
 checks (a card file's own are replaced: a card must not promise what the deployment does not do).
+
+The base URL is the configured one (``A2A_PUBLIC_URL``) or the one API Gateway says a request came to;
+a local server's unsigned card may name the request's own. A signed card is never built from the
+request's ``Host`` (:func:`a2a_serverless.transport._http.base_url`): without a URL it can trust, the
+agent refuses to sign (:data:`PUBLIC_URL_NEEDED`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from ..config import Settings, card_fields
+from ..config import ConfigError, Settings, card_fields
 from ..execution._path import executor_target
 from ..json_types import Json
 from ..models import AgentCapabilities, AgentCard, AgentInterface
@@ -28,7 +33,12 @@ from ..versions import ProtocolVersion
 if TYPE_CHECKING:
     from .signing import CardSigner
 
-__all__ = ["card_etag", "executor_card", "extended_card", "public_card", "signed_card"]
+__all__ = ["PUBLIC_URL_NEEDED", "card_etag", "executor_card", "extended_card", "public_card", "signed_card"]
+
+PUBLIC_URL_NEEDED = (
+    "a signed agent card needs A2A_PUBLIC_URL, the agent's public base URL (on AWS, the template's"
+    " PublicUrl, or API Gateway's own URL): it is never taken from a request's Host header"
+)
 
 
 def _interfaces(base_url: str) -> list[AgentInterface]:
@@ -139,7 +149,10 @@ def card_etag(body: bytes) -> str:
 
 def signed_card(card: AgentCard, signer: CardSigner | None, base_url: str) -> AgentCard:
     """``card`` signed by ``signer`` (its JWS header naming the agent's JWKS under ``base_url``), or
-    as it is without one (:mod:`.signing`)."""
+    as it is without one (:mod:`.signing`). ``ConfigError`` (:data:`PUBLIC_URL_NEEDED`) to sign with
+    no ``base_url`` (no URL the agent can trust: :func:`a2a_serverless.transport._http.base_url`)."""
     if signer is None:
         return card
+    if not base_url:
+        raise ConfigError(PUBLIC_URL_NEEDED)
     return signer.sign(card, base_url.rstrip("/") + JWKS_PATH)

@@ -20,8 +20,10 @@ from ._observability import logger, metrics
 
 __all__ = ["gateway_handler", "http_handler"]
 
-# Bodies of these types go back to API Gateway as text, not base64.
-TEXT_MIME_TYPES = ["application/json", "application/a2a+json", "text/"]
+# Bodies of these types go back to API Gateway as text, not base64: the API declares no binary
+# media types, so a REST API passes a base64 body through to the client undecoded (the JWKS, which
+# a card's signature names, would reach its verifiers as base64 text).
+TEXT_MIME_TYPES = ["application/json", "application/a2a+json", "application/jwk-set+json", "text/"]
 
 LambdaHandler = Callable[[Json, LambdaContext], Json]
 

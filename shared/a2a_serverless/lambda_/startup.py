@@ -14,7 +14,10 @@ tracing (``A2A_TRACING``)   the OpenTelemetry SDK, and its OTLP exporter for ``o
                             ``tracing`` extra)
 JWT authorizer              joserfc, cryptography and httpx (the base install); the issuer and
                             audience settings are the settings' own check
-card signing                cryptography and joserfc; a key file that exists
+card signing                cryptography and joserfc; a key file that exists; a public URL the
+                            card can name: ``A2A_PUBLIC_URL``, or API Gateway's (on Lambda, not
+                            under ``sam local``, whose API passes the client's ``Host`` as the
+                            domain), never the request's ``Host``
 durable mode                the durable execution SDK; ``A2A_DURABLE_FUNCTION`` in the functions
                             that start or signal executions (``durable_function``)
 the executor                importable and creatable (workers: ``executor``); a framework it
@@ -31,7 +34,7 @@ import importlib.util
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..config import ConfigError, Settings
+from ..config import ConfigError, Settings, env_flag
 
 __all__ = ["FRAMEWORK_EXTRAS", "StartupError", "check", "executor_failure", "executor_problem", "framework_missing"]
 
@@ -120,6 +123,11 @@ def _problems(settings: Settings, environ: Mapping[str, str], *, durable_functio
         yield from _packages("card signing", ("cryptography", "joserfc"), _KIT)
         if settings.card_signing_key_file and not Path(settings.card_signing_key_file).is_file():
             yield f"A2A_CARD_SIGNING_KEY_FILE {settings.card_signing_key_file!r} is not a file"
+        if not settings.public_url and not _behind_api_gateway(environ):
+            yield (
+                "card signing needs A2A_PUBLIC_URL (the agent's public base URL, which the signed card names):"
+                " without it the card would name whatever Host a request carried"
+            )
     if settings.execution_mode == "durable":
         yield from _packages("A2A_EXECUTION_MODE=durable", ("aws_durable_execution_sdk_python",), _KIT)
         if durable_function and not settings.durable_function:
@@ -127,6 +135,12 @@ def _problems(settings: Settings, environ: Mapping[str, str], *, durable_functio
                 "A2A_EXECUTION_MODE=durable needs A2A_DURABLE_FUNCTION (the durable worker's qualified ARN"
                 " or name:alias) to start each task's execution"
             )
+
+
+def _behind_api_gateway(environ: Mapping[str, str]) -> bool:
+    """A Lambda function (not under ``sam local``): its requests come through API Gateway, whose
+    event says which of the API's URLs each came to (:func:`..transport._http.gateway_base_url`)."""
+    return bool(environ.get("AWS_LAMBDA_FUNCTION_NAME")) and not env_flag(environ.get("AWS_SAM_LOCAL"))
 
 
 def _packages(feature: str, modules: tuple[str, ...], install: str) -> Iterator[str]:

@@ -58,6 +58,8 @@ class CallContext:
     version: ProtocolVersion = CURRENT
     extensions: tuple[str, ...] = ()
     base_url: str = ""
+    """The agent's public base URL, as its cards name it; empty when the cards are signed and no
+    URL is known that the request's ``Host`` did not choose (:func:`..transport._http.base_url`)."""
     last_event_id: int | None = None
     """A stream's ``Last-Event-ID``: the sequence number of the last event the caller received,
     when it resumes a stream (only streaming methods read it)."""

@@ -12,6 +12,7 @@ from urllib.parse import unquote_to_bytes
 from starlette.requests import Request
 
 from ..auth import Principal, authenticate
+from ..config import env_flag
 from ..errors import (
     InvalidParamsError,
     JSONParseError,
@@ -32,6 +33,7 @@ __all__ = [
     "base_url",
     "call_context",
     "check_url_text",
+    "gateway_base_url",
     "is_legacy_request",
     "negotiate_version",
     "parse_json",
@@ -268,16 +270,55 @@ def request_id(request: Request) -> str:
 
 
 def base_url(request: Request, runtime: Runtime) -> str:
-    """The public base URL: configured, or derived from the request (adding the API Gateway stage
-    that the default execute-api domain carries in its path)."""
-    if runtime.settings.public_url:
-        return runtime.settings.public_url.rstrip("/")
-    base = str(request.base_url).rstrip("/")
+    """The agent's public base URL, the one its card names (every interface URL, and the ``jku`` of
+    a signed card's signature: A2A specification, section 8.4), first of:
+
+    1. ``A2A_PUBLIC_URL`` (the template's ``PublicUrl``, a custom domain; the local stack's URL);
+    2. behind API Gateway, the URL API Gateway says the request came to (:func:`gateway_base_url`);
+    3. for an unsigned card only, the request's own URL, which its ``Host`` header names.
+
+    Empty when the card is signed and neither 1 nor 2 is known: a signature over a URL taken from
+    ``Host`` would vouch for whatever host a client wrote there (``Host: evil.example``, a card
+    pointing at evil.example that verifies with the agent's real key). The card is then refused
+    (:data:`..card.PUBLIC_URL_NEEDED`), and the start-up checks refuse such a process before it
+    serves (:mod:`..lambda_.startup`). An unsigned card keeps 3 for a local server: it vouches for
+    nothing, so a client trusts it only as far as the connection it fetched it over, and a caller who
+    forges ``Host`` reads its own words back."""
+    configured = runtime.settings.public_url
+    if configured:
+        return configured.rstrip("/")
+    gateway = gateway_base_url(request)
+    if gateway is not None:
+        return gateway
+    if runtime.settings.signs_cards:
+        return ""
+    return str(request.base_url).rstrip("/")
+
+
+_DOMAIN = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
+
+
+def gateway_base_url(request: Request) -> str | None:
+    """The base URL of the API Gateway stage ``request`` came through, from the event's
+    ``requestContext``, which API Gateway writes, never from the ``Host`` header: ``https://`` and
+    ``domainName`` (the API's own ``execute-api`` domain, or a custom domain mapped to it: API Gateway
+    routes a request to this API by one of these only), then ``/`` and ``stage`` on the
+    ``execute-api`` domain, whose paths start with the stage (a custom domain's mapping hides it;
+    a mapping's base path is not in the event: a custom domain's URL is better configured).
+
+    None without an API Gateway event (a local server; an ALB's event has no ``domainName``), and
+    under ``sam local``, whose API writes the client's ``Host`` as ``domainName``."""
+    if env_flag(os.environ.get("AWS_SAM_LOCAL")):
+        return None
     event = aws_event(request)
-    if event is not None:
-        stage = (event.get("requestContext") or {}).get("stage")
-        if stage and ".execute-api." in request.headers.get("host", ""):
-            base += "/" + str(stage)
+    context = event.get("requestContext") if event is not None else None
+    domain = context.get("domainName") if isinstance(context, dict) else None
+    if not isinstance(domain, str) or not _DOMAIN.fullmatch(domain):
+        return None
+    base = "https://" + domain.lower()
+    stage = context.get("stage") if isinstance(context, dict) else None
+    if ".execute-api." in domain and isinstance(stage, str) and stage and stage != "$default":
+        base += "/" + stage
     return base
 
 

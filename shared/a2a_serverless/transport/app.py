@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 
-from ..card import card_etag, public_card, signed_card
+from ..card import PUBLIC_URL_NEEDED, card_etag, public_card, signed_card
 from ..config import ConfigError
 from ..errors import A2AError, MethodNotFoundError
 from ..json_types import JsonValue
@@ -138,11 +138,14 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
     caller without the header, or saying 0.x, the card both generations read: the v1.0 card with
     the v0.3 top-level fields merged in (digest 7.3), which v0.3 clients need and v1.x SDKs parse.
     Each variant has its own ETag, and every answer says ``Vary: A2A-Version`` (``Accept`` too).
-    With a card signing key, both carry the signature of the v1.0 card (:mod:`..card.signing`).
-    A card that cannot be built (the executor's module fails to import, its card is invalid) is
-    one logged line and a generic internal error."""
+    With a card signing key, both carry the signature of the v1.0 card (:mod:`..card.signing`), whose
+    URLs are the configured ones or API Gateway's, never the request's ``Host`` (:func:`._http.base_url`).
+    A card that cannot be built (the executor's module fails to import, its card is invalid) or
+    signed (no URL to trust) is one logged line and a generic internal error."""
     base = base_url(request, runtime)
     try:
+        if not base:  # a signed card, and no URL to trust (never the request's Host)
+            raise ConfigError(PUBLIC_URL_NEEDED)
         card = signed_card(public_card(runtime.settings, base), runtime.card_signer, base).to_wire()
     except ConfigError as exc:  # one line says it all: no traceback
         error = internal_error(request_id(request), f"cannot serve the agent card: {exc}", traceback=False)
