@@ -242,9 +242,13 @@ class DynamoDBTaskStore:
         snapshot: bool = False,
         key: SendKey | None = None,
     ) -> TaskRecord:
+        offload = None
         if self._offloader is not None:
-            record, events = self._offloader.offload(record, events)
-        plan = plan_commit(record, events, snapshot=snapshot)
+            events = self._offloader.offload_events(record, events)
+            offload = self._offloader.task_offloader(record)
+        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
+        if plan.task is not None:
+            record = replace(record, task=plan.task)
         now = self._clock()
         stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
         created_at = record.created_at
