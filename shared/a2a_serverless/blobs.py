@@ -231,14 +231,14 @@ class PartOffloader:
         offloaded = [self.offload_one(event, record.scope, record.task_id) for event in events]
         return (record if task is record.task else replace(record, task=task)), offloaded
 
-    def offload_events(self, record: TaskRecord, events: Sequence[StreamResponse]) -> list[StreamResponse]:
-        """``events`` of ``record``'s task with their large parts stored (as :meth:`offload`)."""
-        return [self.offload_one(event, record.scope, record.task_id) for event in events]
-
-    def task_offloader(self, record: TaskRecord) -> Callable[[Task], Task]:
-        """What stores ``record``'s task's large parts, for a commit to call when it writes the
-        task's snapshot (:func:`a2a_serverless.adapters._store_common.plan_commit`)."""
-        return partial(self.offload_one, scope=record.scope, task_id=record.task_id)
+    def for_commit(
+        self, record: TaskRecord, events: Sequence[StreamResponse]
+    ) -> tuple[list[StreamResponse], Callable[[Task], Task]]:
+        """``events`` of ``record``'s task with their large parts stored, and what stores the task's
+        own, for a commit to call only when it writes the task's snapshot
+        (:func:`a2a_serverless.adapters._store_common.plan_commit`)."""
+        stored = [self.offload_one(event, record.scope, record.task_id) for event in events]
+        return stored, partial(self.offload_one, scope=record.scope, task_id=record.task_id)
 
     def offload_one(self, obj: T, scope: Scope, task_id: str) -> T:
         """``obj`` (as for :func:`map_parts`) of the task ``task_id`` with its large parts stored."""

@@ -11,7 +11,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
@@ -200,6 +200,10 @@ class Planned:
     new_last_seq: int
     task: Task | None = None
     """The task as a commit wrote it (its large parts stored, when it wrote a snapshot); None: as given."""
+
+    def written(self, record: TaskRecord) -> TaskRecord:
+        """``record`` with its task as the commit wrote it."""
+        return record if self.task is None else replace(record, task=self.task)
 
 
 def plan_create(record: TaskRecord, events: Sequence[StreamResponse]) -> Planned:

@@ -242,13 +242,9 @@ class DynamoDBTaskStore:
         snapshot: bool = False,
         key: SendKey | None = None,
     ) -> TaskRecord:
-        offload = None
-        if self._offloader is not None:
-            events = self._offloader.offload_events(record, events)
-            offload = self._offloader.task_offloader(record)
+        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
         plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
-        if plan.task is not None:
-            record = replace(record, task=plan.task)
+        record = plan.written(record)
         now = self._clock()
         stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
         created_at = record.created_at

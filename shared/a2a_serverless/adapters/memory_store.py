@@ -221,13 +221,9 @@ class MemoryTaskStore:
         snapshot: bool = False,
         key: SendKey | None = None,
     ) -> TaskRecord:
-        offload = None
-        if self._offloader is not None:
-            events = self._offloader.offload_events(record, events)
-            offload = self._offloader.task_offloader(record)
+        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
         plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
-        if plan.task is not None:
-            record = replace(record, task=plan.task)
+        record = plan.written(record)
         task_key = _task_key(record.scope, record.task_id)
         new_key = commit_listing_key(record.task, record.created_at)
         with self._lock:
