@@ -17,7 +17,7 @@ from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.errors import InvalidAgentResponseError
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
-from a2a_serverless.lifecycle import apply_event, with_history_length
+from a2a_serverless.lifecycle import apply_event, fold, with_history_length
 from a2a_serverless.models import (
     Artifact,
     GetTaskRequest,
@@ -70,12 +70,105 @@ def status_event(state: TaskState, text: str | None = None) -> StreamResponse:
     )
 
 
-def test_append_chunks_accumulate_and_merge_metadata() -> None:
+def test_appended_text_chunks_are_one_text_part_and_artifact_metadata_merges() -> None:
     t = apply_event(task(), artifact_event("a", "one", metadata={"x": 1}))
-    t = apply_event(t, artifact_event("a", "two", append=True, metadata={"y": 2}))
-    t = apply_event(t, artifact_event("a", "three", append=True, last_chunk=True))
-    assert [p.text for p in t.artifacts[0].parts] == ["one", "two", "three"]
+    t = apply_event(t, artifact_event("a", " two", append=True, metadata={"y": 2}))
+    t = apply_event(t, artifact_event("a", " three", append=True, last_chunk=True))
+    assert [p.text for p in t.artifacts[0].parts] == ["one two three"]
     assert t.artifacts[0].metadata == {"x": 1, "y": 2}
+
+
+def parts_event(artifact_id: str, parts: list[Part], *, append: bool = True) -> StreamResponse:
+    return StreamResponse(
+        artifact_update=TaskArtifactUpdateEvent(
+            task_id="t1", context_id="c1", artifact=Artifact(artifact_id=artifact_id, parts=parts), append=append
+        )
+    )
+
+
+def texts(t: Task, artifact: int = 0) -> list[str | None]:
+    return [p.text if p.text is not None else f"<{p.url or p.data!r}>" for p in t.artifacts[artifact].parts]
+
+
+@pytest.mark.parametrize(
+    ("first", "chunk", "expected"),
+    [
+        pytest.param(Part(text="a"), [Part(text="b")], ["ab"], id="text-continues-text"),
+        pytest.param(
+            Part(text="a", media_type="text/markdown"),
+            [Part(text="b", media_type="text/markdown")],
+            ["ab"],
+            id="same-media-type",
+        ),
+        pytest.param(
+            Part(text="a", metadata={"k": 1}), [Part(text="b", metadata={"k": 1})], ["ab"], id="equal-metadata"
+        ),
+        pytest.param(Part(text="a", metadata={}), [Part(text="b")], ["ab"], id="empty-metadata-is-none"),
+        pytest.param(
+            Part(text="a", metadata={"k": 1}), [Part(text="b", metadata={"k": 2})], ["a", "b"], id="other-metadata"
+        ),
+        pytest.param(Part(text="a", metadata={"k": 1}), [Part(text="b")], ["a", "b"], id="metadata-only-before"),
+        pytest.param(
+            Part(text="a", media_type="text/plain"),
+            [Part(text="b", media_type="text/markdown")],
+            ["a", "b"],
+            id="other-media-type",
+        ),
+        pytest.param(Part(text="a", filename="x.txt"), [Part(text="b")], ["a", "b"], id="other-filename"),
+        pytest.param(Part(data={"n": 1}), [Part(text="b")], ["<{'n': 1}>", "b"], id="after-a-data-part"),
+        pytest.param(Part(text="a"), [Part(url="https://x/f")], ["a", "<'https://x/f'>"], id="a-file-part"),
+        pytest.param(
+            Part(url="a2a-blob:text:40000:" + "0" * 64),
+            [Part(text="b")],
+            ["<'a2a-blob:text:40000:" + "0" * 64 + "'>", "b"],
+            id="after-a-stored-part",
+        ),
+        pytest.param(
+            Part(text="a"), [Part(text="b"), Part(text="c")], ["ab", "c"], id="only-the-updates-first-part-joins"
+        ),
+        pytest.param(
+            Part(text="a"),
+            [Part(data={"n": 1}), Part(text="c")],
+            ["a", "<{'n': 1}>", "c"],
+            id="update-starts-with-data",
+        ),
+        pytest.param(Part(text=""), [Part(text="b")], ["b"], id="an-empty-text-is-text"),
+    ],
+)
+def test_which_appended_parts_join_the_artifacts_last_part(first: Part, chunk: list[Part], expected: list[str]) -> None:
+    # The rule (lifecycle.append_parts): an appended update's first part continues the artifact's
+    # last part when both are text, with the same mediaType, filename and metadata; nothing else joins
+    t = apply_event(task(), parts_event("a", [first], append=False))
+    t = apply_event(t, parts_event("a", chunk))
+    assert texts(t) == expected
+
+
+def test_a_joined_part_keeps_what_the_first_one_said() -> None:
+    first = Part(text="a", media_type="text/markdown", filename="notes.md", metadata={"k": [1]})
+    t = apply_event(task(), parts_event("a", [first], append=False))
+    t = apply_event(t, parts_event("a", [first.model_copy(update={"text": "b"})]))
+    assert t.artifacts[0].parts == [first.model_copy(update={"text": "ab"})]
+
+
+def test_nothing_joins_across_artifacts_or_without_append() -> None:
+    t = apply_event(task(), artifact_event("a", "one"))
+    t = apply_event(t, artifact_event("b", "other"))
+    t = apply_event(t, artifact_event("a", " two", append=True))
+    assert (texts(t, 0), texts(t, 1)) == (["one two"], ["other"])
+    # an update without append replaces the artifact: its text starts again
+    t = apply_event(t, artifact_event("a", "again"))
+    assert texts(t, 0) == ["again"]
+
+
+def test_the_fold_of_appended_chunks_is_one_part_whatever_their_number() -> None:
+    chunks = [f"tok{n} " for n in range(500)]
+    events = [artifact_event("a", c, append=n > 0) for n, c in enumerate(chunks)]
+    folded = fold(task(), events)
+    assert folded is not None
+    assert texts(folded) == ["".join(chunks)]
+    # and folding from any intermediate task (a snapshot) gives the same task
+    middle = fold(task(), events[:123])
+    assert fold(middle, events[123:]) == folded
 
 
 def test_a_non_append_update_replaces_the_artifact_with_that_id_and_adds_new_ones() -> None:

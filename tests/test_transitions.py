@@ -140,7 +140,7 @@ def test_the_runs_first_artifact_is_preceded_by_working() -> None:
     later = executor_event(step.task, chunk("y", append=True), first=False, max_history=H)
     assert later is not None
     assert states(later.events) == ["artifact"]
-    assert [p.text for p in later.task.artifacts[0].parts] == ["x", "y"]
+    assert [p.text for p in later.task.artifacts[0].parts] == ["xy"]
 
 
 def test_the_executors_own_working_is_the_only_one() -> None:

@@ -1,7 +1,9 @@
 """Large parts: stored as objects, pointed at from the task, sent as the platform allows.
 
 **On the way in** (every write of a task: its creation, each commit of a run's events, CancelTask,
-SendMessage on an existing task) :class:`PartOffloader` replaces each part whose content is
+SendMessage on an existing task; the task itself whenever its snapshot is written, the only place
+it is stored whole, so a text part that grows by appended chunks is stored once per snapshot, not
+once per commit) :class:`PartOffloader` replaces each part whose content is
 ``blob_threshold_bytes`` or more (text as UTF-8, raw bytes, data as JSON) with a *reference*: a part
 whose ``url`` is ``a2a-blob:<kind>:<size>:<sha256>``, keeping ``filename``, ``mediaType`` and
 ``metadata``. The content goes to the :class:`~a2a_serverless.ports.BlobStore` first, keyed by the
@@ -228,6 +230,15 @@ class PartOffloader:
         task = self.offload_one(record.task, record.scope, record.task_id)
         offloaded = [self.offload_one(event, record.scope, record.task_id) for event in events]
         return (record if task is record.task else replace(record, task=task)), offloaded
+
+    def for_commit(
+        self, record: TaskRecord, events: Sequence[StreamResponse]
+    ) -> tuple[list[StreamResponse], Callable[[Task], Task]]:
+        """``events`` of ``record``'s task with their large parts stored, and what stores the task's
+        own, for a commit to call only when it writes the task's snapshot
+        (:func:`a2a_serverless.adapters._store_common.plan_commit`)."""
+        stored = [self.offload_one(event, record.scope, record.task_id) for event in events]
+        return stored, partial(self.offload_one, scope=record.scope, task_id=record.task_id)
 
     def offload_one(self, obj: T, scope: Scope, task_id: str) -> T:
         """``obj`` (as for :func:`map_parts`) of the task ``task_id`` with its large parts stored."""

@@ -1,9 +1,17 @@
 """How events make a task: the pure fold every writer and every reader shares.
 
-``apply_event`` folds one ``StreamResponse`` into a ``Task`` (digest 3.4, 3.9): status updates move
-the previous status message into history; artifact updates add, replace or append by
-``artifactId``. Anything after a terminal state, or an append to an unknown artifact, is an
-``InvalidAgentResponseError``. ``fold`` applies a sequence of them: the stores assemble a task from
+``apply_event`` folds one ``StreamResponse`` into a ``Task`` (A2A specification, sections 4.1 and
+4.2): status updates move the previous status message into history; artifact updates add, replace
+or append by ``artifactId``. Anything after a terminal state, or an append to an unknown artifact,
+is an ``InvalidAgentResponseError``.
+
+An answer streamed token by token is stored as one text, not one part per token
+(:func:`append_parts`): an appended update whose first part is text continues the artifact's last
+part when that is text too, of the same ``mediaType``, ``filename`` and ``metadata``. Nothing else
+is joined: not across artifacts, not file, url or data parts, not the parts of one update with each
+other, not an update that replaces (``append`` false). The stream still carries each chunk as it
+came; a client that applies the updates to the task a stream starts with, joining the same way,
+holds the task as stored. ``fold`` applies a sequence of them: the stores assemble a task from
 its snapshot and the events logged after it with it, and the worker validates each executor event
 with it before the event is written, so what is read is exactly what was validated.
 
@@ -33,9 +41,11 @@ __all__ = [
     "DEFAULT_MAX_HISTORY",
     "Step",
     "agent_message",
+    "append_parts",
     "apply_event",
     "executor_event",
     "fold",
+    "joined_parts",
     "status_event",
     "with_history_length",
     "without_artifacts",
@@ -95,7 +105,8 @@ def _merge_artifact(current: Sequence[Artifact], artifact: Artifact, append: boo
         if existing.artifact_id == artifact.artifact_id:
             if append:
                 metadata = {**(existing.metadata or {}), **(artifact.metadata or {})} or None
-                out[i] = existing.model_copy(update={"parts": [*existing.parts, *artifact.parts], "metadata": metadata})
+                parts = append_parts(existing.parts, artifact.parts)
+                out[i] = existing.model_copy(update={"parts": parts, "metadata": metadata})
             else:
                 out[i] = artifact
             return out
@@ -103,6 +114,42 @@ def _merge_artifact(current: Sequence[Artifact], artifact: Artifact, append: boo
         raise InvalidAgentResponseError(f"append to unknown artifact {artifact.artifact_id!r}")
     out.append(artifact)
     return out
+
+
+def append_parts(parts: Sequence[Part], more: Sequence[Part]) -> list[Part]:
+    """An artifact's ``parts`` with an appended update's ``more`` after them: ``more``'s first part
+    continues the last of ``parts`` when both are text parts (a stored part's reference is a ``url``
+    part, never joined) with the same ``mediaType``, ``filename`` and ``metadata`` (absent and
+    empty metadata are the same), so an answer streamed in chunks is one text part. Nothing the
+    two parts say is lost by joining them; any other part is kept as it came."""
+    if parts and more and _continues(parts[-1], more[0]):
+        last = parts[-1]
+        joined = last.model_copy(update={"text": f"{last.text}{more[0].text}"})
+        return [*parts[:-1], joined, *more[1:]]
+    return [*parts, *more]
+
+
+def joined_parts(parts: Sequence[Part]) -> list[Part]:
+    """``parts`` with every neighbour :func:`append_parts` would join joined: what an artifact
+    built from them one update each would hold (to compare a relayed artifact with another
+    server's, which may keep its chunks apart)."""
+    out: list[Part] = []
+    for part in parts:
+        if out and _continues(out[-1], part):
+            out[-1] = out[-1].model_copy(update={"text": f"{out[-1].text}{part.text}"})
+        else:
+            out.append(part)
+    return out
+
+
+def _continues(last: Part, first: Part) -> bool:
+    return (
+        last.text is not None
+        and first.text is not None
+        and last.media_type == first.media_type
+        and last.filename == first.filename
+        and (last.metadata or None) == (first.metadata or None)
+    )
 
 
 def with_history_length(task: Task, history_length: int | None) -> Task:

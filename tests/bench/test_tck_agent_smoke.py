@@ -44,7 +44,7 @@ def _texts(task: dict[str, Any]) -> list[str]:
         ),
         ("tck-artifact-file", "COMPLETED", lambda t: base64.b64decode(t["artifacts"][0]["parts"][0]["raw"]) == b"tck"),
         ("tck-reject-task", "FAILED", lambda t: "artifacts" not in t and "rejected" not in str(t)),
-        ("tck-stream-artifact-chunked", "COMPLETED", lambda t: _texts(t) == ["chunk-1 ", "chunk-2"]),
+        ("tck-stream-artifact-chunked", "COMPLETED", lambda t: _texts(t) == ["chunk-1 chunk-2"]),
         ("tck-something-else", "COMPLETED", lambda t: "Unhandled messageId prefix" in str(t["status"]["message"])),
     ],
 )

@@ -21,6 +21,7 @@ from a2a_serverless.blobs import CONTAINER_BYTES, REF_SCHEME, PartOffloader, Par
 from a2a_serverless.devstack.moto_fixes import fast_transactions, partition_queries
 from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.errors import ContentUnavailableError
+from a2a_serverless.lifecycle import apply_event
 from a2a_serverless.models import (
     Artifact,
     Message,
@@ -291,3 +292,49 @@ def test_a_raw_part_counts_as_base64_against_the_budget() -> None:
     assert world.parts.present(record.task, ALICE, "t1", 3_900_000).history[0].parts[0].url is not None
     shown = world.parts.present(record.task, ALICE, "t1", len(base64.b64encode(data)))
     assert shown.history[0].parts[0].raw == data
+
+
+def test_an_answer_streamed_past_the_threshold_is_one_text_stored_once_per_snapshot(world: World) -> None:
+    # Given a run streaming a 200 KB answer in 2 KB chunks, one commit each, as the worker does:
+    # its view of the task folds each chunk (joined to the answer's one text part) and is committed
+    record = created(world, user_message(Part(text="go")))
+    working = TaskStatus(state=TaskState.TASK_STATE_WORKING)
+    view = record.task.model_copy(update={"status": working})
+    record = world.store.commit(
+        TaskRecord.of(record.head, view, record.checkpoint),
+        [StreamResponse(status_update=TaskStatusUpdateEvent(task_id="t1", context_id="c1", status=working))],
+    )
+    text = ""
+    snapshots = 0
+    for n in range(100):
+        chunk = f"{n:03d} " + "z" * 2044
+        text += chunk
+        artifact = Artifact(artifact_id="answer", parts=[Part(text=chunk)])
+        update = TaskArtifactUpdateEvent(task_id="t1", context_id="c1", artifact=artifact, append=n > 0)
+        event = StreamResponse(artifact_update=update)
+        view = apply_event(view, event)
+        before = record.checkpoint.seq
+        record = world.store.commit(TaskRecord.of(record.head, view, record.checkpoint), [event])
+        snapshots += record.checkpoint.seq != before
+
+        # Then every read has the whole text so far: one part, or, once a snapshot stored the
+        # text aside, its pointer and the chunks logged after it joined (never one part per chunk)
+        got = world.store.get_task(ALICE, "t1")
+        assert got is not None
+        shown = world.parts.present(got.task, ALICE, "t1", None).artifacts[0].parts
+        assert len(shown) <= 2
+        assert "".join(p.text or "<not text>" for p in shown) == text
+
+    # And the text was stored aside only by the commits that wrote a snapshot, not by every commit
+    assert 0 < len(world.blobs.puts) <= snapshots < 10
+
+    # And once the task completes (a snapshot is due), it is one pointer to the whole text
+    done = TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+    view = view.model_copy(update={"status": done})
+    event = StreamResponse(status_update=TaskStatusUpdateEvent(task_id="t1", context_id="c1", status=done))
+    world.store.commit(TaskRecord.of(record.head, view, record.checkpoint), [event])
+    got = world.store.get_task(ALICE, "t1")
+    assert got is not None
+    (stored,) = got.task.artifacts[0].parts
+    assert is_ref(stored)
+    assert [p.text for p in world.parts.present(got.task, ALICE, "t1", None).artifacts[0].parts] == [text]

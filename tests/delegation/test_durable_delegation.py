@@ -249,7 +249,7 @@ def test_a_remote_that_refuses_our_push_config_is_polled() -> None:
         task = ours.agent.send(orders(chores, "chunks 2"), wait=False)
         done = ours.agent.wait_for(task["id"], "TASK_STATE_COMPLETED")
         # Then the send went again without the push config (one remote task), and polls found the end
-        assert [p["text"] for p in done["artifacts"][0]["parts"]] == ["chunk 0;", "chunk 1;"]
+        assert [p["text"] for p in done["artifacts"][0]["parts"]] == ["chunk 0;chunk 1;"]
         (remote,) = chores.tasks()
         assert remote["status"]["state"] == "TASK_STATE_COMPLETED"
 

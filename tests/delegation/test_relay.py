@@ -72,7 +72,7 @@ def test_two_delegations_of_one_run_do_not_collide(chores: Agent) -> None:
     # Then the relayed artifact arrives whole under an id mapped at each hop
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     [artifact] = task["artifacts"]
-    assert [p["text"] for p in artifact["parts"]] == ["chunk 0;", "chunk 1;"]
+    assert [p["text"] for p in artifact["parts"]] == ["chunk 0;chunk 1;"]
     assert artifact["artifactId"].count(":") == 2
 
 
@@ -87,7 +87,7 @@ def test_an_agent_that_does_not_stream_is_polled() -> None:
 
     # Then our task has its artifact, whole, and its final message
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
-    assert [p["text"] for p in task["artifacts"][0]["parts"]] == ["chunk 0;", "chunk 1;", "chunk 2;"]
+    assert [p["text"] for p in task["artifacts"][0]["parts"]] == ["chunk 0;chunk 1;chunk 2;"]
     assert status_text(task) == "done"
     # And the remote was sent the message once, then asked for its task
     assert [p for m, p, _ in quiet.requests if m == "POST"] == ["/message:send"]
@@ -103,7 +103,7 @@ def test_the_reference_agent_s_stream_is_relayed(delegator: Agent, reference: Ag
     # Then our task has its chunks, whole, under our id for its artifact
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     [artifact] = task["artifacts"]
-    assert [p["text"] for p in artifact["parts"]] == ["tick 0", "tick 1", "tick 2"]
+    assert [p["text"] for p in artifact["parts"]] == ["tick 0tick 1tick 2"]
     assert artifact["artifactId"].endswith(":ticks")
 
 

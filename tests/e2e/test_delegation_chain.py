@@ -68,10 +68,10 @@ def test_the_reference_agent_s_chunks_stream_through_two_hops(stack: str, refere
     assert [c["artifact"]["parts"][0]["text"] for c in chunks] == ["tick 0", "tick 1", "tick 2"]
     assert [bool(c.get("append")) for c in chunks] == [False, True, True]
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
-    # And the task holds the whole artifact, under an id mapped at each hop
+    # And the task holds the whole artifact, its appended text joined, under an id mapped at each hop
     task = call(stack, "GetTask", {"id": events[0]["task"]["id"]})
     [artifact] = task["artifacts"]
-    assert [p["text"] for p in artifact["parts"]] == ["tick 0", "tick 1", "tick 2"]
+    assert [p["text"] for p in artifact["parts"]] == ["tick 0tick 1tick 2"]
     assert artifact["artifactId"].endswith(":ticks")
     assert artifact["artifactId"].count(":") == 2
 

@@ -52,6 +52,8 @@ PREFERRING = {"JSONRPC": CARD, "HTTP+JSON": chain_ref_v1.REST_CARD}
 NAMES = {"1.x": "a2a-sdk 1.x", "0.3": "a2a-sdk 0.3"}
 OURS = "serverless"
 CHUNKS = ["chunk 0", "chunk 1", "chunk 2"]
+JOINED = ["".join(CHUNKS)]
+"""The chunks as our tasks hold them: appended text joined into one part (the reference agents keep them apart)."""
 WAIT = 60.0
 """Hang guard (seconds) for a server to start; never a measured expectation."""
 
@@ -176,11 +178,11 @@ def call_stack(stack: str, method: str, params: dict[str, Any]) -> Any:
 
 
 def check_our_task(task: dict[str, Any], says: str) -> None:
-    """A task of our stack, as its JSON-RPC API shows it: COMPLETED, saying ``says``, with the chunks."""
+    """A task of our stack, as its JSON-RPC API shows it: COMPLETED, saying ``says``, with the chunks joined."""
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task["status"]
     assert [p["text"] for p in task["status"]["message"]["parts"]] == [says]
     [artifact] = task["artifacts"]
-    assert [p["text"] for p in artifact["parts"]] == CHUNKS
+    assert [p["text"] for p in artifact["parts"]] == JOINED
     assert artifact["artifactId"].endswith("answer"), artifact["artifactId"]
 
 
@@ -208,7 +210,7 @@ async def test_our_agent_calls_the_reference_agent(
     expected = f"{OURS} > {NAMES[generation]}: {payload}"
     assert answer.task.status.state == TaskState.TASK_STATE_COMPLETED, answer.task.status
     assert said(answer.task) == expected
-    assert chunks_of(answer.task) == CHUNKS
+    assert chunks_of(answer.task) == JOINED
     if streaming:  # chunk by chunk, in order, through both hops
         assert answer.streamed == CHUNKS
     # and our agent reached the reference agent on the binding its card prefers, streaming

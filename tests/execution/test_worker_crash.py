@@ -148,6 +148,6 @@ def test_a_killed_worker_leaves_a_gap_free_log_and_a_failed_task(
     assert [e.seq for e in events] == list(range(1, record.last_seq + 1))
     chunks = [e.event.artifact_update.artifact.parts[0].text for e in events if e.event.artifact_update]
     assert chunks == [f"chunk {i}" for i in range(len(chunks))]
-    assert [len(a.parts) for a in record.task.artifacts] == ([len(chunks)] if chunks else [])
+    assert [[p.text for p in a.parts] for a in record.task.artifacts] == ([["".join(chunks)]] if chunks else [])
     assert events[-1].event.status_update is not None
     assert events[-1].event.status_update.status.state is TaskState.TASK_STATE_FAILED

@@ -10,8 +10,8 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
@@ -198,6 +198,12 @@ class Planned:
     snapshot: str | None
     checkpoint: Checkpoint
     new_last_seq: int
+    task: Task | None = None
+    """The task as a commit wrote it (its large parts stored, when it wrote a snapshot); None: as given."""
+
+    def written(self, record: TaskRecord) -> TaskRecord:
+        """``record`` with its task as the commit wrote it."""
+        return record if self.task is None else replace(record, task=self.task)
 
 
 def plan_create(record: TaskRecord, events: Sequence[StreamResponse]) -> Planned:
@@ -222,10 +228,21 @@ def plan_create(record: TaskRecord, events: Sequence[StreamResponse]) -> Planned
     return Planned(payloads, text, checkpoint, len(payloads))
 
 
-def plan_commit(record: TaskRecord, events: Sequence[StreamResponse], *, snapshot: bool) -> Planned:
+def plan_commit(
+    record: TaskRecord,
+    events: Sequence[StreamResponse],
+    *,
+    snapshot: bool,
+    offload: Callable[[Task], Task] | None = None,
+) -> Planned:
     """Both stores' commit rules: sizes checked (ItemTooLarge, ValueError), the checkpoint decided.
     A snapshot that was asked for must fit; one that is merely due is skipped when it does not.
-    The record must be one the store handed out (it carries the task's creation time)."""
+    The record must be one the store handed out (it carries the task's creation time).
+
+    ``offload`` stores the task's large parts (:meth:`a2a_serverless.blobs.PartOffloader.offload_one`)
+    and is called only when a snapshot is written: the task is stored nowhere else, and a text part
+    that grows by appended chunks (:func:`a2a_serverless.lifecycle.append_parts`) is then stored once
+    per snapshot, not once per commit."""
     if record.created_at is None:
         raise ValueError("commit a record read from the store (it carries the task's created_at)")
     payloads = [event.to_json() for event in events]
@@ -235,14 +252,17 @@ def plan_commit(record: TaskRecord, events: Sequence[StreamResponse], *, snapsho
     added = sum(len(p.encode("utf-8")) for p in payloads)
     tail = record.checkpoint.tail + added
     text: str | None = None
+    task: Task | None = None
     if snapshot or checkpoint_due(record.task, record.checkpoint, new_last_seq, tail):
-        text = record.task.to_json()
+        task = offload(record.task) if offload is not None else None
+        text = (task or record.task).to_json()
         try:
             check_payload_size(text)
         except ItemTooLarge:
             if snapshot:
                 raise
             text = None
+            task = None
     written = added + (len(text.encode("utf-8")) if text is not None else 0)
     if written > MAX_COMMIT_BYTES or 1 + len(pack_events(payloads)) + (text is not None) > MAX_TRANSACTION_ITEMS:
         raise ValueError(f"commit writes {written} bytes in too many items for one transaction")
@@ -250,7 +270,7 @@ def plan_commit(record: TaskRecord, events: Sequence[StreamResponse], *, snapsho
         checkpoint = Checkpoint(seq=new_last_seq, size=len(text.encode("utf-8")), tail=0)
     else:
         checkpoint = Checkpoint(seq=record.checkpoint.seq, size=record.checkpoint.size, tail=tail)
-    return Planned(payloads, text, checkpoint, new_last_seq)
+    return Planned(payloads, text, checkpoint, new_last_seq, task)
 
 
 def push_config_for(config: TaskPushNotificationConfig, task_id: str = "") -> TaskPushNotificationConfig:

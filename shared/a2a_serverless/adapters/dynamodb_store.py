@@ -242,9 +242,9 @@ class DynamoDBTaskStore:
         snapshot: bool = False,
         key: SendKey | None = None,
     ) -> TaskRecord:
-        if self._offloader is not None:
-            record, events = self._offloader.offload(record, events)
-        plan = plan_commit(record, events, snapshot=snapshot)
+        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
+        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
+        record = plan.written(record)
         now = self._clock()
         stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
         created_at = record.created_at

@@ -221,9 +221,9 @@ class MemoryTaskStore:
         snapshot: bool = False,
         key: SendKey | None = None,
     ) -> TaskRecord:
-        if self._offloader is not None:
-            record, events = self._offloader.offload(record, events)
-        plan = plan_commit(record, events, snapshot=snapshot)
+        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
+        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
+        record = plan.written(record)
         task_key = _task_key(record.scope, record.task_id)
         new_key = commit_listing_key(record.task, record.created_at)
         with self._lock:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..execution.updater import TaskUpdater
+from ..lifecycle import append_parts, joined_parts
 from ..models import Artifact, Message, Part, StreamResponse, Task, TaskState
 from .remote import ENDED, RemoteAgent, RemoteAgentError
 
@@ -157,7 +158,10 @@ class Relay:
         elif event.task is not None:  # a snapshot (the stream's first event, or a poll)
             ended = event.task.status.state in ENDED
             for artifact in event.task.artifacts:
-                if self._relayed.get(artifact.artifact_id) != artifact.parts:
+                # Whether a remote joins its appended text as we do or keeps its chunks apart, the
+                # same content compares equal (lifecycle.joined_parts).
+                relayed = self._relayed.get(artifact.artifact_id)
+                if relayed is None or joined_parts(relayed) != joined_parts(artifact.parts):
                     await self._artifact(artifact, append=False, last_chunk=ended)
             await self._working(event.task.status.state, event.task.status.message)
 
@@ -166,7 +170,10 @@ class Relay:
             return
         known = self._relayed.get(artifact.artifact_id)
         append = append and known is not None  # our log refuses an append to an artifact it lacks
-        self._relayed[artifact.artifact_id] = [*known, *artifact.parts] if append and known else list(artifact.parts)
+        # As our task holds it (lifecycle.append_parts).
+        self._relayed[artifact.artifact_id] = (
+            append_parts(known, artifact.parts) if append and known else list(artifact.parts)
+        )
         await self._updater.add_artifact(
             list(artifact.parts),
             artifact_id=self._prefix + artifact.artifact_id,

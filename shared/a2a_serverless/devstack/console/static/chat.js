@@ -20,6 +20,9 @@ function placeholderFor(card) {
 // An answer streamed in chunks of one artifact (the A2A specification's TaskArtifactUpdateEvent:
 // append: true and the same artifactId, lastChunk on the last) reads as one growing text, as in any
 // chat: an artifact's adjacent text parts of one media type are shown joined, live or in a task.
+// The stream carries each chunk as it came, so the live view needs this; a task the server reads
+// already holds its appended text joined (docs/executors.md, "Streaming an answer"), where this
+// changes nothing.
 function joinTexts(parts) {
   const joined = [];
   for (const part of parts || []) {
