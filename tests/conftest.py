@@ -159,11 +159,12 @@ AWS_CALLS: dict[str, set[str]] = {
     "GetExtendedCardFunction": _CARD_SIGNING,
     "AuthorizerFunction": set(),  # HTTPS to the token issuer only
     "WorkerFunction": _API_READ | _API_WRITE | _BLOBS_WRITE,
-    # ExecutionMode Durable: the worker's calls, and the durable execution SDK's checkpoints and replay.
+    # ExecutionMode Durable: the worker's calls, and the durable execution SDK's checkpoints and replay;
+    # a delegation that ended deletes its push receiver's reference.
     "DurableWorkerFunction": _API_READ
     | _API_WRITE
     | _BLOBS_WRITE
-    | {"lambda.CheckpointDurableExecution", "lambda.GetDurableExecutionState"},
+    | {"dynamodb.DeleteItem", "lambda.CheckpointDurableExecution", "lambda.GetDurableExecutionState"},
     "DeadLetterFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE | _BLOBS_WRITE,
     "SweeperFunction": {"dynamodb.GetItem", "dynamodb.Query"} | _API_WRITE | _BLOBS_WRITE,
     "PushDispatcherFunction": {"dynamodb.GetItem", "dynamodb.Query", "sqs.SendMessageBatch"},

@@ -13,6 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -32,8 +33,10 @@ from a2a_serverless.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a_serverless.mutation import mutate
 from a2a_serverless.ports import (
     AcceptedMessage,
+    DelegationRef,
     DuplicateMessage,
     InvalidPageToken,
     ItemTooLarge,
@@ -45,6 +48,7 @@ from a2a_serverless.ports import (
     TaskStore,
     VersionConflict,
 )
+from a2a_serverless.transitions import wake_by_push
 from a2a_serverless.versions import ProtocolVersion
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -419,6 +423,53 @@ def test_the_head_keeps_a_delegation_waits_token_digest_beside_its_callback(stor
     assert record.waiting_token == "ab" * 32
     store.commit(replace(waiting, waiting_callback="", waiting_token=""))
     assert store.get_head(ALICE, "t1") == replace(head, version=3, waiting_callback="", waiting_token="")
+
+
+def test_a_delegation_reference_stands_for_its_task_until_deleted(store: TaskStore) -> None:
+    target = DelegationRef(ALICE, "t1", "ab" * 32)
+
+    store.put_delegation_ref("r" * 43, target)
+
+    assert store.find_delegation_ref("r" * 43) == target
+    assert store.find_delegation_ref("s" * 43) is None
+    with pytest.raises(VersionConflict):  # a reference is never taken over (by another scope, say)
+        store.put_delegation_ref("r" * 43, DelegationRef(BOB, "t9", "cd" * 32))
+    assert store.find_delegation_ref("r" * 43) == target
+    store.delete_delegation_ref("r" * 43)
+    store.delete_delegation_ref("r" * 43)  # idempotent
+    assert store.find_delegation_ref("r" * 43) is None
+
+
+def test_a_push_wakes_a_delegation_once_per_state_and_only_its_current_wait(store: TaskStore) -> None:
+    # The push receiver's rule (transitions.wake_by_push), committed as the receiver does: the
+    # head's push_woken is stored and read back, and its write moves the version on
+    digest = "ab" * 32
+
+    def wake(scope: Scope, task_id: str, state: str, token: str = digest) -> str:
+        return mutate(store, scope, task_id, partial(wake_by_push, token_digest=token, state=state)).result
+
+    first = create(store, ALICE, "t1", message_id="m1")
+    # Nothing waits yet (no callback): nothing to wake, nothing written
+    store.commit(replace(first, waiting_token=digest))
+    assert wake(ALICE, "t1", "TASK_STATE_COMPLETED") == ""
+    waiting = store.get_task(ALICE, "t1")
+    assert waiting is not None
+    waiting = store.commit(replace(waiting, waiting_callback="cb-1"))
+    head = store.get_head(ALICE, "t1")
+    assert head is not None
+
+    assert wake(ALICE, "t1", "TASK_STATE_COMPLETED") == "cb-1"
+    assert wake(ALICE, "t1", "TASK_STATE_COMPLETED") == ""
+    assert store.get_head(ALICE, "t1") == replace(head, version=head.version + 1, push_woken="TASK_STATE_COMPLETED")
+    # ... another state wakes it once too; another delegation's token: never
+    assert wake(ALICE, "t1", "unreadable") == "cb-1"
+    assert wake(ALICE, "t1", "TASK_STATE_FAILED", token="cd" * 32) == ""
+    record = store.get_task(ALICE, "t1")
+    assert record is not None
+    assert record.push_woken == "TASK_STATE_COMPLETED,unreadable"
+    # A commit from a read older than the marks conflicts (it would erase them)
+    with pytest.raises(VersionConflict):
+        store.commit(replace(waiting, waiting_callback="cb-2"))
 
 
 def test_creating_an_existing_task_id_conflicts_and_writes_nothing(store: TaskStore) -> None:

@@ -207,7 +207,7 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
     if record.lease_until:
         item |= {"leaseUntil": _n(record.lease_until), "leaseShard": _s(lease_shard(pk))}
     waits = {"waitingCallback": record.waiting_callback, "waitingToken": record.waiting_token}
-    item |= {name: _s(value) for name, value in waits.items() if value}
+    item |= {name: _s(value) for name, value in {**waits, "pushWoken": record.push_woken}.items() if value}
     return _with_ttl(item, ttl)
 
 
@@ -243,6 +243,7 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         protocol_version=stored_version(item.get("protocolVersion", {}).get("S")),
         waiting_callback=str(item.get("waitingCallback", {}).get("S", "")),
         waiting_token=str(item.get("waitingToken", {}).get("S", "")),
+        push_woken=str(item.get("pushWoken", {}).get("S", "")),
     )
     checkpoint = Checkpoint(
         seq=int(item.get("snapSeq", {}).get("N", "0")),

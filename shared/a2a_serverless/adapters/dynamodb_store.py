@@ -5,7 +5,9 @@ under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
 cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>`` and ``pk=IDEM#<tenant>#<owner>#<key>``, the
-send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``). Reads:
+send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``); under
+``pk=DELEG#<ref>`` (``sk=DELEG``), what the opaque reference of a delegation's push receiver stands
+for (:mod:`._dynamodb_delegation`). Reads:
 :mod:`._dynamodb_reads`.
 
 Indexes (each projects only what its readers need, so an ordinary commit, which changes neither
@@ -41,7 +43,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from botocore.exceptions import ClientError
-from pydantic import TypeAdapter
 
 from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY
@@ -90,6 +91,7 @@ from ._dynamodb_queries import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import PutTypeDef
+from ._dynamodb_delegation import DynamoDBDelegationRefs
 from ._dynamodb_marks import mark_cancel
 from ._dynamodb_reads import read_events, read_listed, read_task
 from ._dynamodb_table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
@@ -112,13 +114,10 @@ from ._store_common import (
 __all__ = ["DynamoDBTaskStore"]
 
 _CREATE_ATTEMPTS = 5
-_READ_ATTEMPTS = 5
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
-_EVENTS = TypeAdapter(list[StreamResponse])
-_BATCH_GET_KEYS = 100
 
 
-class DynamoDBTaskStore:
+class DynamoDBTaskStore(DynamoDBDelegationRefs):
     """The production store; ``client`` by default created on first use and kept (warm starts)."""
 
     notifies_changes: ClassVar[bool] = False

@@ -41,6 +41,7 @@ from ..ports.store import (
     VersionConflict,
 )
 from ..versions import CURRENT, ProtocolVersion
+from ._memory_delegation import MemoryDelegationRefs
 from ._store_common import (
     check_listing_position,
     check_page_size,
@@ -78,7 +79,7 @@ class _Head:
     checkpoint: Checkpoint
 
 
-class MemoryTaskStore:
+class MemoryTaskStore(MemoryDelegationRefs):
     """Thread-safe in-memory task store (tests, benchmarks, ``A2A_STORE=memory``)."""
 
     notifies_changes: ClassVar[bool] = True
@@ -91,6 +92,7 @@ class MemoryTaskStore:
         max_history: int = DEFAULT_MAX_HISTORY,
         offloader: PartOffloader | None = None,
     ) -> None:
+        super().__init__()
         self._clock = clock
         self._max_history = max_history
         self._offloader = offloader

@@ -1,6 +1,7 @@
 """Ports: the small interfaces the core talks to. Adapters live in :mod:`a2a_serverless.adapters`."""
 
 from .blobs import BlobError, BlobStore
+from .delegation import DelegationRef, DelegationRefs
 from .queue import WorkItem, WorkQueue
 from .signing import SigningKey
 from .store import (
@@ -30,6 +31,8 @@ __all__ = [
     "BlobError",
     "BlobStore",
     "Checkpoint",
+    "DelegationRef",
+    "DelegationRefs",
     "DuplicateMessage",
     "InvalidPageToken",
     "ItemTooLarge",

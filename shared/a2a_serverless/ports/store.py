@@ -21,12 +21,13 @@ nothing. Event sequence numbers are therefore gap-free and each is written exact
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import ClassVar, Protocol
 
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
 from ..versions import CURRENT, ProtocolVersion
+from .delegation import DelegationRefs
 from .send_keys import AcceptedMessage, KeyKind, SendKey
 
 __all__ = [
@@ -93,7 +94,9 @@ class TaskHead:
     waits for the task's next message ('' when none waits): SendMessage resumes it with that id.
     ``waiting_token`` is the SHA-256 (hex) of the token the pushes of the remote agent the run last
     delegated to carry (``a2a_serverless.delegation``): set when the delegation sends, kept after
-    the run ends (a late push is acknowledged, not refused), replaced by a sleep or an input wait.
+    the run ends, replaced by a sleep or an input wait.
+    ``push_woken``: the remote states (comma-separated) whose pushes woke that delegation, cleared
+    with ``waiting_token``: a push announcing one of them again wakes nothing (:mod:`.delegation`).
     """
 
     scope: Scope
@@ -110,6 +113,7 @@ class TaskHead:
     protocol_version: ProtocolVersion = CURRENT
     waiting_callback: str = ""
     waiting_token: str = ""
+    push_woken: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +134,7 @@ class TaskRecord:
     protocol_version: ProtocolVersion = CURRENT
     waiting_callback: str = ""
     waiting_token: str = ""
+    push_woken: str = ""
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
     @property
@@ -148,41 +153,16 @@ class TaskRecord:
     @classmethod
     def of(cls, head: TaskHead, task: Task, checkpoint: Checkpoint) -> TaskRecord:
         """The record a store assembles from a head, the task it read and the head's checkpoint."""
-        return cls(
-            scope=head.scope,
-            task=task,
-            version=head.version,
-            last_seq=head.last_seq,
-            cancel_requested=head.cancel_requested,
-            pending_message_id=head.pending_message_id,
-            running_message_id=head.running_message_id,
-            lease_until=head.lease_until,
-            replied=head.replied,
-            created_at=head.created_at,
-            protocol_version=head.protocol_version,
-            waiting_callback=head.waiting_callback,
-            waiting_token=head.waiting_token,
-            checkpoint=checkpoint,
-        )
+        return cls(task=task, checkpoint=checkpoint, **{name: getattr(head, name) for name in _CARRIED})
 
     @property
     def head(self) -> TaskHead:
-        return TaskHead(
-            scope=self.scope,
-            task_id=self.task.id,
-            state=self.task.status.state,
-            version=self.version,
-            last_seq=self.last_seq,
-            cancel_requested=self.cancel_requested,
-            pending_message_id=self.pending_message_id,
-            running_message_id=self.running_message_id,
-            lease_until=self.lease_until,
-            replied=self.replied,
-            created_at=self.created_at,
-            protocol_version=self.protocol_version,
-            waiting_callback=self.waiting_callback,
-            waiting_token=self.waiting_token,
-        )
+        carried = {name: getattr(self, name) for name in _CARRIED}
+        return TaskHead(task_id=self.task.id, state=self.task.status.state, **carried)
+
+
+_CARRIED = tuple(f.name for f in fields(TaskHead) if f.name not in ("task_id", "state"))
+"""The head's fields a record carries as they are (its task gives the id and the state)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +236,7 @@ class InvalidPageToken(StoreError):
     """The page token was not issued by this store for this scope and query."""
 
 
-class TaskStore(Protocol):
+class TaskStore(DelegationRefs, Protocol):
     def create_task(
         self,
         record: TaskRecord,
