@@ -47,6 +47,7 @@ from a2a_serverless.transitions import (
     renew_lease,
     request_cancel,
     settle,
+    wake_by_push,
 )
 
 S = TaskState
@@ -412,7 +413,7 @@ def test_a_delegations_wait_names_its_token_digest_which_outlives_the_run_until_
     slept = hold_for_sleep(held.record, message_id="m1", now=100, lease_seconds=60, callback_id="cb2")
     assert slept.record is not None
     assert slept.record.waiting_token == ""
-    # the run's end keeps the digest (a late push is acknowledged), not the callback
+    # the run's end keeps the digest, not the callback
     settled = settle(held.record, message_id="m1", end=RunEnd.RETURNED, max_history=H)
     assert settled.record is not None
     assert (settled.record.waiting_callback, settled.record.waiting_token) == ("", "digest")
@@ -424,6 +425,28 @@ def test_a_delegations_wait_names_its_token_digest_which_outlives_the_run_until_
     # a run that no longer owns the task holds nothing
     lost = hold_for_sleep(running, message_id="m9", now=100, lease_seconds=60, callback_id="cb", token="d")
     assert lost.result is False
+
+
+def test_a_push_wakes_a_delegations_wait_once_per_state_and_its_next_waits_remember_it() -> None:
+    waiting = record(S.TASK_STATE_WORKING, running_message_id="m1", waiting_callback="cb", waiting_token="digest")
+    woken = wake_by_push(waiting, token_digest="digest", state="TASK_STATE_COMPLETED")
+    assert woken.result == "cb"
+    assert woken.record is not None
+    assert woken.record.push_woken == "TASK_STATE_COMPLETED"
+    assert wake_by_push(woken.record, token_digest="digest", state="TASK_STATE_COMPLETED") == Transition("")
+    assert wake_by_push(woken.record, token_digest="other", state="TASK_STATE_FAILED") == Transition("")
+    assert wake_by_push(replace(woken.record, waiting_callback=""), token_digest="digest", state="x") == Transition("")
+    again = wake_by_push(woken.record, token_digest="digest", state="unreadable")
+    assert again.record is not None
+    assert again.record.push_woken == "TASK_STATE_COMPLETED,unreadable"
+    # the delegation's next wait (the same token) remembers; another delegation or a sleep forgets
+    kwargs: dict[str, Any] = {"message_id": "m1", "now": 0, "lease_seconds": 60, "callback_id": "cb2"}
+    next_wait = hold_for_sleep(again.record, token="digest", **kwargs).record
+    assert next_wait is not None
+    assert next_wait.push_woken == "TASK_STATE_COMPLETED,unreadable"
+    for other in (hold_for_sleep(again.record, token="new", **kwargs), hold_for_sleep(again.record, **kwargs)):
+        assert other.record is not None
+        assert other.record.push_woken == ""
 
 
 def test_a_run_that_ends_clears_the_callback_its_sleep_named() -> None:

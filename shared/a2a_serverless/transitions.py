@@ -40,7 +40,7 @@ from .errors import (
 from .lifecycle import DEFAULT_MAX_HISTORY, Step, agent_message, apply_event, status_event
 from .models import Message, Role, StreamResponse, TaskState, TaskStatus, utc_now
 from .mutation import Transition
-from .ports import SendKey, TaskRecord
+from .ports import SendKey, TaskHead, TaskRecord
 
 __all__ = [
     "CANCELED_TEXT",
@@ -66,10 +66,12 @@ __all__ = [
     "expire_lease",
     "fail_unscheduled",
     "hold_for_sleep",
+    "push_wakes",
     "refuse_message",
     "renew_lease",
     "request_cancel",
     "settle",
+    "wake_by_push",
 ]
 
 R = TypeVar("R")
@@ -347,7 +349,7 @@ def await_input(record: TaskRecord, *, callback_id: str) -> Transition[Await]:
         return Transition(Await.NOT_WAITING)
     if record.waiting_callback == callback_id:
         return Transition(Await.WAIT)
-    return Transition(Await.WAIT, replace(record, waiting_callback=callback_id, waiting_token=""))
+    return Transition(Await.WAIT, replace(record, waiting_callback=callback_id, waiting_token="", push_woken=""))
 
 
 def hold_for_sleep(
@@ -355,12 +357,31 @@ def hold_for_sleep(
 ) -> Transition[bool]:
     """A durable run that sleeps (no function runs) holds its lease over the sleep and names the
     callback that ends it, for CancelTask to wake it; a delegation's wait also names the digest of
-    the token its remote's push must carry (``token``) to wake it early. False once the run no
-    longer owns the task."""
+    the token its remote's push must carry (``token``) to wake it early. The states whose pushes
+    already woke the delegation (``push_woken``) are kept while its token is the same, and cleared
+    with another (a new delegation, or a plain sleep). False once the run no longer owns the task."""
     held = renew_lease(record, message_id=message_id, now=now, lease_seconds=lease_seconds)
     if held.record is None:
         return held
-    return Transition(True, replace(held.record, waiting_callback=callback_id, waiting_token=token))
+    woken = held.record.push_woken if token and token == held.record.waiting_token else ""
+    return Transition(True, replace(held.record, waiting_callback=callback_id, waiting_token=token, push_woken=woken))
+
+
+def wake_by_push(record: TaskRecord, *, token_digest: str, state: str) -> Transition[str]:
+    """A verified push to a delegation (``delegation.hook``) announcing its remote task's ``state``:
+    the callback to resume if :func:`push_wakes`, with ``state`` recorded in ``push_woken``
+    (announced again, it wakes nothing); '' otherwise."""
+    if not push_wakes(record, token_digest=token_digest, state=state):
+        return Transition("")
+    woken = f"{record.push_woken},{state}" if record.push_woken else state
+    return Transition(record.waiting_callback, replace(record, push_woken=woken))
+
+
+def push_wakes(head: TaskHead | TaskRecord, *, token_digest: str, state: str) -> bool:
+    """Whether a push announcing ``state`` wakes the task: it waits on the delegation of
+    ``token_digest``, and no push announcing ``state`` woke that delegation before."""
+    waits = head.waiting_token == token_digest and bool(head.waiting_callback)
+    return waits and state not in head.push_woken.split(",")
 
 
 def end_wait(record: TaskRecord, *, callback_id: str, text: str, max_history: int) -> Transition[bool]:
