@@ -11,13 +11,16 @@ checks is what ended it (a push, a poll) and what ran meanwhile (the durable wor
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -154,13 +157,13 @@ def test_a_push_without_the_token_wakes_nothing(pushing: Agent) -> None:
         task = ours.agent.send(orders(pushing, "tick 100 1"), wait=False)
         hook = wait_until(lambda: _waiting(ours, task["id"]), "the delegation to wait", within=WAIT)
         body = {"task": {"id": "x", "status": {"state": "TASK_STATE_COMPLETED"}}}
+        # (answered as a reference that stands for nothing: the caller learns nothing of our task)
         for headers in ({}, {"X-A2A-Notification-Token": "guess"}, {"Authorization": "Bearer guess"}):
             answer = httpx.post(ours.agent.url + hook, json=body, headers=headers, timeout=10)
-            assert answer.status_code == 401
-            assert answer.json() == {"status": "the push does not carry the token it was given"}
-        elsewhere = hook.rsplit("/", 1)[0] + "/" + _ref("", "mallory", task["id"])
-        assert httpx.post(ours.agent.url + elsewhere, json=body, timeout=10).status_code == 404
-        assert httpx.post(ours.agent.url + "/_a2a/delegations/!!", content=b"{", timeout=10).status_code == 404
+            assert (answer.status_code, answer.json()) == (404, {"status": "no such delegation"})
+        scoped = base64.urlsafe_b64encode(json.dumps(["", "anonymous", task["id"]]).encode()).decode().rstrip("=")
+        for elsewhere in ("/_a2a/delegations/" + scoped, "/_a2a/delegations/!!", hook + "A"):
+            assert httpx.post(ours.agent.url + elsewhere, json=body, timeout=10).status_code == 404
         invocations = ours.invocations()
         assert ours.agent.task(task["id"])["status"]["state"] == "TASK_STATE_WORKING"
         assert ours.invocations() == invocations
@@ -254,16 +257,105 @@ def test_a_remote_that_refuses_our_push_config_is_polled() -> None:
         assert remote["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
-def _ref(tenant: str, owner: str, task_id: str) -> str:
-    from a2a_serverless.delegation.hook import hook_url
+def test_the_receivers_url_given_to_the_remote_names_nothing_of_our_task(pushing: Agent) -> None:
+    with durable_agent() as ours:
+        task = ours.agent.send(orders(pushing, "tick 2 1"), wait=False)
+        ours.agent.wait_for(task["id"], "TASK_STATE_COMPLETED")
+        # The URL the remote was given (its push config) and the ones it pushed to
+        remote = the_remote_task(pushing)
+        configs = pushing.call("ListTaskPushNotificationConfigs", {"taskId": remote["id"]})["configs"]
+        assert configs
+        assert ours.pushes()
+        for url in [c["url"] for c in configs] + [ours.agent.url + path for path in ours.pushes()]:
+            ref = url.rsplit("/", 1)[1]
+            assert url == f"{ours.agent.url}/_a2a/delegations/{ref}"
+            assert re.fullmatch(r"[A-Za-z0-9_-]{43}", ref)
+            for ours_alone in ("anonymous", task["id"], task["contextId"]):  # the owner, the task
+                assert not [form for form in encodings(ours_alone) if form in ref], ours_alone
+        # ... and once the delegation ended, its reference stands for nothing: even with the token
+        path = ours.pushes()[-1]
+        token = _token_of(ours, path)
+        body = {"task": {"id": remote["id"], "status": {"state": "TASK_STATE_COMPLETED"}}}
+        answer = httpx.post(ours.agent.url + path, json=body, headers={"X-A2A-Notification-Token": token}, timeout=10)
+        assert (answer.status_code, answer.json()) == (404, {"status": "no such delegation"})
 
-    return hook_url("", StoreScope(tenant, owner), task_id).rsplit("/", 1)[1]
+
+def encodings(value: str) -> set[str]:
+    """``value`` as it could appear in a URL: itself, percent-encoded, hex, and the characters of its
+    base64 and base64url encodings that do not depend on what stands beside it (at each alignment)."""
+    raw = value.encode()
+    forms = {value, quote(value, safe=""), raw.hex(), value.replace("-", "")}
+    for pad in range(3):
+        for encode in (base64.urlsafe_b64encode, base64.b64encode):
+            text = encode(b"\0" * pad + raw).decode().rstrip("=")
+            forms.add(text[(pad * 4 + 2) // 3 : -2])
+    return {form for form in forms if len(form) >= 6}
+
+
+def test_replays_of_one_push_wake_the_delegation_at_most_once_per_state(pushing: Agent) -> None:
+    with durable_agent() as ours:
+        # Given a delegation that waits while its remote works (for 100 s)
+        task = ours.agent.send(orders(pushing, "tick 100 1"), wait=False)
+        hook = wait_until(lambda: _waiting(ours, task["id"]), "the delegation to wait", within=WAIT)
+        headers = {"X-A2A-Notification-Token": _token_of(ours, hook)}
+        remote = the_remote_task(pushing)
+        invocations = _settled(ours, task["id"])
+        # When a push with the token, saying the remote task completed, comes 40 times (it did not)
+        said = {
+            "task": {"id": remote["id"], "contextId": remote["contextId"], "status": {"state": "TASK_STATE_COMPLETED"}}
+        }
+        answers = [_push(ours, hook, said, headers) for _ in range(40)]
+        # Then it woke the delegation once: one invocation, which read the remote task and waits again
+        assert answers.count("woken") == 1
+        assert set(answers) == {"woken", "noted"}
+        invocations = _settled(ours, task["id"], after=invocations, more=1)
+        assert [_push(ours, hook, said, headers) for _ in range(40)] == ["noted"] * 40
+        # ... a push announcing another state wakes it once more, and an unreadable one once
+        for body in (
+            {"statusUpdate": {**said["task"], "taskId": remote["id"], "status": {"state": "TASK_STATE_FAILED"}}},
+            "?",
+        ):
+            answers = [_push(ours, hook, body, headers) for _ in range(20)]
+            assert answers.count("woken") == 1
+            invocations = _settled(ours, task["id"], after=invocations, more=1)
+        assert ours.agent.task(task["id"])["status"]["state"] == "TASK_STATE_WORKING"
+        ours.agent.call("CancelTask", {"id": task["id"]})
+        ours.agent.wait_for(task["id"], "TASK_STATE_CANCELED")
+
+
+def _push(ours: DurableAgent, path: str, body: Any, headers: dict[str, str]) -> str:
+    answer = httpx.post(ours.agent.url + path, json=body, headers=headers, timeout=10)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["status"])
+
+
+def _settled(ours: DurableAgent, task_id: str, *, after: int = 0, more: int = 0) -> int:
+    """The durable worker's invocations once it is idle, the task's wait open, and (with ``more``)
+    ``after + more`` invocations made; never more (checked once idle)."""
+
+    def idle() -> int | None:
+        head = ours.store.get_head(StoreScope("", "anonymous"), task_id)
+        count = ours.invocations()
+        waiting = head is not None and head.waiting_callback and not ours.worker.running
+        return count if waiting and count >= after + more else None
+
+    count = wait_until(idle, "the worker to be idle, the task waiting", within=WAIT)
+    if more:
+        assert count == after + more
+    return count
+
+
+def _token_of(ours: DurableAgent, path: str) -> str:
+    """The token the remote's pushes to ``path`` carried."""
+    return next(h["x-a2a-notification-token"] for _, p, h in ours.agent.requests if p == path)
 
 
 def _waiting(ours: DurableAgent, task_id: str) -> str | None:
-    """Our push receiver's path for the task, once its delegation waits (its head names the wait)."""
+    """Our push receiver's path for the task's delegation, once it waits (its head names the wait)
+    and the remote pushed to it."""
     head = ours.store.get_head(StoreScope("", "anonymous"), task_id)
-    return "/_a2a/delegations/" + _ref("", "anonymous", task_id) if head is not None and head.waiting_token else None
+    pushes = ours.pushes()
+    return pushes[-1] if head is not None and head.waiting_callback and head.waiting_token and pushes else None
 
 
 def _remote_of(remote: Agent) -> dict[str, Any] | None:

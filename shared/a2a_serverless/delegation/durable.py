@@ -3,19 +3,21 @@
 For an executor with ``durable_steps`` in durable mode (``docs/durable-tasks.md``), ``delegate``:
 
 1. sends the message as a checkpointed step (SendMessage, answered at once), with a push config
-   (A2A specification, section 4.3.3) pointing at our push receiver for this task and a fresh
-   token (:mod:`.hook`), when the remote's card says it sends pushes and our public URL is known;
+   (A2A specification, section 4.3.3) pointing at our push receiver under a fresh opaque reference,
+   with a fresh token (:mod:`.hook`), when the remote's card says it sends pushes and our public URL
+   is known;
 2. then, until the remote task ends or waits for input, opens a durable wait that a verified push
    ends early (the head keeps the token's digest and the wait's callback), reads the remote task
    (GetTask, a step) and, if it still works, suspends: the invocation ends, nothing runs;
-3. a push that says the task ended (or the wait's end) starts a new invocation, which replays the
-   steps so far and reads the task again. Without pushes the waits are polls, backing off from
+3. a push that announces a state not yet announced (or the wait's end) starts a new invocation,
+   which replays the steps so far and reads the task again. Without pushes the waits are polls, backing off from
    :data:`POLL_SECONDS`'s first value to its last; with them a read every
    :data:`PUSH_RECHECK_SECONDS` still covers a lost push.
 
 Every read comes after the wait is recorded, so a push is never missed: one that came before the
 wait finds nothing to wake, but the read that follows sees what it announced. The remote's
-artifacts are relayed as each read finds them (whole, not chunk by chunk). CancelTask fails the
+artifacts are relayed as each read finds them (whole, not chunk by chunk). When the delegation ends
+(or our run is canceled) its reference is forgotten: a later push to it is answered 404. CancelTask fails the
 wait's callback: the remote task is canceled (a step) and our run ends. Past ``limit`` the remote
 task is canceled and the outcome is TIMED_OUT; after :data:`READ_FAILURES` failed reads in a row,
 UNREACHABLE. A crash while waiting costs nothing: no invocation is running then, and one that dies
@@ -31,9 +33,8 @@ from typing import TYPE_CHECKING
 
 from ..json_types import Json, JsonValue
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
-from ..ports import Scope
 from ._common import OF_STATE, Delegation, Outcome, Relay, cancel_quietly, cancel_remote, detail, finish_shielded
-from .hook import hook_url, token_digest
+from .hook import hook_url, new_ref, token_digest
 from .remote import ENDED, RemoteAgent, RemoteAgentError
 
 if TYPE_CHECKING:
@@ -62,15 +63,16 @@ async def delegate_durably(
     steps = context.steps
     tag = f"delegate-{key[-8:]}"
     base = steps.public_url
-    hook = hook_url(base, Scope(context.tenant, context.caller), context.task_id) if base else ""
 
     async def send() -> Json:
+        ref = ""
         try:
             card = await remote.card()
-            token = secrets.token_urlsafe(32) if hook and card.capabilities.push_notifications else ""
-            push = TaskPushNotificationConfig(url=hook, token=token) if token else None
+            token = secrets.token_urlsafe(32) if base and card.capabilities.push_notifications else ""
+            ref = new_ref() if token else ""
+            push = TaskPushNotificationConfig(url=hook_url(base, ref), token=token) if token else None
             if token:  # a push may come before the first wait is open: the receiver knows it then
-                await steps.expect_push(token_digest(token))
+                await steps.expect_push(token_digest(token), ref)
             try:
                 reply = await remote.send(outbound, idempotency_key=key, push=push)
             except RemoteAgentError:
@@ -81,9 +83,9 @@ async def delegate_durably(
                 # first time recognises the send.
                 token, reply = "", await remote.send(outbound, idempotency_key=key)
         except RemoteAgentError as exc:
-            return {"error": str(exc), "name": remote.name, "at": time.time()}
+            return {"error": str(exc), "name": remote.name, "ref": ref, "at": time.time()}
         sent: Json = {"message": reply.to_wire()} if isinstance(reply, Message) else {"task": reply.to_wire()}
-        return {**sent, "name": remote.name, "token": token, "at": time.time()}
+        return {**sent, "name": remote.name, "token": token, "ref": ref, "at": time.time()}
 
     sending = asyncio.ensure_future(steps.run(f"{tag}-send", send))
     try:
@@ -95,6 +97,29 @@ async def delegate_durably(
         raise
     assert isinstance(sent, dict)
     remote.name = str(sent["name"])
+    ref = str(sent.get("ref") or "")
+    try:
+        ended = await _waited(context, remote, relay, sent, tag, limit, cancel_timeout)
+    except asyncio.CancelledError:
+        if ref:
+            await finish_shielded(steps.forget_push(ref))
+        raise
+    if ref:  # (again on a replay of the run: an idempotent delete)
+        await finish_shielded(steps.forget_push(ref))
+    return ended
+
+
+async def _waited(
+    context: RequestContext,
+    remote: RemoteAgent,
+    relay: Relay,
+    sent: dict[str, JsonValue],
+    tag: str,
+    limit: float | None,
+    cancel_timeout: float,
+) -> Delegation:
+    """How the delegation whose send step answered ``sent`` ended: waits and reads until then."""
+    steps = context.steps
     if "error" in sent:
         return Delegation(remote.name, Outcome.UNREACHABLE, str(sent["error"]))
     if "message" in sent:

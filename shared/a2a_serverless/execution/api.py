@@ -92,9 +92,15 @@ class Steps:
         ``token_digest``. Durable mode only (delegation uses it: ``a2a_serverless.delegation``)."""
         raise NotImplementedError("a wait a push ends needs durable mode (A2A_EXECUTION_MODE=durable)")
 
-    async def expect_push(self, token_digest: str) -> None:
-        """Record on the task that pushes carrying the token whose SHA-256 (hex) is ``token_digest``
-        may come from now on (before any wait is open): the push receiver acknowledges them."""
+    async def expect_push(self, token_digest: str, ref: str) -> None:
+        """Record that pushes to the push receiver's reference ``ref`` (random, opaque), carrying
+        the token whose SHA-256 (hex) is ``token_digest``, may come from now on (before any wait is
+        open): the push receiver acknowledges them, and wakes the waits :meth:`open_wait` opens."""
+        raise NotImplementedError("durable mode only")
+
+    async def forget_push(self, ref: str) -> None:
+        """The delegation that :meth:`expect_push` announced ended: ``ref`` stands for nothing any
+        more (a push to it is answered as to any unknown reference)."""
         raise NotImplementedError("durable mode only")
 
     async def until_stopped(self) -> None:

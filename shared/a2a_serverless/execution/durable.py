@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..json_types import Json, JsonValue
 from ..mutation import mutate
-from ..ports import Scope, TaskStore, WorkItem
+from ..ports import DelegationRef, Scope, TaskStore, WorkItem
 from ..ports.durable import DurableRuns
 from ..transitions import Await, Claim, await_input, end_wait, hold_for_sleep
 from .api import PushWait, Steps
@@ -275,8 +275,14 @@ class DurableSteps(Steps):
         wait = await self._open(seconds, name, token=token_digest)
         return wait if wait.held else _Ended()
 
-    async def expect_push(self, token_digest: str) -> None:
+    async def expect_push(self, token_digest: str, ref: str) -> None:
+        item = self._item
+        target = DelegationRef(Scope(item.tenant, item.owner), item.task_id, token_digest)
+        await asyncio.to_thread(self._runtime.store.put_delegation_ref, ref, target)
         await asyncio.to_thread(self._hold, 0, "", token_digest, None)
+
+    async def forget_push(self, ref: str) -> None:
+        await asyncio.to_thread(self._runtime.store.delete_delegation_ref, ref)
 
     async def until_stopped(self) -> None:
         # CancelTask woke the wait (it fails the callback): the run's monitor sees the cancel mark
