@@ -40,6 +40,7 @@ from a2a_serverless.ports import (
     DuplicateMessage,
     InvalidPageToken,
     ItemTooLarge,
+    PushProgress,
     PushTarget,
     Scope,
     SendKey,
@@ -1161,6 +1162,55 @@ def test_a_push_cursor_only_moves_forward_and_only_for_a_live_config(store: Task
     assert not store.advance_push_cursor(ALICE, "t1", "p1", 4)
     assert store.get_push_target(ALICE, "t1", "p1") is None
     assert store.get_push_config(ALICE, "t1", "p1") is None
+
+
+def test_a_tried_mark_only_moves_forward_only_for_a_live_config_and_survives_a_replace(store: TaskStore) -> None:
+    store.put_push_config(ALICE, a_config("p1"))
+
+    assert store.mark_push_tried(ALICE, "t1", "p1", 3)
+    assert not store.mark_push_tried(ALICE, "t1", "p1", 3)
+    assert not store.mark_push_tried(ALICE, "t1", "p1", 2)
+    assert not store.mark_push_tried(BOB, "t1", "p1", 9)
+    assert not store.mark_push_tried(ALICE, "t1", "missing", 9)
+    # It is a mark of its own: the cursor does not move with it, nor it with the cursor
+    assert store.advance_push_cursor(ALICE, "t1", "p1", 1)
+    assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(a_config("p1"), 1, tried_seq=3)
+    # Replacing the config keeps both marks
+    store.put_push_config(ALICE, a_config("p1", url="https://hooks.example/v2"), start_after_seq=7)
+    assert store.get_push_target(ALICE, "t1", "p1") == PushTarget(
+        a_config("p1", url="https://hooks.example/v2"), 1, tried_seq=3
+    )
+
+    # A deleted config is not brought back by a late mark
+    store.delete_push_config(ALICE, "t1", "p1")
+    assert not store.mark_push_tried(ALICE, "t1", "p1", 4)
+    assert store.get_push_target(ALICE, "t1", "p1") is None
+
+
+def test_push_progress_is_each_configs_marks_in_the_callers_scope(store: TaskStore) -> None:
+    # Given three configs of t1: one delivered to 4, one that failed on 3 (delivered to 2), one new
+    for config_id in ("delivered", "failing", "new"):
+        store.put_push_config(ALICE, a_config(config_id))
+    store.advance_push_cursor(ALICE, "t1", "delivered", 4)
+    store.advance_push_cursor(ALICE, "t1", "failing", 2)
+    store.mark_push_tried(ALICE, "t1", "failing", 3)
+    # and configs elsewhere: another task, another owner, another tenant
+    store.put_push_config(ALICE, a_config("other-task", task_id="t2"))
+    store.put_push_config(BOB, a_config("bobs"))
+    store.put_push_config(ALICE_ELSEWHERE, a_config("elsewhere"))
+
+    # Then the progress names t1's configs alone, each with its marks
+    assert store.push_progress(ALICE, "t1") == {
+        "delivered": PushProgress(4, 0),
+        "failing": PushProgress(2, 3),
+        "new": PushProgress(0, 0),
+    }
+    assert store.push_progress(BOB, "t1") == {"bobs": PushProgress(0, 0)}
+    assert store.push_progress(ALICE, "t3") == {}
+
+    # and a deleted config drops out
+    store.delete_push_config(ALICE, "t1", "new")
+    assert set(store.push_progress(ALICE, "t1")) == {"delivered", "failing"}
 
 
 def test_concurrent_cursor_moves_keep_the_highest(store: TaskStore) -> None:

@@ -180,6 +180,10 @@ class CountingStore:
         self._wrote(scope)
         return self.inner.advance_push_cursor(scope, task_id, config_id, seq)
 
+    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        self._wrote(scope)
+        return self.inner.mark_push_tried(scope, task_id, config_id, seq)
+
 
 # --------------------------------------------------------------------------- the world
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from .. import telemetry
 from ..json_types import Json
 from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
-from ..ports.store import AcceptedMessage, Checkpoint, KeyKind, PushTarget, Scope, SendKey, TaskHead, TaskRecord
+from ..ports.store import AcceptedMessage, Checkpoint, KeyKind, Scope, SendKey, TaskHead, TaskRecord
 from ..versions import ProtocolVersion, stored_version
 from ._store_common import parse_timestamp
 
@@ -46,7 +46,6 @@ __all__ = [
     "log_item",
     "log_item_from",
     "push_item",
-    "push_target_from_item",
     "push_upsert",
     "read_payload",
     "send_key_address",
@@ -393,8 +392,3 @@ def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_
 
 def config_from_item(item: Item) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig.model_validate_json(item["config"]["S"])
-
-
-def push_target_from_item(item: Item) -> PushTarget:
-    delivered = int(item.get("deliveredSeq", {}).get("N", "0"))
-    return PushTarget(config_from_item(item), delivered, stored_version(item.get("protocolVersion", {}).get("S")))

@@ -21,6 +21,7 @@ __all__ = [
     "expired_leases_query",
     "listing_queries",
     "push_configs_query",
+    "push_progress_query",
     "task_query",
 ]
 
@@ -36,6 +37,7 @@ class QueryArgs(TypedDict, total=False):
     ScanIndexForward: bool
     Limit: int
     ConsistentRead: bool
+    ProjectionExpression: str
     ExclusiveStartKey: Item
     Select: Literal["COUNT"]
 
@@ -76,6 +78,13 @@ def push_configs_query(scope: Scope, task_id: str, after_sk: str) -> QueryArgs:
         condition = "pk = :pk AND begins_with(sk, :prefix)"
         values[":prefix"] = {"S": PUSH_SK_PREFIX}
     return {"KeyConditionExpression": condition, "ExpressionAttributeValues": values, "ConsistentRead": True}
+
+
+def push_progress_query(scope: Scope, task_id: str) -> QueryArgs:
+    """Every config of a task, only its id and how far its deliveries got (no config bodies)."""
+    query = push_configs_query(scope, task_id, "")
+    query["ProjectionExpression"] = "sk, deliveredSeq, triedSeq"
+    return query
 
 
 def expired_leases_query(shard: str, now: int) -> QueryArgs:

@@ -47,6 +47,7 @@ from botocore.exceptions import ClientError
 from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY
 from ..models import StreamResponse, TaskPushNotificationConfig, utc_now
+from ..ports.push_marks import PushProgress
 from ..ports.store import (
     AcceptedMessage,
     DuplicateMessage,
@@ -75,7 +76,6 @@ from ._dynamodb_codec import (
     log_item,
     push_item,
     push_sk,
-    push_target_from_item,
     push_upsert,
     send_key_address,
     send_key_item,
@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import PutTypeDef
 from ._dynamodb_delegation import DynamoDBDelegationRefs
 from ._dynamodb_marks import mark_cancel
+from ._dynamodb_push import push_progress, push_target_from_item, raise_push_mark
 from ._dynamodb_reads import read_events, read_listed, read_task
 from ._dynamodb_table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
 from ._store_common import (
@@ -349,19 +350,13 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         return push_target_from_item(item) if item is not None else None
 
     def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        try:
-            self.client.update_item(
-                TableName=self._table.name,
-                Key={"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}},
-                UpdateExpression="SET deliveredSeq = :seq",
-                ConditionExpression="attribute_exists(pk) AND deliveredSeq < :seq",
-                ExpressionAttributeValues={":seq": {"N": str(seq)}},
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return raise_push_mark(self._table, scope, task_id, config_id, "deliveredSeq", seq)
+
+    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        return raise_push_mark(self._table, scope, task_id, config_id, "triedSeq", seq)
+
+    def push_progress(self, scope: Scope, task_id: str) -> dict[str, PushProgress]:
+        return push_progress(self._table, scope, task_id)
 
     def list_push_configs(
         self, scope: Scope, task_id: str, page_size: int = 100, page_token: str = ""

@@ -25,6 +25,7 @@ from typing import ClassVar
 from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
+from ..ports.push_marks import PushProgress
 from ..ports.store import (
     AcceptedMessage,
     Checkpoint,
@@ -69,6 +70,7 @@ class _Push:
     text: str
     delivered_seq: int
     protocol_version: ProtocolVersion = CURRENT
+    tried_seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,11 +289,7 @@ class MemoryTaskStore(MemoryDelegationRefs):
         after_cursor = [match for match in matches if not cursor or match[1].listing_key < cursor]
         page = after_cursor[: query.page_size]
         more = len(after_cursor) > query.page_size
-        tasks = []
-        for key, _ in page:
-            record = self.get_task(scope, key[2])
-            if record is not None:
-                tasks.append(record.task)
+        tasks = [record.task for key, _ in page if (record := self.get_task(scope, key[2])) is not None]
         return TaskPage(
             tasks=tasks,
             next_page_token=encode_page_token(page[-1][1].listing_key, fingerprint) if more else "",
@@ -318,17 +316,14 @@ class MemoryTaskStore(MemoryDelegationRefs):
         protocol_version: ProtocolVersion = CURRENT,
     ) -> TaskPushNotificationConfig:
         config = push_config_for(config)
-        text = config.to_json()
         with self._lock:
             configs = self._push.setdefault(_task_key(scope, config.task_id), {})
-            existing = configs.get(config.id)
-            seq = existing.delivered_seq if existing else start_after_seq
-            configs[config.id] = _Push(text, seq, protocol_version)
+            existing = configs.get(config.id) or _Push("", start_after_seq)  # a replaced config keeps its marks
+            configs[config.id] = _Push(config.to_json(), existing.delivered_seq, protocol_version, existing.tried_seq)
         return config
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
-        target = self.get_push_target(scope, task_id, config_id)
-        return target.config if target is not None else None
+        return target.config if (target := self.get_push_target(scope, task_id, config_id)) is not None else None
 
     def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
         with self._lock:
@@ -336,16 +331,26 @@ class MemoryTaskStore(MemoryDelegationRefs):
         if push is None:
             return None
         config = TaskPushNotificationConfig.model_validate_json(push.text)
-        return PushTarget(config, push.delivered_seq, push.protocol_version)
+        return PushTarget(config, push.delivered_seq, push.protocol_version, push.tried_seq)
 
     def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        return self._raise_push_mark(scope, task_id, config_id, seq, tried=False)
+
+    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        return self._raise_push_mark(scope, task_id, config_id, seq, tried=True)
+
+    def _raise_push_mark(self, scope: Scope, task_id: str, config_id: str, seq: int, *, tried: bool) -> bool:
         with self._lock:
             configs = self._push.get(_task_key(scope, task_id), {})
-            push = configs.get(config_id)
-            if push is None or push.delivered_seq >= seq:
+            if (push := configs.get(config_id)) is None or (push.tried_seq if tried else push.delivered_seq) >= seq:
                 return False
-            configs[config_id] = replace(push, delivered_seq=seq)
+            configs[config_id] = replace(push, tried_seq=seq) if tried else replace(push, delivered_seq=seq)
             return True
+
+    def push_progress(self, scope: Scope, task_id: str) -> dict[str, PushProgress]:
+        with self._lock:
+            configs = self._push.get(_task_key(scope, task_id), {})
+            return {cid: PushProgress(push.delivered_seq, push.tried_seq) for cid, push in configs.items()}
 
     def list_push_configs(
         self, scope: Scope, task_id: str, page_size: int = 100, page_token: str = ""

@@ -1,4 +1,5 @@
-"""The ``TaskStore`` port: tasks, their event logs, push configs and send idempotency keys.
+"""The ``TaskStore`` port: tasks, their event logs, push configs and send idempotency keys (the
+configs' delivery marks: :mod:`.push_marks`).
 
 Every method takes a :class:`Scope` (tenant + owner). Implementations key every item by it, so a
 caller can never read, list or change another caller's data: a task outside the scope simply does
@@ -28,6 +29,7 @@ from typing import ClassVar, Protocol
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState
 from ..versions import CURRENT, ProtocolVersion
 from .delegation import DelegationRefs
+from .push_marks import PushMarks, PushProgress, PushTarget
 from .send_keys import AcceptedMessage, KeyKind, SendKey
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "InvalidPageToken",
     "ItemTooLarge",
     "KeyKind",
+    "PushProgress",
     "PushTarget",
     "Scope",
     "SendKey",
@@ -174,17 +177,6 @@ class StoredEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class PushTarget:
-    """A push config with its delivery cursor: the events of the task up to ``delivered_seq`` were
-    delivered to it (or handed to the dead-letter queue); the next delivery starts after it."""
-
-    config: TaskPushNotificationConfig
-    delivered_seq: int
-    protocol_version: ProtocolVersion = CURRENT
-    """The A2A version of the request that created the config: notifications take its shape."""
-
-
-@dataclass(frozen=True, slots=True)
 class TaskQuery:
     """ListTasks filters, already validated. ``page_token`` is opaque and store-defined."""
 
@@ -236,7 +228,7 @@ class InvalidPageToken(StoreError):
     """The page token was not issued by this store for this scope and query."""
 
 
-class TaskStore(DelegationRefs, Protocol):
+class TaskStore(DelegationRefs, PushMarks, Protocol):
     def create_task(
         self,
         record: TaskRecord,
@@ -352,15 +344,6 @@ class TaskStore(DelegationRefs, Protocol):
         replaced config keeps its cursor, so re-creating a config never replays what it got.
         ``protocol_version`` is the version its notifications are rendered in. An inline config
         given to ``create_task`` takes the record's ``protocol_version``."""
-        ...
-
-    def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
-        """The config and its delivery cursor (strongly consistent), or None once deleted."""
-        ...
-
-    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        """Move the config's cursor up to ``seq``; never down, and never for a deleted config.
-        Returns whether it moved."""
         ...
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None: ...
