@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from a2a_serverless.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_serverless.ports import Scope
+from a2a_serverless.ports import PushProgress, Scope
 from a2a_serverless.push.delivery import DeliveryItem, DeliveryOutcome, backoff_seconds, deliver
 from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.push.signing import MemoryKeySource, NotificationSigner
@@ -223,6 +224,55 @@ def test_a_retryable_failure_stops_at_that_event_and_the_retry_resumes_there(
     assert second is DeliveryOutcome.DONE
     assert seqs(webhook_receiver) == [1, 2, 3]
     assert [r.status for r in webhook_receiver.requests] == [204, 503, 204, 204]
+
+
+def test_a_failed_attempt_marks_its_event_tried_and_the_events_behind_it_held_back(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    # Given a receiver that took event 1 and now answers 503
+    a_task_with_events(store, SCOPE, 4)
+    a_config(store, webhook_receiver)
+    assert run(store, sender, item(1)) is DeliveryOutcome.DONE
+    webhook_receiver.set_down(503)
+
+    # When the next item's first attempt fails on event 2
+    assert run(store, sender, item(3)) is DeliveryOutcome.RETRY
+
+    # Then event 2 is marked tried, and every event after the cursor counts as tried (held back
+    # behind it): event 4 too, which no item has asked for yet. That is what a blocking
+    # SendMessage waits for
+    target = store.get_push_target(SCOPE, "t1", "p1")
+    assert target is not None
+    assert (target.delivered_seq, target.tried_seq) == (1, 2)
+    progress = store.push_progress(SCOPE, "t1")["p1"]
+    assert progress == PushProgress(1, 2)
+    assert progress.held_back
+    assert all(progress.tried(seq) for seq in (1, 2, 3, 4))
+
+    # And once the receiver is back, the retry delivers what was held back, and nothing is held
+    webhook_receiver.set_up()
+    assert run(store, sender, item(3), attempt=2) is DeliveryOutcome.DONE
+    assert seqs(webhook_receiver) == [1, 2, 3]
+    progress = store.push_progress(SCOPE, "t1")["p1"]
+    assert not progress.held_back
+    assert progress.tried(3)
+    assert not progress.tried(4)
+
+
+def test_a_webhook_that_refuses_connections_is_marked_tried(store: MemoryTaskStore, sender: WebhookSender) -> None:
+    # Given a config whose webhook nothing listens on
+    a_task_with_events(store, SCOPE, 2)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{closed}/hook"
+    store.put_push_config(SCOPE, TaskPushNotificationConfig(id="p1", task_id="t1", url=url))
+
+    # When its delivery runs, it fails to connect: event 1 is tried, and event 2 held back behind it
+    assert run(store, sender, item(2)) is DeliveryOutcome.RETRY
+    progress = store.push_progress(SCOPE, "t1")["p1"]
+    assert progress == PushProgress(0, 1)
+    assert progress.tried(2)
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 429, 408])

@@ -19,9 +19,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..json_types import Json
+
+if TYPE_CHECKING:
+    from .delivery import DeliveryItem
+    from .sender import SendResult
 
 __all__ = ["ATTEMPT_LOG_VARIABLE", "Attempt", "AttemptLog", "read_attempts"]
 
@@ -48,6 +52,31 @@ class Attempt:
     latency_ms: float
     outcome: AttemptOutcome
     time: str = ""
+
+    @classmethod
+    def of(
+        cls, item: DeliveryItem, seq: int, attempt: int, max_attempts: int, result: SendResult, latency_ms: float
+    ) -> Attempt:
+        """The attempt to deliver event ``seq`` of ``item`` (attempt ``attempt`` of ``max_attempts``)
+        that ended with ``result`` after ``latency_ms``."""
+        outcome: AttemptOutcome = "delivered"
+        if result.outcome == "retry" and attempt < max_attempts:
+            outcome = "retrying"
+        elif result.outcome != "delivered":
+            outcome = "dead-lettered"
+        return cls(
+            tenant=item.tenant,
+            owner=item.owner,
+            task_id=item.task_id,
+            config_id=item.config_id,
+            seq=seq,
+            attempt=attempt,
+            status=result.status,
+            # The sender's reasons are fixed phrases, status codes and exception class names.
+            error="" if result.outcome == "delivered" else result.reason,
+            latency_ms=latency_ms,
+            outcome=outcome,
+        )
 
     def to_line(self) -> bytes:
         data: Json = {

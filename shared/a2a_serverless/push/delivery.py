@@ -12,9 +12,11 @@ after the cursor up to N, and moves the cursor after each 2xx. Hence:
   already past N and sends nothing; events whose trigger came out of order are sent in order anyway;
 * a deleted config has no cursor: its pending items are dropped, and nothing more is sent to it;
 * a retryable failure (timeout, connection error, 408, 429, 5xx) stops the item at that event, to
-  be retried with backoff (:func:`backoff_seconds`) while later events of the same webhook wait;
-  once the attempts are spent, the undelivered range is dead-lettered and the cursor moves past
-  it, so one dead receiver cannot hold back the deliveries that come after it forever;
+  be retried with backoff (:func:`backoff_seconds`) while later events of the same webhook wait,
+  and marks that event tried (``tried_seq``: a blocking SendMessage waits for its answer's push to
+  be delivered *or held back by a failed attempt*, :mod:`a2a_serverless.operations._push_wait`); once
+  the attempts are spent, the undelivered range is dead-lettered and the cursor moves past it, so
+  one dead receiver cannot hold back the deliveries that come after it forever;
 * a final failure (another 4xx, a refused address, a redirect to another host) dead-letters that one
   event and goes on with the next.
 
@@ -51,7 +53,7 @@ from ..ports import PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
 from ..versions import ProtocolVersion
 from . import SIGNATURE_HEADER, TOKEN_HEADER
-from .attempts import Attempt, AttemptLog, AttemptOutcome
+from .attempts import Attempt, AttemptLog
 
 if TYPE_CHECKING:
     from .sender import SendResult
@@ -273,7 +275,7 @@ def deliver(
             result = sender.send(target.config.url, body, headers)
             on_sent(result, latency_ms := (time.monotonic() - began) * 1000.0)
         if log is not None:
-            _record(log, item, stored.seq, attempt, max_attempts, result, latency_ms)
+            log.record(Attempt.of(item, stored.seq, attempt, max_attempts, result, latency_ms))
         if result.outcome == "delivered":
             store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
             delivered += 1
@@ -281,6 +283,8 @@ def deliver(
         extra = {**_log_keys(item), "seq": stored.seq, "status": result.status, "reason": result.reason}
         if result.outcome == "retry" and attempt < max_attempts:
             logger.warning("webhook delivery failed; will retry", extra={**extra, "attempt": attempt})
+            if stored.seq > target.tried_seq:
+                _mark_tried(store, item, stored.seq)
             return DeliveryResult(
                 DeliveryOutcome.RETRY, delivered, stored.seq, result.reason, result.retry_after, tuple(dead)
             )
@@ -296,6 +300,17 @@ def deliver(
         dead.append(_dead_letter(item, stored.seq, stored.seq, f"refused: {result.reason}"))
         store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
     return DeliveryResult(DeliveryOutcome.DONE, delivered, dead_letters=tuple(dead))
+
+
+def _mark_tried(store: TaskStore, item: DeliveryItem, seq: int) -> None:
+    """Mark event ``seq`` tried: an attempt failed on it, and it (with every later event of the
+    config, in order behind it) waits for the retry. For blocking callers that wait for their
+    answer's push. Best effort: the mark must not change what is delivered (a failure here would
+    have the item retried at once, without its backoff), and a caller that misses it waits its bound."""
+    try:
+        store.mark_push_tried(item.scope, item.task_id, item.config_id, seq)
+    except Exception:
+        logger.warning("could not mark the failed attempt", extra={**_log_keys(item), "seq": seq}, exc_info=True)
 
 
 _Shown = TypeVar("_Shown", StreamResponse, Task)
@@ -366,31 +381,6 @@ def _dead_letter(item: DeliveryItem, from_seq: int, up_to_seq: int, reason: str)
         from_seq=from_seq,
         last_error=reason[:500],
         redrive=item.redrive,
-    )
-
-
-def _record(
-    log: AttemptLog, item: DeliveryItem, seq: int, attempt: int, max_attempts: int, result: SendResult, latency: float
-) -> None:
-    outcome: AttemptOutcome = "delivered"
-    if result.outcome == "retry" and attempt < max_attempts:
-        outcome = "retrying"
-    elif result.outcome != "delivered":
-        outcome = "dead-lettered"
-    log.record(
-        Attempt(
-            tenant=item.tenant,
-            owner=item.owner,
-            task_id=item.task_id,
-            config_id=item.config_id,
-            seq=seq,
-            attempt=attempt,
-            status=result.status,
-            # The sender's reasons are fixed phrases, status codes and exception class names.
-            error="" if result.outcome == "delivered" else result.reason,
-            latency_ms=latency,
-            outcome=outcome,
-        )
     )
 
 
