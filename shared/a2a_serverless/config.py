@@ -131,6 +131,11 @@ class Settings:
     """Retry n waits about base * 2**(n-1), capped, with jitter (or the receiver's Retry-After)."""
     push_token_ttl_seconds: int = _bounded(300, ge=30, le=3600)
     """Lifetime (``exp - iat``) of a notification's signed JWT."""
+    push_wait_seconds: float = _bounded(5.0, ge=0, le=900)
+    """The most a blocking SendMessage whose task has webhooks waits, once the task settled, for the
+    push of the state it answers with to be delivered or tried (a failed attempt counts), so a
+    client reads it at its webhook as soon as it has the answer; never past ``blocking_wait_seconds``
+    from the call's start. 0: answer as soon as the task settled (the push follows)."""
     push_attempt_log: str = ""
     """Local stack only (``a2a-serverless dev`` sets it): a file to which every webhook delivery
     attempt appends one JSON line (ids, seq, attempt, status, latency, outcome; never a URL or a

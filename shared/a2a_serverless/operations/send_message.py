@@ -26,7 +26,9 @@
   ``returnImmediately`` got the task id, and GetTask shows the reply as the completed status.)
 * Blocking is the default: the call waits until the run of *this* message left the task terminal
   or interrupted, or until ``blocking_wait_seconds`` passed; then it returns the task as it is
-  (check ``status.state``: it may still be WORKING). ``returnImmediately`` returns at once.
+  (check ``status.state``: it may still be WORKING). ``returnImmediately`` returns at once. A task
+  that settled and has webhooks is answered once the push of the state it answers with was
+  delivered or tried, within ``push_wait_seconds`` (:mod:`._push_wait`).
 * If the work item cannot be queued, the task is failed (never left SUBMITTED) and the caller gets
   an internal error.
 """
@@ -79,6 +81,7 @@ from ..runtime import Runtime
 from ..transitions import SCHEDULE_FAILED_TEXT, continue_with, fail_unscheduled, refuse_message
 from ._context import CallContext, check_id_length, resolve_scope
 from ._push import prepare_config, require_push_capability
+from ._push_wait import wait_for_pushes
 from ._send_keys import (
     answered,
     is_resend,
@@ -112,10 +115,14 @@ class Submitted:
 
 def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime) -> SendMessageResponse:
     config = request.configuration or SendMessageConfiguration()
+    started = time.monotonic()
     record = submit_message(request, ctx, runtime).record
     response = SendMessageResponse(task=with_history_length(record.task, config.history_length))
     if not config.return_immediately:
         record = wait_until_settled(runtime, record, request.message.message_id)
+        if is_settled(record.head, request.message.message_id) or record.head.state.is_terminal:
+            deadline = started + runtime.settings.blocking_wait_seconds
+            wait_for_pushes(runtime, request, record, deadline=deadline)
         if record.reply is not None:
             response = SendMessageResponse(message=record.reply)
         else:
