@@ -13,6 +13,7 @@ import asyncio
 import os
 import re
 import shlex
+import socket
 import subprocess
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from a2a.types import (
     ListTaskPushNotificationConfigsRequest,
     SendMessageConfiguration,
     SendMessageRequest,
+    Task,
     TaskPushNotificationConfig,
     TaskState,
 )
@@ -44,6 +46,9 @@ SETTINGS = {
     "A2A_PUSH_MAX_ATTEMPTS": "3",
     "A2A_PUSH_BACKOFF_BASE_SECONDS": "1",
     "A2A_PUSH_BACKOFF_MAX_SECONDS": "1",
+    # A blocking answer waits for its push up to this (and A2A_BLOCKING_WAIT_SECONDS, 25): a hang
+    # guard on a busy machine, where the default 5 s could run out before a stack's first delivery.
+    "A2A_PUSH_WAIT_SECONDS": "25",
 }
 REDRIVE_HINT = re.compile(r"push-redrive --endpoint-url (\S+) --queue-url (\S+) --dead-letter-url (\S+)")
 BINDINGS = [pytest.param("JSONRPC", id="jsonrpc"), pytest.param("HTTP+JSON", id="http-json")]
@@ -64,6 +69,16 @@ async def send_with_webhook(base_url: str, binding: str, text: str, hook: str, *
     )
     async with sdk_session(base_url, binding) as session:
         return str((await send(session.client, request)).id)
+
+
+async def blocking_send(base_url: str, binding: str, hook: str, text: str) -> Task:
+    """A blocking SendMessage through the a2a-sdk client with an inline push config; its answer."""
+    config = TaskPushNotificationConfig(url=hook, token="tok-e2e")
+    request = SendMessageRequest(
+        message=user_message(text), configuration=SendMessageConfiguration(task_push_notification_config=config)
+    )
+    async with sdk_session(base_url, binding) as session:
+        return await send(session.client, request)
 
 
 def events_of(receiver: WebhookReceiver, path: str) -> list[ReceivedRequest]:
@@ -135,6 +150,44 @@ async def test_every_event_arrives_in_order_with_headers_and_a_verifiable_signat
             verified = keys.verify(request.headers, request.body, issuer=base_url, audience=hook)
             assert verified.task_id == task_id
             assert verified.event_id == request.headers["x-a2a-event-id"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_blocking_answer_finds_its_terminal_push_already_at_the_webhook(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver, binding: str
+) -> None:
+    base_url, _ = push_stack
+    path = f"/blocking-{binding}"
+
+    # When a blocking SendMessage carries an inline webhook config
+    task = await blocking_send(base_url, binding, f"{webhook_receiver.url}{path}", "hello push")
+
+    # Then, read the moment the answer is here, the receiver already holds the COMPLETED push
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert is_complete(webhook_receiver.requests, path)
+    assert_whole_log_in_order(events_of(webhook_receiver, path), task.id)
+
+
+@pytest.mark.asyncio
+async def test_a_blocking_continuation_finds_its_push_at_a_webhook_created_on_the_task(
+    push_stack: tuple[str, StackProcess], webhook_receiver: WebhookReceiver
+) -> None:
+    base_url, _ = push_stack
+    async with sdk_session(base_url, "HTTP+JSON") as session:
+        # Given a task waiting for input, and a webhook config created on it
+        asked = await send(session.client, SendMessageRequest(message=user_message("ask me")))
+        assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        await session.client.create_task_push_notification_config(
+            TaskPushNotificationConfig(task_id=asked.id, url=f"{webhook_receiver.url}/created", token="tok-e2e")
+        )
+
+        # When the answer is sent, blocking
+        answered = await send(session.client, SendMessageRequest(message=user_message("Ann", task_id=asked.id)))
+
+    # Then the COMPLETED push is at the webhook when the answer comes
+    assert answered.status.state == TaskState.TASK_STATE_COMPLETED
+    assert is_complete(webhook_receiver.requests, "/created")
 
 
 @pytest.mark.asyncio
@@ -238,6 +291,31 @@ async def test_deleting_a_config_stops_its_deliveries(
     webhook_receiver.wait_for(lambda requests: is_complete(requests, "/kept"))
     await _until_deliveries_done(stack)
     assert posts_to(webhook_receiver, "/deleted") == before
+
+
+@pytest.mark.asyncio
+async def test_a_blocking_answer_comes_back_when_its_webhook_is_dead(push_stack: tuple[str, StackProcess]) -> None:
+    base_url, stack = push_stack
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/hook"
+
+    # When a blocking SendMessage names a webhook that refuses every connection
+    task = await asyncio.wait_for(blocking_send(base_url, "JSONRPC", dead, "hello dead hook"), timeout=120)
+
+    # Then the answer comes back (the hang guard above is generous), with the task terminal
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+
+    # (Its config deleted, its retries are dropped: no dead letter for the redrive tests to find.)
+    async with sdk_session(base_url) as session:
+        listed = await session.client.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task.id)
+        )
+        for config in listed.configs:
+            await session.client.delete_task_push_notification_config(
+                DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=config.id)
+            )
+    await _until_deliveries_done(stack)
 
 
 def _has_whole_log(requests: list[ReceivedRequest], path: str) -> bool:
