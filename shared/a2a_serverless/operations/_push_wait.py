@@ -14,7 +14,8 @@ function marks the event an attempt failed on (``tried_seq``), and while that ma
 cursor, every later event of the config waits behind it for the retry, the answer's included
 (:class:`~a2a_serverless.ports.push_marks.PushProgress`). A config deleted meanwhile drops out, one
 created meanwhile is waited for too. It polls as the blocking wait does (the store's
-``wait_for_change``, from ``poll_interval_seconds`` backing off to a quarter second).
+``wait_for_change``, from ``poll_interval_seconds`` backing off to a tenth of a second: a few
+small reads per answer).
 
 **Bounded.** At most ``push_wait_seconds`` (``A2A_PUSH_WAIT_SECONDS``, 5 by default; 0 turns the wait
 off), and never past ``blocking_wait_seconds`` from the call's start, so the whole blocking call stays
@@ -47,7 +48,7 @@ __all__ = ["wait_for_pushes"]
 
 logger = logging.getLogger(__name__)
 
-_SLOWEST_POLL_SECONDS = 0.25
+_SLOWEST_POLL_SECONDS = 0.1
 
 
 def may_have_webhooks(runtime: Runtime, request: SendMessageRequest) -> bool:
