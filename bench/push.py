@@ -11,9 +11,14 @@
 * AWS calls: the app's own DynamoDB / SQS / SSM calls during the throughput run (botocore
   ``before-send``), by operation and by the function (poller thread) that made them, per delivered
   notification. The task's own work (the API's writes, the worker's transactions and cancel watch)
-  is counted too, separately, so the push functions' share is visible.
+  is counted too, separately, so the push functions' share is visible;
+* blocking: what a webhook adds to a blocking SendMessage (a one-chunk task), ``--blocking`` rounds,
+  one after the other: without a webhook, with a live one, with a dead one (a closed port), the
+  answer's latency for each (p50 / p95 / max); for the live one, whether the COMPLETED push was at
+  the receiver when the answer came, and when it arrived relative to the answer (negative: before).
 
-    .venv/bin/python bench/push.py [--events 200] [--interval 0.05] [--tasks 40] [--burst 20] [--json out.json]
+    .venv/bin/python bench/push.py [--events 200] [--interval 0.05] [--tasks 40] [--burst 20]
+        [--blocking 20] [--parts latency,throughput,blocking] [--json out.json]
 
 The functions' metric (EMF) lines go to stdout as on Lambda; the results are the JSON printed last.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import socket
 import statistics
 import sys
 import threading
@@ -297,12 +303,77 @@ def measure_throughput(
     return result
 
 
+def blocking_send(client: httpx.Client, text: str, hook_url: str = "") -> tuple[float, str, float]:
+    """A blocking SendMessage: (latency in ms, the answer's state, when the answer came)."""
+    configuration: dict[str, Any] = {"taskPushNotificationConfig": {"url": hook_url}} if hook_url else {}
+    body = {
+        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]},
+        "configuration": configuration,
+    }
+    began = time.perf_counter()
+    response = client.post("/message:send", json=body, headers=HEADERS)
+    answered = time.time()
+    latency = (time.perf_counter() - began) * 1000
+    response.raise_for_status()
+    return latency, str(response.json()["task"]["status"]["state"]), answered
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def measure_blocking(client: httpx.Client, receiver: Receiver, args: argparse.Namespace) -> dict[str, Any]:
+    """Rounds of three blocking sends of a one-chunk task: no webhook, a live one, a dead one."""
+    time.sleep(SETTLE_SECONDS)
+    dead = f"http://127.0.0.1:{_closed_port()}/dead"
+    plain: list[float] = []
+    live: list[float] = []
+    gone: list[float] = []
+    there = 0
+    arrival_after_answer: list[float] = []
+    states: Counter[str] = Counter()
+    for n in range(args.blocking):
+        latency, state, _ = blocking_send(client, "tick 1 0")
+        plain.append(latency)
+        states[state] += 1
+        path = f"/blocking{n}"
+        latency, state, answered = blocking_send(client, "tick 1 0", receiver.url + path)
+        live.append(latency)
+        states[state] += 1
+        there += any(_completed(r["body"]) for r in receiver.for_path(path))
+        arrived = receiver.wait_completed({path}, timeout=30).get(path)
+        if arrived is not None:
+            arrival_after_answer.append((arrived - answered) * 1000)
+        latency, state, _ = blocking_send(client, "tick 1 0", dead)
+        gone.append(latency)
+        states[state] += 1
+    result: dict[str, Any] = {
+        "rounds": args.blocking,
+        "answer_states": dict(states),
+        "no_webhook_ms": summary(plain),
+        "live_webhook_ms": summary(live),
+        "dead_webhook_ms": summary(gone),
+        "live_added_p50_ms": round(percentile(live, 0.5) - percentile(plain, 0.5), 1),
+        "dead_added_p50_ms": round(percentile(gone, 0.5) - percentile(plain, 0.5), 1),
+        "completed_push_at_webhook_when_answered": f"{there}/{args.blocking}",
+    }
+    if arrival_after_answer:
+        result["completed_push_arrival_minus_answer_ms"] = summary(arrival_after_answer)
+    return result
+
+
 def measure(base: str, calls: AwsCalls, args: argparse.Namespace) -> dict[str, Any]:
+    parts = set(args.parts.split(","))
+    results: dict[str, Any] = {}
     with Receiver() as receiver, httpx.Client(base_url=base, timeout=60) as client:
-        results = {
-            "latency": measure_latency(client, receiver, calls, args),
-            "throughput": measure_throughput(client, receiver, calls, args),
-        }
+        if "latency" in parts:
+            results["latency"] = measure_latency(client, receiver, calls, args)
+        if "throughput" in parts:
+            results["throughput"] = measure_throughput(client, receiver, calls, args)
+        if "blocking" in parts:
+            results["blocking"] = measure_blocking(client, receiver, args)
     # The signing key set is read once per cold start of each function (and created on first use).
     results["ssm_calls_whole_run"] = {
         f"{where} {operation}": n
@@ -318,6 +389,8 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--tasks", type=int, default=40)
     parser.add_argument("--burst", type=int, default=20)
+    parser.add_argument("--blocking", type=int, default=20, help="rounds of the blocking part")
+    parser.add_argument("--parts", default="latency,throughput,blocking", help="which parts to run, comma-separated")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
