@@ -26,16 +26,20 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from a2a_serverless.adapters.memory_store import MemoryTaskStore
+from a2a_serverless.config import Settings
 from a2a_serverless.devstack._lambda import LambdaContext, sqs_event
 from a2a_serverless.devstack._template import SqsEventSource
+from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.devstack.pollers import SqsPoller
 from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater, _own_loop, _supervisor
 from a2a_serverless.models import CancelTaskRequest, Part, TaskState
 from a2a_serverless.operations import cancel_task, send_message
+from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transitions import OUT_OF_TIME_TEXT
-from a2a_serverless.wiring import get_runtime, reset_runtime
+from a2a_serverless.wiring import build_runtime, get_runtime, reset_runtime
 from testkit.aws import fake_credentials
 from testkit.calls import CTX, SCOPE, send_request
 
@@ -160,6 +164,9 @@ class Records(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
 
+    def tracebacks(self) -> list[str]:
+        return [r.getMessage() for r in self.records if r.exc_info]
+
     def warnings_by_task(self) -> collections.Counter[str | None]:
         return collections.Counter(getattr(r, "task_id", None) for r in self.records if r.levelno == logging.WARNING)
 
@@ -205,6 +212,7 @@ def test_fifty_cancels_of_an_executor_that_will_not_stop_each_free_their_invocat
         thread.join(HANG_GUARD_SECONDS)
         assert not thread.is_alive()
     assert worker_log.warnings_by_task() == dict.fromkeys(canceled, 1)
+    assert worker_log.tracebacks() == []
     # And what a released executor did late changed nothing
     assert all(stack.state(task_id) is TaskState.TASK_STATE_CANCELED for task_id in canceled)
 
@@ -242,4 +250,83 @@ def test_a_run_past_its_deadline_that_will_not_stop_fails_the_task_and_frees_the
     # And each stubborn run was logged once, at WARNING, with its task id (the deadline itself is
     # an ERROR line of its own)
     assert worker_log.warnings_by_task() == dict.fromkeys(failed, 1)
+    assert worker_log.tracebacks() == []
     assert all(stack.state(task_id) is TaskState.TASK_STATE_FAILED for task_id in failed)
+
+
+# ------------------------------------------------------------------ durable mode (a turn per step)
+
+
+class StubbornSteps(AgentExecutor):
+    """A durable executor whose step will not stop: ``swallow`` ignores its cancellation; ``block``
+    blocks the event loop inside the step."""
+
+    durable_steps = True
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).start_work()
+        habit = context.get_user_input()
+        await context.steps.run(habit, self._block if habit == "block" else self._swallow)
+
+    def _block(self) -> str:
+        BLOCKED.append(threading.current_thread())
+        RELEASE.wait(HANG_GUARD_SECONDS * 2)
+        return "late"
+
+    async def _swallow(self) -> str:
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:  # the habit under test
+                pass
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        return None
+
+
+@pytest.mark.parametrize("habit", ["swallow", "block"])
+def test_a_durable_step_that_will_not_stop_is_canceled_and_its_execution_ends(
+    habit: str, monkeypatch: pytest.MonkeyPatch, worker_log: Records
+) -> None:
+    monkeypatch.setattr(_supervisor, "CANCEL_GRACE_SECONDS", 0.1)
+    monkeypatch.setattr(_supervisor, "ABANDON_MARGIN_SECONDS", 0.2)
+    monkeypatch.setattr(_own_loop, "LEFTOVER_GRACE_SECONDS", 0.1)
+    RELEASE.clear()
+    BLOCKED.clear()
+    store = MemoryTaskStore()
+    config = Settings(
+        store="memory",
+        execution_mode="durable",
+        poll_interval_seconds=0.01,
+        executor=f"{__name__}:StubbornSteps",
+        cancel_wait_seconds=0,
+    )
+    worker = LocalDurableWorker(
+        config, limits=DurableLimits(invocation_timeout=900, execution_timeout=120), store=store
+    )
+    runtime = build_runtime(config, store=store, durable=worker.runs)
+    try:
+        tasks: list[str] = []
+        for _ in range(5):
+            # Given a durable run in a step that will not stop
+            task = submit_message(send_request(habit, message_id=str(uuid.uuid4())), CTX, runtime).task
+            wait_until(lambda: store.get_task(SCOPE, task.id).state is TaskState.TASK_STATE_WORKING, "working")  # noqa: B023
+            time.sleep(0.2)  # (into the step: not asserted, either way the run is canceled)
+            # When it is canceled
+            cancel_task(CancelTaskRequest(id=task.id), CTX, runtime)
+            # Then the task is CANCELED, and its execution ends
+            arn = worker.runs.execution_arn(task.id)
+            assert arn is not None
+            worker.runs.runner.wait_for_result(arn, timeout=HANG_GUARD_SECONDS)
+            assert store.get_task(SCOPE, task.id).state is TaskState.TASK_STATE_CANCELED
+            tasks.append(task.id)
+        RELEASE.set()
+        for thread in BLOCKED:
+            thread.join(HANG_GUARD_SECONDS)
+        # And each stubborn run was logged once, at WARNING, with its task id
+        assert worker_log.warnings_by_task() == dict.fromkeys(tasks, 1)
+        assert worker_log.tracebacks() == []  # (nor do their late steps: the run was over)
+        assert all(store.get_task(SCOPE, task_id).state is TaskState.TASK_STATE_CANCELED for task_id in tasks)
+    finally:
+        RELEASE.set()
+        worker.close()

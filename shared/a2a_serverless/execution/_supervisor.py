@@ -102,7 +102,7 @@ async def supervise(
         raised = None if execution.cancelled() else execution.exception()
         if suspend and isinstance(raised, suspend):
             raise raised
-        return _outcome(execution, context.task_id)
+        return _outcome(execution, guard)
     if not done:
         assert deadline is not None
         level = logging.INFO if guard.abandoned else logging.ERROR
@@ -127,14 +127,14 @@ async def supervise(
             if _refused_as_ended(exc, log):  # execute settled the task (or lost it) as the cancel came
                 logger.info("the cancel came after the run ended: %s", exc, extra={"task_id": context.task_id})
             else:
-                _log_failure(exc, context.task_id)
+                _log_failure(exc, guard)
     await _stop(execution, CANCEL_GRACE_SECONDS, log, guard)
     if end is RunEnd.FAILED and isinstance(log.failure, RunLost):
         return None
     return end
 
 
-def _outcome(execution: asyncio.Task[None], task_id: str) -> RunEnd | None:
+def _outcome(execution: asyncio.Task[None], guard: RunGuard[Any]) -> RunEnd | None:
     if execution.cancelled():
         return RunEnd.FAILED
     exc = execution.exception()
@@ -142,7 +142,7 @@ def _outcome(execution: asyncio.Task[None], task_id: str) -> RunEnd | None:
         return RunEnd.RETURNED
     if isinstance(exc, RunLost):
         return None
-    _log_failure(exc, task_id)
+    _log_failure(exc, guard)
     return RunEnd.INVALID if isinstance(exc, InvalidAgentResponseError) else RunEnd.FAILED
 
 
@@ -164,6 +164,8 @@ async def _stop(execution: asyncio.Task[None], grace: float, log: RunLog, guard:
             # The executor's ``cancel`` reported CANCELED while ``execute`` still worked: its next
             # event was refused, which stops it as the cancellation would have. Not its failure.
             logger.info("the run stopped on an event after it ended: %s", exc, extra={"task_id": task_id})
+        elif guard.abandoned:
+            _log_failure(exc, guard)
         else:
             logger.warning("executor raised while stopping", exc_info=exc, extra={"task_id": task_id})
 
@@ -175,5 +177,8 @@ def _refused_as_ended(exc: BaseException, log: RunLog) -> bool:
     return isinstance(exc, RunLost) or (isinstance(exc, InvalidAgentResponseError) and log.closed)
 
 
-def _log_failure(exc: BaseException, task_id: str) -> None:
-    logger.error("executor failed", exc_info=exc, extra={"task_id": task_id})
+def _log_failure(exc: BaseException, guard: RunGuard[Any]) -> None:
+    if guard.abandoned:  # the run was ended without it: what it does now changes nothing
+        logger.info("the executor raised after its run was ended without it: %r", exc, extra={"task_id": guard.task_id})
+    else:
+        logger.error("executor failed", exc_info=exc, extra={"task_id": guard.task_id})
