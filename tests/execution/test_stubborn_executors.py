@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import importlib
 import logging
 import threading
@@ -62,10 +63,8 @@ class StubbornAgent(AgentExecutor):
         await updater.start_work()
         if text == "swallow":
             while True:
-                try:
+                with contextlib.suppress(asyncio.CancelledError):  # the habit under test
                     await asyncio.sleep(3600)
-                except asyncio.CancelledError:  # the habit under test
-                    pass
         if text == "block":
             BLOCKED.append(threading.current_thread())
             RELEASE.wait(HANG_GUARD_SECONDS * 2)  # a synchronous wait: the loop is held
@@ -275,10 +274,8 @@ class StubbornSteps(AgentExecutor):
 
     async def _swallow(self) -> str:
         while True:
-            try:
+            with contextlib.suppress(asyncio.CancelledError):  # the habit under test
                 await asyncio.sleep(3600)
-            except asyncio.CancelledError:  # the habit under test
-                pass
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         return None

@@ -17,15 +17,16 @@ The rules are :mod:`a2a_serverless.transitions`; this module drives them:
    the task fails with a message saying it ran out of time, rather than being cut off silently.
 4. **Settle.** Whatever happened, the task leaves the run terminal or interrupted: an exception
    fails it with a generic message; returning early completes it; a cancel ends it CANCELED.
-5. **Stopping.** A stopped executor (canceled, out of time, its task taken) gets a grace to end:
-   ``cancel`` gets ``CANCEL_GRACE_SECONDS``, then ``execute``'s coroutine is cancelled and gets as
-   long again (out of time: at most half the deadline's margin). One that will not stop (it
-   swallows ``CancelledError``, or blocks its event loop) does not keep the invocation: the run
-   has a loop and a thread of its own (:mod:`._own_loop`), and the calling thread, which the
-   executor cannot block, ends the run without it once the graces and ``ABANDON_MARGIN_SECONDS``
-   have passed. It settles the task as the run would have (:func:`~a2a_serverless.transitions.settle`,
-   conditional on the run's message, so a late event of the executor is refused), logs one
-   WARNING with the task id, and returns. :mod:`._own_loop` says what becomes of the executor.
+5. **Stopping.** A stopped executor (canceled, out of time, its task taken) gets a grace to end
+   (:mod:`._supervisor`): ``cancel`` gets ``CANCEL_GRACE_SECONDS``, then ``execute``'s coroutine
+   is cancelled and gets as long again (out of time: at most half the deadline's margin). One
+   that will not stop (it swallows ``CancelledError``, or blocks its event loop) does not keep the
+   invocation: the run has a loop and a thread of its own (:mod:`._own_loop`), and the calling
+   thread, which the executor cannot block, ends the run without it once the graces and
+   ``ABANDON_MARGIN_SECONDS`` have passed. It settles the task as the run would have
+   (:func:`~a2a_serverless.transitions.settle`, conditional on the run's message, so a late event
+   of the executor is refused), logs one WARNING with the task id, and returns. :mod:`._own_loop`
+   says what becomes of the executor.
 """
 
 from __future__ import annotations
