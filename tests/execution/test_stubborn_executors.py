@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import boto3
@@ -36,10 +37,11 @@ from a2a_serverless.devstack.pollers import SqsPoller
 from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater, _own_loop, _supervisor
 from a2a_serverless.models import CancelTaskRequest, Part, TaskState
+from a2a_serverless.mutation import mutate
 from a2a_serverless.operations import cancel_task, send_message
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.runtime import Runtime
-from a2a_serverless.transitions import OUT_OF_TIME_TEXT
+from a2a_serverless.transitions import DEAD_LETTER_TEXT, OUT_OF_TIME_TEXT, dead_letter
 from a2a_serverless.wiring import build_runtime, get_runtime, reset_runtime
 from testkit.aws import fake_credentials
 from testkit.calls import CTX, SCOPE, send_request
@@ -327,3 +329,38 @@ def test_a_durable_step_that_will_not_stop_is_canceled_and_its_execution_ends(
     finally:
         RELEASE.set()
         worker.close()
+
+
+@pytest.mark.parametrize("habit", ["swallow", "block"])
+def test_a_run_whose_task_another_writer_ended_frees_the_invocation_when_its_executor_will_not_stop(
+    habit: str, stack: Stack, worker_log: Records
+) -> None:
+    lost: list[str] = []
+    for _ in range(3):
+        # Given a run of an executor that will not stop
+        task_id = stack.send(habit)
+        invocation = stack.invoke()
+        wait_until(lambda: stack.state(task_id) is TaskState.TASK_STATE_WORKING, "the run started")  # noqa: B023
+        # When another writer ends the task (the dead-letter handler, as for an item SQS gave up on)
+        record = stack.runtime.store.get_task(SCOPE, task_id)
+        assert record is not None
+        rule = partial(dead_letter, message_id=record.running_message_id, max_history=100)
+        assert mutate(stack.runtime.store, SCOPE, task_id, rule).result
+        # Then the invocation returns, and the task stays as that writer left it
+        assert invocation.result(HANG_GUARD_SECONDS) == 1
+        final = stack.runtime.store.get_task(SCOPE, task_id)
+        assert final is not None
+        assert final.state is TaskState.TASK_STATE_FAILED
+        assert final.task.status.message is not None
+        assert final.task.status.message.parts[0].text == DEAD_LETTER_TEXT
+        lost.append(task_id)
+    then_a_normal_task_completes(stack)
+    RELEASE.set()
+    for thread in BLOCKED:
+        thread.join(HANG_GUARD_SECONDS)
+    # And each run says once that it lost its task, and once that its executor did not stop
+    stubborn = [r for r in worker_log.records if r.getMessage().startswith("the executor did not stop")]
+    assert collections.Counter(getattr(r, "task_id", None) for r in stubborn) == dict.fromkeys(lost, 1)
+    assert all(r.levelno == logging.WARNING for r in stubborn)
+    assert worker_log.warnings_by_task() == dict.fromkeys(lost, 2)
+    assert worker_log.tracebacks() == []

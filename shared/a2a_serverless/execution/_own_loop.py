@@ -146,6 +146,7 @@ def run_on_own_loop(main: Coroutine[Any, Any, R], guard: RunGuard[R]) -> R:
     # The run ended; what it left behind gets its short grace before the invocation returns.
     thread.join(LEFTOVER_GRACE_SECONDS + 1.0)
     if thread.is_alive():
+        guard.abandoned = True
         guard.warn_once("the executor blocks its event loop after the run ended; its thread stays until it returns")
     if outcome.error is not None:
         raise outcome.error

@@ -259,6 +259,7 @@ def _end_without_it(
     it: settle the task as the run would have, conditional on the run's message."""
     monitor.stop()
     if reason is None:
+        logger.warning("the run lost its task to another writer; stopped", extra={"task_id": writer.record.task_id})
         return report_run(RUN_LOST, started, None, written)
     rule = partial(settle, message_id=message_id, end=reason, max_history=max_history)
     try:
