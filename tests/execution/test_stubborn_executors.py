@@ -1,11 +1,12 @@
 """An executor that will not stop does not keep its worker invocation (worker.py, step 5).
 
 One executor swallows ``asyncio.CancelledError``; another blocks its event loop (a synchronous wait
-inside ``async def execute``). Each is canceled, or runs past its deadline, fifty times in a row
-through the worker's Lambda entry point (``a2a_serverless.functions.worker``), invoked as the local
-stack's SQS poller invokes it, on a pool of two threads: an invocation that did not return would
-hold a thread, and the normal task sent last would never run. DynamoDB and SQS are moto in
-process. The graces are made short (the behaviour, not the time, is asserted).
+inside ``async def execute``). Each is canceled fifty times in a row (and, a few times each, runs
+past its deadline or has its task ended by another writer) through the worker's Lambda entry point
+(``a2a_serverless.functions.worker``), invoked as the local stack's SQS poller invokes it, on a
+pool of two threads: an invocation that did not return would hold a thread, and the normal task
+sent last would never run. DynamoDB and SQS are moto in process. Durable mode is checked on the
+durable SDK's local runner. The graces are made short (the behaviour, not the time, is asserted).
 """
 
 from __future__ import annotations
