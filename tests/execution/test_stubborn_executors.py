@@ -29,6 +29,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from a2a_serverless import telemetry
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.devstack._lambda import LambdaContext, sqs_event
@@ -42,6 +43,7 @@ from a2a_serverless.mutation import mutate
 from a2a_serverless.operations import cancel_task, send_message
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.runtime import Runtime
+from a2a_serverless.telemetry import _sdk
 from a2a_serverless.transitions import DEAD_LETTER_TEXT, OUT_OF_TIME_TEXT, dead_letter
 from a2a_serverless.wiring import build_runtime, get_runtime, reset_runtime
 from testkit.aws import fake_credentials
@@ -365,3 +367,33 @@ def test_a_run_whose_task_another_writer_ended_frees_the_invocation_when_its_exe
     assert all(r.levelno == logging.WARNING for r in stubborn)
     assert worker_log.warnings_by_task() == dict.fromkeys(lost, 2)
     assert worker_log.tracebacks() == []
+
+
+def test_with_tracing_on_an_abandoned_executor_ends_its_span_as_stopped_without_noise(
+    stack: Stack, worker_log: Records, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given tracing on (spans in memory), and an executor that swallows its cancellation
+    monkeypatch.setenv(telemetry.SWITCH_ENV, "memory")
+    telemetry.reset()
+    assert telemetry.tracing_on()
+    _sdk.MEMORY.clear()
+    caplog.set_level(logging.INFO, logger="opentelemetry")
+    try:
+        for _ in range(3):
+            task_id = stack.send("swallow")
+            invocation = stack.invoke()
+            wait_until(lambda: stack.state(task_id) is TaskState.TASK_STATE_WORKING, "the run started")  # noqa: B023
+            # When it is canceled, then the invocation returns and the task is CANCELED
+            cancel_task(CancelTaskRequest(id=task_id), CTX, stack.runtime)
+            assert invocation.result(HANG_GUARD_SECONDS) == 1
+            assert stack.state(task_id) is TaskState.TASK_STATE_CANCELED
+        # And the abandoned coroutines were closed in their own context: each agent span ended,
+        # as stopped, and OpenTelemetry had nothing to say about a context it could not detach
+        agents = [s for s in _sdk.finished_spans() if s.name.startswith("invoke_agent")]
+        assert [(s.attributes or {}).get("a2a_serverless.run.outcome") for s in agents] == ["stopped"] * 3
+        assert [r.getMessage() for r in caplog.records if r.name.startswith("opentelemetry")] == []
+        assert worker_log.tracebacks() == []
+    finally:
+        _sdk.MEMORY.clear()
+        monkeypatch.delenv(telemetry.SWITCH_ENV)
+        telemetry.reset()

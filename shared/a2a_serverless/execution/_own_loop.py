@@ -14,8 +14,9 @@ its ``CancelledError``), they are cancelled once more and get ``LEFTOVER_GRACE_S
 loop; then the loop is closed without waiting for them (``asyncio.run`` would wait without limit).
 Either way an executor that will not stop is logged once, at WARNING, with the task id.
 
-What becomes of an abandoned executor: a coroutine that swallowed its cancellation is never
-resumed (its loop is closed) and is dropped with it. One that blocks its loop keeps its thread
+What becomes of an abandoned executor: a coroutine that swallowed its cancellation is closed
+(``GeneratorExit`` at its ``await``, on the loop's thread and in its own context, so its ``finally``
+blocks run and its trace span ends as stopped) and dropped with its loop. One that blocks its loop keeps its thread
 until it returns; whatever it then emits is refused (the task is settled and the run no longer
 owns it), and the run's late steps log at INFO. That thread still uses the process: on Lambda an
 executor that spins the CPU slows the environment's next invocations, and one that blocks forever
@@ -39,6 +40,7 @@ __all__ = ["LEFTOVER_GRACE_SECONDS", "RunGuard", "run_on_own_loop"]
 logger = logging.getLogger("a2a_serverless.execution.worker")
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 LEFTOVER_GRACE_SECONDS = 1.0
 """How long tasks still pending when the run's coroutine ended get, once cancelled, to end."""
@@ -60,8 +62,21 @@ class RunGuard(Generic[R]):
         self._on_abandon: Callable[[RunEnd | None], R] | None = None
         self._finished = False
         self._warned = False
+        self._contexts: dict[asyncio.Task[Any], contextvars.Context] = {}
         self.abandoned = False
         """True once the waiting thread gave up on the run (its late steps are no news)."""
+
+    def create_task(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """A task of the run whose context is known, so that, abandoned, it can be closed in it
+        (``Task.get_context`` is Python 3.12's)."""
+        context = contextvars.copy_context()
+        task = asyncio.get_running_loop().create_task(coro, context=context)
+        self._contexts[task] = context
+        return task
+
+    def context_of(self, task: asyncio.Task[Any]) -> contextvars.Context | None:
+        get_context = getattr(task, "get_context", None)
+        return get_context() if get_context is not None else self._contexts.get(task)
 
     def arm(self, on_abandon: Callable[[RunEnd | None], R]) -> None:
         """How to end the run without it, given why it was asked to stop."""
@@ -170,8 +185,23 @@ def _wind_down(loop: asyncio.AbstractEventLoop, guard: RunGuard[Any]) -> None:
                 len(stubborn),
             )
             guard.abandoned = True
+            for task in stubborn:
+                _close(task, guard)
             return  # its async generators may be suspended in those tasks: not closed either
     loop.run_until_complete(loop.shutdown_asyncgens())
+
+
+def _close(task: asyncio.Task[Any], guard: RunGuard[Any]) -> None:
+    """Close an abandoned task's coroutine now, on its loop's thread and in its own context, as
+    garbage collection would later, anywhere: its ``finally`` blocks and context managers (the
+    run's trace span) then end in the context they began in, not in a stranger's."""
+    context = guard.context_of(task)
+    if context is None:
+        return  # (Python 3.11, a task the executor made: left to garbage collection)
+    try:
+        context.run(task.get_coro().close)
+    except RuntimeError as exc:  # it awaited again as it was closed
+        logger.info("an abandoned task of the run would not close: %s", exc, extra={"task_id": guard.task_id})
 
 
 def _exception_handler(guard: RunGuard[Any]) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:

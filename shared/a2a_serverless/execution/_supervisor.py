@@ -86,7 +86,7 @@ async def supervise(
     """Run the executor until it returns, raises, is canceled, runs out of time or the run is lost
     (None). Whatever it emitted on the way (to ``events``) is queued in ``log``. An exception of
     ``suspend`` (a durable execution ending this invocation) is raised as it is."""
-    execution = asyncio.create_task(telemetry.invoke_agent(executor, context, events))
+    execution = guard.create_task(telemetry.invoke_agent(executor, context, events))
     signals: dict[asyncio.Task[object], RunEnd | None] = {
         asyncio.create_task(canceled.wait()): RunEnd.CANCELED,
         asyncio.create_task(lost.wait()): None,
