@@ -17,11 +17,22 @@ The rules are :mod:`a2a_serverless.transitions`; this module drives them:
    the task fails with a message saying it ran out of time, rather than being cut off silently.
 4. **Settle.** Whatever happened, the task leaves the run terminal or interrupted: an exception
    fails it with a generic message; returning early completes it; a cancel ends it CANCELED.
+5. **Stopping.** A stopped executor (canceled, out of time, its task taken) gets a grace to end
+   (:mod:`._supervisor`): ``cancel`` gets ``CANCEL_GRACE_SECONDS``, then ``execute``'s coroutine
+   is cancelled and gets as long again (out of time: at most half the deadline's margin). One
+   that will not stop (it swallows ``CancelledError``, or blocks its event loop) does not keep the
+   invocation: the run has a loop and a thread of its own (:mod:`._own_loop`), and the calling
+   thread, which the executor cannot block, ends the run without it once the graces and
+   ``ABANDON_MARGIN_SECONDS`` have passed. It settles the task as the run would have
+   (:func:`~a2a_serverless.transitions.settle`, conditional on the run's message, so a late event
+   of the executor is refused), logs one WARNING with the task id, and returns. :mod:`._own_loop`
+   says what becomes of the executor.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -31,7 +42,7 @@ from functools import partial
 
 from .. import telemetry
 from ..blobs import has_references
-from ..errors import InvalidAgentResponseError, TaskNotFoundError
+from ..errors import TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
 from ..mutation import Committed, mutate
 from ..ports import Scope, TaskRecord, WorkItem
@@ -48,10 +59,12 @@ from ..transitions import (
     settle,
 )
 from ._monitor import CANCEL_POLL_SECONDS, RunMonitor
+from ._own_loop import RunGuard, run_on_own_loop
+from ._supervisor import RemainingMillis, deadline_of, end_by, supervise
 from .agent_state import agent_state_of
-from .api import AgentExecutor, Event, EventQueue, RequestContext, Steps
+from .api import Event, EventQueue, RequestContext, Steps
 from .run_log import RunLog, RunWriter
-from .run_report import RUN_LOST, RunReport, report_run
+from .run_report import RUN_LOST, RunReport, Written, report_run
 
 __all__ = [
     "CANCEL_POLL_SECONDS",
@@ -67,13 +80,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CANCEL_GRACE_SECONDS = 5.0
-"""How long the executor's ``cancel`` (or, out of time, the executor itself) gets to wind down."""
-DEADLINE_MARGIN_SECONDS = 10.0
 MAX_RELATED_TASKS = 20
-
-RemainingMillis = Callable[[], int]
-"""The Lambda context's ``get_remaining_time_in_millis``."""
 
 
 def process_work_item(
@@ -85,10 +92,13 @@ def process_work_item(
     resumable: Resumable | None = None,
 ) -> RunReport | None:
     """Synchronous entry point (the SQS handler calls this once per record): what the run did, or
-    None when the item started no run (a duplicate, a task that is gone or was interrupted)."""
-    return asyncio.run(
-        run_work_item(runtime, item, receive_count=receive_count, remaining_ms=remaining_ms, resumable=resumable)
+    None when the item started no run (a duplicate, a task that is gone or was interrupted). It
+    returns once the run is over, or has been stopped and its executor would not end (step 5)."""
+    guard: RunGuard[RunReport | None] = RunGuard(item.task_id)
+    run = run_work_item(
+        runtime, item, receive_count=receive_count, remaining_ms=remaining_ms, resumable=resumable, guard=guard
     )
+    return run_on_own_loop(run, guard)
 
 
 @dataclass(frozen=True)
@@ -131,8 +141,10 @@ async def run_work_item(
     receive_count: int = 1,
     remaining_ms: RemainingMillis | None = None,
     resumable: Resumable | None = None,
+    guard: RunGuard[RunReport | None] | None = None,
 ) -> RunReport | None:
     started = time.monotonic()
+    guard = guard if guard is not None else RunGuard(item.task_id)
     scope = Scope(item.tenant, item.owner)
     settings = runtime.settings
     # Load the executor before claiming: a bad import path raises ConfigError here, the item goes
@@ -168,9 +180,10 @@ async def run_work_item(
         requested_extensions=item.extensions,
         related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id),
         state=agent_state_of(runtime, scope),
-        deadline=(deadline := _deadline(remaining_ms)),
+        deadline=deadline.at if (deadline := deadline_of(remaining_ms)) is not None else None,
     )
     writer = RunWriter(runtime.store, record)
+    log = RunLog(writer, message_id=item.message_id, settings=settings, offloader=runtime.offloader)
     loop = asyncio.get_running_loop()
     canceled, lost = asyncio.Event(), asyncio.Event()
     cancel = canceled.set
@@ -179,32 +192,46 @@ async def run_work_item(
         # the step it was in), not part-way through the replay: there its code handles the cancel
         # (a delegation cancels its remote task).
         cancel = partial(_once_replayed, resumable.replaying, canceled)
+
+    def on_cancel() -> None:
+        now = time.monotonic()
+        guard.stop(RunEnd.CANCELED, at=now, by=end_by(RunEnd.CANCELED, now))
+        _call_soon(loop, cancel)
+
+    def on_lost() -> None:
+        now = time.monotonic()
+        guard.stop(None, at=now, by=end_by(None, now))
+        _call_soon(loop, lost.set)
+
     monitor = RunMonitor(
         runtime.store,
         writer,
         item.message_id,
         lease_seconds=settings.run_lease_seconds,
-        on_cancel=lambda: loop.call_soon_threadsafe(cancel),
-        on_lost=lambda: loop.call_soon_threadsafe(lost.set),
+        on_cancel=on_cancel,
+        on_lost=on_lost,
         alive=(lambda: remaining_ms() > 0) if remaining_ms is not None else (lambda: True),
     )
+    guard.arm(partial(_end_without_it, writer, monitor, item.message_id, settings.max_history, started, log.written))
+    if deadline is not None:
+        guard.stop(RunEnd.OUT_OF_TIME, at=deadline.at, by=deadline.abandon_by)
     monitor.start()
     try:
-        async with RunLog(writer, message_id=item.message_id, settings=settings, offloader=runtime.offloader) as log:
+        async with log:
             events: EventQueue = log
             suspend: tuple[type[BaseException], ...] = ()
             if resumable is not None:
                 context.steps = resumable.steps(log)
                 events = _Replayed(log, resumable.replaying)
                 suspend = resumable.suspend
-            end = await _supervise(executor, context, log, events, canceled, lost, deadline, suspend)
+            end = await supervise(executor, context, log, events, canceled, lost, deadline, guard, suspend)
             if end is None:
-                logger.warning("the run lost its task to another writer; stopped", extra={"task_id": record.task.id})
+                _note_lost(guard, "the run lost its task to another writer; stopped")
                 return report_run(RUN_LOST, started, None, log.written)
             try:
                 await log.flush()
             except RunLost:
-                logger.warning("the run lost its task to another writer", extra={"task_id": record.task.id})
+                _note_lost(guard, "the run lost its task to another writer")
                 return report_run(RUN_LOST, started, None, log.written)
             except Exception:
                 end = RunEnd.FAILED  # (logged by the log's committer)
@@ -217,6 +244,45 @@ async def run_work_item(
     finally:
         monitor.stop()
     return report_run(end, started, settled, log.written)
+
+
+def _end_without_it(
+    writer: RunWriter,
+    monitor: RunMonitor,
+    message_id: str,
+    max_history: int,
+    started: float,
+    written: Written,
+    reason: RunEnd | None,
+) -> RunReport:
+    """End a stopped run whose executor would not stop (step 5), from the thread that waited for
+    it: settle the task as the run would have, conditional on the run's message."""
+    monitor.stop()
+    if reason is None:
+        logger.warning("the run lost its task to another writer; stopped", extra={"task_id": writer.record.task_id})
+        return report_run(RUN_LOST, started, None, written)
+    rule = partial(settle, message_id=message_id, end=reason, max_history=max_history)
+    try:
+        settled = writer.transact(rule).record
+    except RunLost:
+        return report_run(RUN_LOST, started, None, written)
+    except Exception:
+        logger.exception("could not settle task", extra={"task_id": writer.record.task_id})
+        settled = None
+    return report_run(reason, started, settled, written)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
+    """Run ``callback`` on the run's loop (from the monitor's thread); nothing once it is closed."""
+    with contextlib.suppress(RuntimeError):  # the run ended (or was ended without its executor)
+        loop.call_soon_threadsafe(callback)
+
+
+def _note_lost(guard: RunGuard[RunReport | None], message: str) -> None:
+    """A run that lost its task says so at WARNING; once the worker ended it (step 5), at INFO: the
+    worker settled its task, and this is only the abandoned run catching up."""
+    level = logging.INFO if guard.abandoned else logging.WARNING
+    logger.log(level, message, extra={"task_id": guard.task_id})
 
 
 def _once_replayed(replaying: Callable[[], bool], canceled: asyncio.Event) -> None:
@@ -240,97 +306,6 @@ class _Replayed:
             await self._log.enqueue_event(event)
 
 
-async def _supervise(
-    executor: AgentExecutor,
-    context: RequestContext,
-    log: RunLog,
-    events: EventQueue,
-    canceled: asyncio.Event,
-    lost: asyncio.Event,
-    deadline: float | None,
-    suspend: tuple[type[BaseException], ...] = (),
-) -> RunEnd | None:
-    """Run the executor until it returns, raises, is canceled, runs out of time or the run is lost
-    (None). Whatever it emitted on the way (to ``events``) is queued in ``log``. An exception of
-    ``suspend`` (a durable execution ending this invocation) is raised as it is."""
-    execution = asyncio.create_task(telemetry.invoke_agent(executor, context, events))
-    signals: dict[asyncio.Task[object], RunEnd | None] = {
-        asyncio.create_task(canceled.wait()): RunEnd.CANCELED,
-        asyncio.create_task(lost.wait()): None,
-        asyncio.create_task(log.failed.wait()): RunEnd.FAILED,
-    }
-    timeout = max(0.0, deadline - time.monotonic()) if deadline is not None else None
-    try:
-        done, _ = await asyncio.wait({execution, *signals}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in signals:
-            waiter.cancel()
-    if execution in done:
-        raised = None if execution.cancelled() else execution.exception()
-        if suspend and isinstance(raised, suspend):
-            raise raised
-        return _outcome(execution, context.task_id)
-    if not done:
-        logger.error("the run reached its deadline; stopping it", extra={"task_id": context.task_id})
-        await _stop(execution, CANCEL_GRACE_SECONDS, log, context.task_id)
-        return RunEnd.OUT_OF_TIME
-    end = signals[next(waiter for waiter in signals if waiter in done)]
-    if end is RunEnd.CANCELED:
-        # Let the executor react (it usually reports CANCELED), then stop it whatever it does.
-        try:
-            await asyncio.wait_for(executor.cancel(context, events), CANCEL_GRACE_SECONDS)
-        except (Exception, TimeoutError) as exc:
-            if _refused_as_ended(exc, log):  # execute settled the task (or lost it) as the cancel came
-                logger.info("the cancel came after the run ended: %s", exc, extra={"task_id": context.task_id})
-            else:
-                _log_failure(exc, context.task_id)
-    await _stop(execution, CANCEL_GRACE_SECONDS, log, context.task_id)
-    if end is RunEnd.FAILED and isinstance(log.failure, RunLost):
-        return None
-    return end
-
-
-def _outcome(execution: asyncio.Task[None], task_id: str) -> RunEnd | None:
-    if execution.cancelled():
-        return RunEnd.FAILED
-    exc = execution.exception()
-    if exc is None:
-        return RunEnd.RETURNED
-    if isinstance(exc, RunLost):
-        return None
-    _log_failure(exc, task_id)
-    return RunEnd.INVALID if isinstance(exc, InvalidAgentResponseError) else RunEnd.FAILED
-
-
-async def _stop(execution: asyncio.Task[None], grace: float, log: RunLog, task_id: str) -> None:
-    """Cancel the executor's coroutine and wait for it to wind down, at most ``grace`` seconds
-    (it may catch the cancellation to clean up; what it emits meanwhile is still stored)."""
-    execution.cancel()
-    await asyncio.wait({execution}, timeout=grace)
-    if execution.done() and not execution.cancelled() and (exc := execution.exception()) is not None:
-        if _refused_as_ended(exc, log):
-            # The executor's ``cancel`` reported CANCELED while ``execute`` still worked: its next
-            # event was refused, which stops it as the cancellation would have. Not its failure.
-            logger.info("the run stopped on an event after it ended: %s", exc, extra={"task_id": task_id})
-        else:
-            logger.warning("executor raised while stopping", exc_info=exc, extra={"task_id": task_id})
-
-
-def _refused_as_ended(exc: BaseException, log: RunLog) -> bool:
-    """``exc`` is the run log refusing an event because the run already ended: an event settled the
-    task, or another writer took it. A cancel races ``execute`` (both may report); the loser's
-    refusal is how it stops, as a ``CancelledError`` is."""
-    return isinstance(exc, RunLost) or (isinstance(exc, InvalidAgentResponseError) and log.closed)
-
-
-def _deadline(remaining_ms: RemainingMillis | None) -> float | None:
-    """When (monotonic) to stop the executor: a margin before the invocation's end."""
-    if remaining_ms is None:
-        return None
-    remaining = remaining_ms() / 1000
-    return time.monotonic() + remaining - min(DEADLINE_MARGIN_SECONDS, remaining / 4)
-
-
 def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) -> list[Task]:
     """The caller's tasks the message refers to (``referenceTaskIds``); unknown ones are skipped.
     Their stored parts come as a client would get them (inline within a response's budget, else
@@ -341,7 +316,3 @@ def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) 
     store, budget = runtime.store, runtime.settings.inline_response_bytes
     records = (store.get_task(scope, task_id) for task_id in message.reference_task_ids[:MAX_RELATED_TASKS])
     return [runtime.parts.present(record.task, scope, record.task_id, budget) for record in records if record]
-
-
-def _log_failure(exc: BaseException, task_id: str) -> None:
-    logger.error("executor failed", exc_info=exc, extra={"task_id": task_id})

@@ -157,7 +157,7 @@ async def invoke_agent(
         try:
             await execute()
         except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError):
+            if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):  # (closed: the worker left it)
                 span.set_attribute(n.RUN_OUTCOME, "stopped")
             else:
                 span.set_attribute(n.RUN_OUTCOME, "raised")
