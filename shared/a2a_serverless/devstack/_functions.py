@@ -27,7 +27,7 @@ from ._template import (
     schedule_event_sources,
     sqs_event_sources,
 )
-from .pollers import Handler, SqsPoller, running
+from .pollers import Handler, SqsPoller, Turns, running
 from .resources import LocalResources
 from .schedule_pollers import SchedulePoller
 from .stream_pollers import StreamPoller
@@ -210,8 +210,10 @@ def poller_for(
     source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str, slots: int = 1
 ) -> Callable[[], SqsPoller]:
     """The pollers of one SQS source, ``slots`` of them at most, sharing one client (boto3's clients
-    are thread-safe) with a connection for each one's long poll."""
+    are thread-safe) with a connection for each one's long poll, and taking turns at the queue
+    (:class:`.pollers.Turns`: one long poll while it is idle)."""
     sqs = aws_client("sqs", endpoint, connections=slots)
+    turns = Turns(slots)
 
     def make() -> SqsPoller:
         return SqsPoller(
@@ -221,6 +223,7 @@ def poller_for(
             queue_arn=resources.queue_arns[source.queue_id],
             handler=handler,
             function_name=f"{prefix}-{source.function_id}",
+            turns=turns,
         )
 
     return make
