@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from a2a_serverless.devstack._functions import aws_client, poller_for
+from a2a_serverless.devstack._moto import running_moto
 from a2a_serverless.devstack._template import SqsEventSource
-from a2a_serverless.devstack.pollers import Handler, SqsPoller, running
-from a2a_serverless.devstack.resources import LocalResources
+from a2a_serverless.devstack.pollers import Handler, SqsPoller, Turns, running
+from a2a_serverless.devstack.resources import LocalResources, create_resources
 from a2a_serverless.ports.queue import WorkItem
 
 ITEM = WorkItem(tenant="", owner="anonymous", task_id="task-1", message_id="msg-1")
@@ -276,3 +282,106 @@ def test_a_stuck_invocation_is_abandoned(grace: float, abandon: Any, caplog: pyt
         assert "leaving 1 invocation(s) unfinished: ['poller-fn-1']" in caplog.text
     finally:
         release.set()
+
+
+class CountingSqs:
+    """The stack's SQS client, noting how many receives are waiting on moto at once."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.lock = threading.Lock()
+        self.receiving = 0
+        self.peak = 0
+        self.receives = 0
+
+    def receive_message(self, **kwargs: Any) -> Any:
+        with self.lock:
+            self.receiving += 1
+            self.peak = max(self.peak, self.receiving)
+        try:
+            return self.client.receive_message(**kwargs)
+        finally:
+            with self.lock:
+                self.receiving -= 1
+                self.receives += 1
+
+    def delete_message_batch(self, **kwargs: Any) -> Any:
+        return self.client.delete_message_batch(**kwargs)
+
+
+@pytest.fixture
+def stack_queue(template: dict[str, Any]) -> Iterator[tuple[Any, str, Any]]:
+    """The template's work queue on the stack's moto server (its fixes: long polls that wait on
+    the queue); yields the resources, the endpoint and the server."""
+    with running_moto() as moto:
+        resources = create_resources(
+            aws_client("dynamodb", moto.endpoint),
+            aws_client("sqs", moto.endpoint),
+            prefix=f"turns-{uuid.uuid4().hex[:8]}",  # moto's backends outlive one test in this process
+            template=template,
+        )
+        yield resources, moto.endpoint, moto
+
+
+def _slots(
+    stack_queue: tuple[Any, str, Any], handler: Handler, slots: int
+) -> tuple[Callable[[], SqsPoller], CountingSqs, Turns]:
+    """``slots`` pollers of the work queue as the stack makes them (one client, shared turns),
+    polling with a 1 s wait so an idle queue's receives come back often."""
+    resources, endpoint, _ = stack_queue
+    make = poller_for(_source(), resources, endpoint, handler, "a2a-local", slots)
+    first = make()
+    counting = CountingSqs(first.sqs)
+
+    def poller() -> SqsPoller:
+        return replace(make(), sqs=counting, wait_seconds=1)
+
+    return poller, counting, first.turns
+
+
+def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60  # a hang guard
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_an_idle_queue_has_one_receive_waiting_not_one_per_slot(stack_queue: tuple[Any, str, Any]) -> None:
+    # Given ten slots of the worker's queue, and nothing on it
+    poller, counting, _ = _slots(stack_queue, Recorder(), 10)
+    # When they poll through several empty long polls
+    with running([poller], 10, on_stop=stack_queue[2].drain):
+        _until(lambda: counting.receives >= 3, "three empty receives")
+    # Then never more than one receive waited at a time
+    assert counting.peak == 1
+
+
+def test_a_burst_reaches_every_slot_and_the_receives_come_back_to_one(stack_queue: tuple[Any, str, Any]) -> None:
+    # Given ten slots of the worker's queue and twenty work items for twenty tasks
+    resources, endpoint, moto = stack_queue
+    url = resources.queue_urls["WorkQueue"]
+    sqs = aws_client("sqs", endpoint)
+    all_slots = threading.Barrier(10, timeout=60)
+    handled: list[str] = []
+
+    def worker(event: dict[str, Any], context: Any) -> None:
+        if len(handled) < 10:
+            all_slots.wait()  # the first ten wait until ten run at once (it breaks, and raises, if not)
+        handled.append(event["Records"][0]["messageId"])
+
+    poller, counting, turns = _slots(stack_queue, worker, 10)
+    with running([poller], 10, on_stop=moto.drain):
+        _until(lambda: counting.receives >= 1, "the first receive")
+        for n in range(20):
+            item = WorkItem(tenant="", owner="anonymous", task_id=f"task-{n}", message_id=f"m-{n}")
+            sqs.send_message(
+                QueueUrl=url,
+                MessageBody=item.to_json(),
+                MessageGroupId=item.task_id,
+                MessageDeduplicationId=item.deduplication_id,
+            )
+        # Then ten invocations ran at once (the barrier held), every item was handled
+        _until(lambda: len(set(handled)) == 20, "twenty items handled")
+        assert not all_slots.broken
+        # And once the queue is empty again, one receive at a time
+        _until(lambda: turns.allowed == 1, "the turns back to one")

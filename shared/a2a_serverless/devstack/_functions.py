@@ -1,22 +1,21 @@
-"""Running the template's functions, in whichever process hosts them: their handlers imported,
-their event sources polled (SQS, the table's stream, schedules), and the gateway app served by
-uvicorn. The stack (:mod:`.stack`) uses it in one process; the API and function processes
-(:mod:`._processes`) each use their part.
+"""Running the template's functions, in whichever process hosts them: their handlers imported and
+their event sources polled (SQS, the table's stream, schedules). The stack (:mod:`.stack`) uses it
+in one process, each function process (:mod:`._processes`) for its function. The gateway app and
+its server are :mod:`._gateway`'s: a function process never imports the app, uvicorn or Starlette.
+
+The stack's clients of moto come from one boto3 session (:func:`aws_client`), so each service's
+model is read once per process, not once per client.
 """
 
 from __future__ import annotations
 
 import contextlib
-import socket
-import sys
+import functools
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import FrameType
 from typing import TYPE_CHECKING, Literal, cast, overload
 
-import uvicorn
-
-from ..transport.sse import end_streams
 from ._environment import moto_session
 from ._imports import ImportPathError, import_object
 from ._template import (
@@ -27,37 +26,32 @@ from ._template import (
     schedule_event_sources,
     sqs_event_sources,
 )
-from .pollers import Handler, SqsPoller, running
+from .pollers import Handler, SqsPoller, Turns, running
 from .resources import LocalResources
 from .schedule_pollers import SchedulePoller
 from .stream_pollers import StreamPoller
 
 if TYPE_CHECKING:
+    from boto3.session import Session
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
-    from starlette.types import ASGIApp
 
     from ..json_types import JsonValue
 
 __all__ = [
-    "GATEWAY_APP",
     "LOCAL_SQS_CONCURRENCY",
     "STOP_GRACE_SECONDS",
     "EventSources",
-    "GatewayServer",
     "StackError",
     "aws_client",
     "concurrency",
-    "gateway_app",
+    "import_callable",
     "import_handler",
     "start_pollers",
 ]
 
-
-GATEWAY_APP = "a2a_serverless.transport.app:create_app"
-"""The app factory uvicorn serves: the same Starlette app the gateway function runs."""
 
 LOCAL_SQS_CONCURRENCY = 10
 """Invocations at once for an SQS source whose template sets no limit (no ``ScalingConfig``
@@ -75,25 +69,6 @@ def concurrency(source: SqsEventSource, workers: int | None) -> int:
 
 class StackError(RuntimeError):
     """The stack cannot start; the message says why, in one line."""
-
-
-class GatewayServer(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, *, ready_line: str) -> None:
-        super().__init__(config)
-        self._ready_line = ready_line
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        # uvicorn's own handler while it serves: open streams end now, cleanly, rather than be cut
-        # off when its graceful shutdown times out.
-        end_streams()
-        super().handle_exit(sig, frame)
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        if self.started:
-            # Tests and scripts wait for this line: the socket accepts connections from here on.
-            sys.stdout.write(self._ready_line + "\n")
-            sys.stdout.flush()
 
 
 STOP_GRACE_SECONDS = 2
@@ -119,24 +94,30 @@ def aws_client(
     environment is set), with ``connections`` in its pool (botocore's default is 10)."""
     from botocore.config import Config
 
-    session = moto_session()
-    # The stubs type client() per literal service name; the overloads above carry that through.
-    client: DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client = session.client(  # type: ignore[call-overload]
-        service, endpoint_url=endpoint, config=Config(max_pool_connections=max(connections, 10))
-    )
+    with _session_lock:  # a boto3 session is not thread-safe; the clients it makes are
+        # The stubs type client() per literal service name; the overloads above carry that through.
+        client: DynamoDBClient | DynamoDBStreamsClient | SQSClient | S3Client = _session().client(  # type: ignore[call-overload]
+            service, endpoint_url=endpoint, config=Config(max_pool_connections=max(connections, 10))
+        )
     return client
+
+
+_session_lock = threading.Lock()
+
+
+@functools.cache
+def _session() -> Session:
+    """One session for the process's clients of moto: its loader reads a service's model once
+    (a fresh session per client read it again: about 0.1 s of CPU each)."""
+    return moto_session()
 
 
 def import_handler(path: str) -> Handler:
     # The template names it as a Lambda handler: it is trusted to be one, as Lambda trusts it.
-    return cast("Handler", _import_callable(path, "the template's handler"))
+    return cast("Handler", import_callable(path, "the template's handler"))
 
 
-def gateway_app() -> ASGIApp:
-    return cast("ASGIApp", _import_callable(GATEWAY_APP, "the gateway app factory")())
-
-
-def _import_callable(path: str, what: str) -> Callable[..., object]:
+def import_callable(path: str, what: str) -> Callable[..., object]:
     try:
         target = import_object(path)
     except ImportPathError as exc:
@@ -210,8 +191,10 @@ def poller_for(
     source: SqsEventSource, resources: LocalResources, endpoint: str, handler: Handler, prefix: str, slots: int = 1
 ) -> Callable[[], SqsPoller]:
     """The pollers of one SQS source, ``slots`` of them at most, sharing one client (boto3's clients
-    are thread-safe) with a connection for each one's long poll."""
+    are thread-safe) with a connection for each one's long poll, and taking turns at the queue
+    (:class:`.pollers.Turns`: one long poll while it is idle)."""
     sqs = aws_client("sqs", endpoint, connections=slots)
+    turns = Turns(slots)
 
     def make() -> SqsPoller:
         return SqsPoller(
@@ -221,6 +204,7 @@ def poller_for(
             queue_arn=resources.queue_arns[source.queue_id],
             handler=handler,
             function_name=f"{prefix}-{source.function_id}",
+            turns=turns,
         )
 
     return make

@@ -97,7 +97,7 @@ def _api(spec: ApiSpec) -> int:
     import uvicorn
 
     from ..wiring import get_runtime
-    from ._functions import GatewayServer, gateway_app
+    from ._gateway import GatewayServer, gateway_app
     from ._local_app import local_app
 
     os.environ.setdefault("OTEL_SERVICE_NAME", "api")  # the traces' name for this process, as its log lines'

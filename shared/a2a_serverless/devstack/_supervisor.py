@@ -1,6 +1,11 @@
 """The local stack's processes: the API and each event-sourced function started as processes of
 their own (:mod:`._processes`), their output relayed, and all of them stopped together on Ctrl-C.
 
+The API process starts first, the function processes once it has written its ready line: the
+ready line then comes as soon as the API serves, instead of after six processes' imports shared
+the machine's cores, and a message sent meanwhile waits on its queue for the worker, as one sent
+to a cold function does.
+
 A function process that dies once it has started (killed, out of memory, crashed) is started
 again, fresh, as Lambda starts a new execution environment for the next invocation: one line says
 so. What the dead process had in flight is lost as on AWS: its SQS messages come back after their
@@ -60,7 +65,10 @@ class _Child:
     command: list[str]
     pass_fds: tuple[int, ...] = ()
     ready_text: str | None = None
-    """The line a function process writes once its pollers run (``_processes function``)."""
+    """The line the process writes once it serves: a function's once its pollers run (``_processes
+    function``), the API's ready line."""
+    restarts: bool = True
+    """A function's process is started again when it dies after it got ready; the API's is not."""
     process: subprocess.Popen[str] | None = None
     started: float = 0.0
     ready: threading.Event = field(default_factory=threading.Event)
@@ -118,22 +126,28 @@ def run_processes(
         relay.start()
 
     try:
-        for spec in functions:
-            children.append(
-                _Child(spec.function_id, command("function", spec), ready_text=f"function {spec.function_id} ready")
-            )
-            start(children[-1])
         os.set_inheritable(sock.fileno(), True)
-        children.append(_Child("api", command("api", api), pass_fds=(sock.fileno(),)))
-        start(children[-1])
+        server = _Child(
+            "api", command("api", api), pass_fds=(sock.fileno(),), ready_text=api.ready_line, restarts=False
+        )
+        children.append(server)
+        start(server)
         sock.close()  # the API process owns the listening socket now
+        while not server.ready.wait(0.05):  # the functions start once the API serves
+            if shutdown.requested or server.popen.poll() is not None:
+                break  # (below: a stop, or the API's death, which stops the stack)
+        else:
+            for spec in functions:
+                ready = f"function {spec.function_id} ready"
+                children.append(_Child(spec.function_id, command("function", spec), ready_text=ready))
+                start(children[-1])
         while not shutdown.event.wait(0.5):
             for child in children:
                 if child.restart_at is not None:
                     if time.monotonic() >= child.restart_at:
                         start(child)
                 elif (code := child.popen.poll()) is not None:
-                    if child.ready_text is None or not child.ready.is_set():
+                    if not child.restarts or not child.ready.is_set():
                         _log.error("a process of the stack stopped: %s (%s)", child.name, _how(code))
                         return 1
                     moto.end_waits()  # its long polls would take messages for nobody

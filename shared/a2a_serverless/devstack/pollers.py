@@ -2,7 +2,12 @@
 Lambda would build, delete what succeeded, leave the rest to come back after the visibility timeout.
 
 One ``SqsPoller`` is one concurrent invocation slot; the stack runs as many as the source's
-concurrency (the template's ``MaximumConcurrency``), each on its own thread.
+concurrency (the template's ``MaximumConcurrency``), each on its own thread. They take turns at the
+queue (:class:`Turns`), as Lambda's pollers scale with the messages waiting: while the queue is idle
+one slot long-polls it and the others wait for their turn without a request; each receive that
+brings messages lets one more slot poll (the one that got them is busy invoking), and each that
+comes back empty lets one fewer, down to one. A burst therefore reaches every slot within a few
+receives, and a quiet stack holds one long poll per queue, not one per slot.
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..json_types import Json, JsonValue
 from ._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import DeleteMessageBatchRequestEntryTypeDef
 
-__all__ = ["Handler", "Poller", "SqsPoller", "running"]
+__all__ = ["Handler", "Poller", "SqsPoller", "Turns", "running"]
 
 Handler = Callable[[Json, Any], Any]
 """A Lambda handler: ``handler(event, context)``."""
@@ -34,6 +39,45 @@ class Poller(Protocol):
     function_name: str
 
     def run(self, stop: threading.Event) -> None: ...
+
+    def wake(self) -> None:
+        """End a wait that ``stop`` alone does not end (the pollers are stopping)."""
+        ...
+
+
+class Turns:
+    """Which of an SQS source's slots may receive now (see the module doc): ``allowed`` at once,
+    one while the queue is idle, one more after each receive that brought messages, one fewer after
+    each that came back empty; a slot waits for its turn on a condition, not by polling."""
+
+    def __init__(self, slots: int = 1) -> None:
+        self.slots = max(1, slots)
+        self.allowed = 1
+        self.receiving = 0
+        self._changed = threading.Condition()
+        self._woken = False
+
+    def enter(self, stop: threading.Event) -> bool:
+        """Wait for a turn to receive; False once ``stop`` is set (after :meth:`wake`)."""
+        with self._changed:
+            while self.receiving >= self.allowed and not self._woken:
+                self._changed.wait()
+            if stop.is_set():
+                return False
+            self.receiving += 1
+            return True
+
+    def leave(self, received: bool) -> None:
+        """A receive ended, with messages or without."""
+        with self._changed:
+            self.receiving -= 1
+            self.allowed = min(self.allowed + 1, self.slots) if received else max(self.allowed - 1, 1)
+            self._changed.notify_all()
+
+    def wake(self) -> None:
+        with self._changed:
+            self._woken = True
+            self._changed.notify_all()
 
 
 _log = logging.getLogger(__name__)
@@ -57,20 +101,41 @@ class SqsPoller:
     the stack ends the waiting receives (``moto_fixes.drain_receives``)."""
     retry_seconds: float = 1.0
     """Pause after a failed receive (moto unreachable, say) before polling again."""
+    turns: Turns = field(default_factory=Turns)
+    """Shared by the source's slots (:func:`._functions.poller_for`); its own by default."""
 
     def run(self, stop: threading.Event) -> None:
-        """Poll until ``stop`` is set. Never raises: errors are logged and polling goes on."""
-        while not stop.is_set():
+        """Poll, when its turn comes, until ``stop`` is set. Never raises: errors are logged and
+        polling goes on."""
+        while self.turns.enter(stop):
             try:
-                self.poll_once()
+                messages = self._receive()
+            except Exception:
+                self.turns.leave(False)
+                if stop.is_set():
+                    break
+                _log.exception("polling %s failed; retrying", self.source.queue_id)
+                stop.wait(self.retry_seconds)
+                continue
+            self.turns.leave(bool(messages))  # the next slot's turn while this one invokes
+            try:
+                self._process(messages)
             except Exception:
                 if stop.is_set():
                     break
                 _log.exception("polling %s failed; retrying", self.source.queue_id)
                 stop.wait(self.retry_seconds)
 
+    def wake(self) -> None:
+        self.turns.wake()
+
     def poll_once(self) -> int:
         """Receive at most one batch and process it. Returns how many messages it received."""
+        messages = self._receive()
+        self._process(messages)
+        return len(messages)
+
+    def _receive(self) -> list[Mapping[str, JsonValue]]:
         received = self.sqs.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=min(self.source.batch_size, _MAX_RECEIVE),
@@ -78,14 +143,15 @@ class SqsPoller:
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],
         )
-        messages = received.get("Messages", [])
+        return cast("list[Mapping[str, JsonValue]]", received.get("Messages", []))
+
+    def _process(self, messages: Sequence[Mapping[str, JsonValue]]) -> None:
         if not messages:
-            return 0
+            return
         failed = self._invoke(messages)
         done = [m for m in messages if m["MessageId"] not in failed]
         if done:
             self._delete(done)
-        return len(messages)
 
     def _invoke(self, messages: Sequence[Mapping[str, JsonValue]]) -> set[str]:
         """Run the handler; return the ids of the messages to leave on the queue."""
@@ -149,6 +215,7 @@ def running(
     ``grace_seconds`` and no longer once ``abandon()`` says so."""
     stop = threading.Event()
     threads: list[threading.Thread] = []
+    started: list[Poller] = []
     counts = [per_poller] * len(pollers) if isinstance(per_poller, int) else list(per_poller)
     for make, count in zip(pollers, counts, strict=True):
         for n in range(1, count + 1):
@@ -157,10 +224,13 @@ def running(
             thread = threading.Thread(target=poller.run, args=(stop,), name=name, daemon=True)
             thread.start()
             threads.append(thread)
+            started.append(poller)
     try:
         yield
     finally:
         stop.set()
+        for poller in started:
+            poller.wake()
         on_stop()
         deadline = time.monotonic() + grace_seconds
         for thread in threads:

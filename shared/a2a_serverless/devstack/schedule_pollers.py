@@ -55,6 +55,9 @@ class SchedulePoller:
             self.invoke_once()
             next_tick = max(next_tick + interval, time.monotonic())
 
+    def wake(self) -> None:
+        """Nothing to wake: its waits end on ``stop``."""
+
     def invoke_once(self) -> JsonValue:
         """One scheduled invocation; returns what the handler returned (None if it raised)."""
         context = LambdaContext.start(

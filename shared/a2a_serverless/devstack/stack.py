@@ -16,6 +16,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -32,16 +33,14 @@ from ..wiring import get_runtime
 from ._command import command_line
 from ._environment import REGION, LocalEnvironment, apply_environment, prepare_push_signing_keys
 from ._functions import (
-    GATEWAY_APP,
     STOP_GRACE_SECONDS,
     EventSources,
-    GatewayServer,
     StackError,
     aws_client,
-    gateway_app,
     import_handler,
     start_pollers,
 )
+from ._gateway import GATEWAY_APP, GatewayServer, gateway_app
 from ._hosts import is_loopback
 from ._local_app import local_app
 from ._logs import LogFormat
@@ -146,14 +145,8 @@ def run(
         public_url = _http_url(options.host, sock.getsockname()[1])
         moto = stack.enter_context(running_moto(process=options.moto_process))
         endpoint = moto.endpoint
-        sqs = aws_client("sqs", endpoint)
-        resources = create_resources(
-            aws_client("dynamodb", endpoint),
-            sqs,
-            s3=aws_client("s3", endpoint),
-            prefix=options.prefix,
-            template=template,
-        )
+        dynamodb, sqs, s3 = aws_client("dynamodb", endpoint), aws_client("sqs", endpoint), aws_client("s3", endpoint)
+        resources = create_resources(dynamodb, sqs, s3=s3, prefix=options.prefix, template=template)
         _log.info(
             "moto at %s (AWS_ENDPOINT_URL), from template.yaml: %s",
             endpoint,
@@ -194,11 +187,11 @@ def run(
             startup_check(os.environ, durable_function=True)
         except StartupError as exc:
             raise StackError(f"cannot start: {exc}") from None
-        if prepare_push_signing_keys(endpoint):
-            _log.info(
-                "push notifications are signed: key set created in SSM (%s)",
-                os.environ["A2A_PUSH_SIGNING_KEY_PARAMETER"],
-            )
+        # Beside the processes' start, not before it: moto's SSM costs it about a second of CPU
+        # (its first call imports moto's EC2), and only a push delivery needs the keys.
+        signing = threading.Thread(target=_prepare_signing, args=(endpoint,), name="a2a-signing-keys", daemon=True)
+        signing.start()
+        stack.callback(signing.join, 30)
         durable = _durable_spec(template, options.prefix) if is_durable(os.environ) else None
         if durable is not None:
             _log.info(
@@ -212,11 +205,7 @@ def run(
         if console:
             _log.info("console: %s%s/ (talk to the agent, watch its tasks)", public_url, CONSOLE_PATH)
         if options.processes and app_factory is None and resolve_handler is None and template_path is not None:
-            clients = StateClients(
-                dynamodb=aws_client("dynamodb", endpoint),
-                sqs=aws_client("sqs", endpoint),
-                s3=aws_client("s3", endpoint),
-            )
+            clients = StateClients(dynamodb=dynamodb, sqs=sqs, s3=s3)
             if options.state_dir is None:
                 _log.info("state is in memory: each start is a fresh account (keep it with --state-dir DIR)")
             else:
@@ -285,6 +274,20 @@ def run(
         if not shutdown.requested:
             server.run(sockets=[sock])
     return 0
+
+
+def _prepare_signing(endpoint: str) -> None:
+    """The push-signing key set in moto's SSM, created now when signing is on (one line says so);
+    if moto cannot make it, the first delivery creates it (creation is atomic: one key set wins)."""
+    try:
+        created = prepare_push_signing_keys(endpoint)
+    except Exception as exc:
+        _log.warning("the push-signing key set was not created at start (the first delivery creates it): %s", exc)
+        return
+    if created:
+        _log.info(
+            "push notifications are signed: key set created in SSM (%s)", os.environ["A2A_PUSH_SIGNING_KEY_PARAMETER"]
+        )
 
 
 def _traces_by_default(options: DevOptions) -> bool:

@@ -98,6 +98,9 @@ class StreamPoller:
                 _log.exception("polling the stream for %s failed; retrying", self.function_name)
                 stop.wait(1.0)
 
+    def wake(self) -> None:
+        """Nothing to wake: its waits end on ``stop``."""
+
     def next_poll_in(self, handled: int, *, quiet_for: float) -> float:
         """Seconds from this poll's start to the next: none after a full batch (there is more), else
         Lambda's base rate, or ``quiet_idle_seconds`` once no record came for ``quiet_seconds``."""

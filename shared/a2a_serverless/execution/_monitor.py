@@ -3,6 +3,7 @@ run's lease, on a thread of its own beside the executor (see :mod:`.worker`, ste
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -44,7 +45,9 @@ class RunMonitor:
         self._on_lost = on_lost
         self._alive = alive
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="a2a-run-monitor", daemon=True)
+        # In the run's context: its lines carry the invocation's log keys (its task, its request).
+        watch = contextvars.copy_context().run
+        self._thread = threading.Thread(target=watch, args=(self._watch,), name="a2a-run-monitor", daemon=True)
 
     def start(self) -> None:
         self._thread.start()

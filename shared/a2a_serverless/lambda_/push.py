@@ -32,7 +32,7 @@ from ..runtime import Runtime
 from ..telemetry.messaging import received_trace
 from ..wiring import get_runtime
 from . import _metrics as m
-from ._observability import logger, metrics
+from ._observability import append_invocation_keys, metrics, per_invocation
 
 if TYPE_CHECKING:
     from ..push.sender import WebhookSender
@@ -100,7 +100,7 @@ class DeliveryRetry(Exception):
     """A delivery stopped on a retryable failure; its message comes back after the backoff."""
 
 
-@logger.inject_lambda_context(clear_state=True)
+@per_invocation
 @metrics.log_metrics
 def dispatcher_handler(event: Json, context: LambdaContext) -> Json:
     """Handle the stream batch per task (see :mod:`..push.dispatch`): as a whole rather than with
@@ -129,7 +129,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
     item = DeliveryItem.from_json(record.body)
     item = replace(item, trace=received_trace(record.raw_event.get("messageAttributes"), item.trace))
     attempt = int(record.attributes.approximate_receive_count or 1)
-    logger.append_keys(task_id=item.task_id, config_id=item.config_id)
+    append_invocation_keys(task_id=item.task_id, config_id=item.config_id)
     result = deliver(
         item,
         store=services.runtime.store,
@@ -167,7 +167,7 @@ def deliver_record(record: SQSRecord, services: PushServices, remaining_seconds:
         raise DeliveryRetry(f"attempt {attempt} failed ({result.reason}); next in {delay}s")
 
 
-@logger.inject_lambda_context(clear_state=True)
+@per_invocation
 @metrics.log_metrics
 def delivery_handler(event: Json, context: LambdaContext) -> Json:
     services = push_services()

@@ -9,12 +9,12 @@ from ..execution.sweeper import sweep
 from ..json_types import Json
 from ..wiring import get_runtime
 from . import _metrics as m
-from ._observability import logger, metrics
+from ._observability import metrics, per_invocation
 
 __all__ = ["sweeper_handler"]
 
 
-@logger.inject_lambda_context(clear_state=True)
+@per_invocation
 @metrics.log_metrics
 def sweeper_handler(event: Json, context: LambdaContext) -> dict[str, int]:
     """The scheduled sweeper (an EventBridge rule, every minute): fail the tasks whose run stopped

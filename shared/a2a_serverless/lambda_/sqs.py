@@ -17,7 +17,7 @@ from ..ports import WorkItem
 from ..telemetry.messaging import received_trace
 from ..wiring import get_runtime
 from . import _metrics as m
-from ._observability import logger, metrics
+from ._observability import append_invocation_keys, metrics, per_invocation
 
 __all__ = ["dead_letter_handler", "worker_handler"]
 
@@ -25,7 +25,7 @@ __all__ = ["dead_letter_handler", "worker_handler"]
 def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
     item = WorkItem.from_json(record.body)
     item = replace(item, trace=received_trace(record.raw_event.get("messageAttributes"), item.trace))
-    logger.append_keys(task_id=item.task_id, message_id=item.message_id)
+    append_invocation_keys(task_id=item.task_id, message_id=item.message_id)
     receive_count = int(record.attributes.approximate_receive_count or 1)
     # The run watches the invocation's remaining time: it stops the executor and fails the task
     # with a clear message before the function would time out.
@@ -38,7 +38,7 @@ def _process(record: SQSRecord, lambda_context: LambdaContext) -> None:
         m.record_run(report)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@per_invocation
 @metrics.log_metrics
 def worker_handler(event: Json, context: LambdaContext) -> Json:
     """Process the batch in order; a failed record (and, FIFO, the ones after it) is reported in
@@ -53,12 +53,12 @@ def worker_handler(event: Json, context: LambdaContext) -> Json:
 
 def _fail_dead(record: SQSRecord) -> None:
     item = WorkItem.from_json(record.body)
-    logger.append_keys(task_id=item.task_id, message_id=item.message_id)
+    append_invocation_keys(task_id=item.task_id, message_id=item.message_id)
     if fail_dead_work_item(get_runtime(), item):
         m.TASKS_FAILED_FROM_DEAD_LETTERS.add(1)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@per_invocation
 @metrics.log_metrics
 def dead_letter_handler(event: Json, context: LambdaContext) -> Json:
     """Consume the work queue's dead-letter queue: fail each item's task if it still waits on it."""
