@@ -38,48 +38,6 @@ def _booking(booked: list[int]) -> FunctionTool:
     return FunctionTool(book, require_confirmation=True)
 
 
-def _booking_agent(booked: list[int]) -> Any:
-    async def script(request: LlmRequest) -> AsyncIterator[Step]:
-        if answers := returned(request):
-            yield f"Done: {answers[0].get('result') or answers[0].get('error')}."
-            return
-        yield "Booking needs your approval. "
-        yield types.FunctionCall(id="b1", name="book", args={"room": 7})
-
-    return scripted_agent(script, tools=[_booking(booked)])
-
-
-def test_a_tool_confirmation_asks_and_the_approval_resumes_the_same_invocation(serve: Any) -> None:
-    booked: list[int] = []
-    agent = serve(adk_executor(_booking_agent(booked)))
-    asked = agent.send("book room 7")
-
-    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
-    assert asked["status"]["message"]["parts"] == [
-        {"text": "Approve calling tool book? Reply yes to approve, anything else to reject."},
-        {"data": {"tools": [{"tool": "book", "toolCallId": "b1"}]}},  # its arguments only with tool_details
-    ]
-    assert answer_text(asked) == "Booking needs your approval. "
-    assert booked == []
-    done = agent.send("yes", task_id=asked["id"], context_id=asked["contextId"])
-
-    assert done["id"] == asked["id"]
-    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert booked == [7]
-    assert "Done: room 7 booked." in answer_text(done)
-
-
-def test_a_rejection_resumes_the_invocation_with_the_tool_call_rejected(serve: Any) -> None:
-    booked: list[int] = []
-    agent = serve(adk_executor(_booking_agent(booked)))
-    asked = agent.send("book room 7")
-    done = agent.send("no, too expensive", task_id=asked["id"], context_id=asked["contextId"])
-
-    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert booked == []
-    assert "Done: This tool call is rejected." in answer_text(done)
-
-
 def test_a_long_running_tool_asks_its_question_and_the_reply_is_its_result(serve: Any) -> None:
     def ask_person(question: str) -> None:
         """Asks the person a question; the answer comes later."""

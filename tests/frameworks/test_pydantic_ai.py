@@ -22,7 +22,6 @@ from pydantic_ai import (
 from pydantic_ai.messages import (
     FilePart,
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     TextPart,
     ToolCallPart,
@@ -41,61 +40,6 @@ Stream = AsyncIterator[str | DeltaToolCalls]
 
 def _returned(messages: list[ModelMessage]) -> list[ToolReturnPart]:
     return [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
-
-
-def _prompts(messages: list[ModelMessage]) -> list[str]:
-    return [
-        str(p.content)
-        for m in messages
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, UserPromptPart)
-    ]
-
-
-def _booking_agent(booked: list[int]) -> Agent[None, str | DeferredToolRequests]:
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
-        if returned := _returned(messages):
-            yield f"Done: {returned[0].content}."
-            return
-        yield "Booking needs your approval. "
-        yield {0: DeltaToolCall(name="book", json_args='{"room": 7}', tool_call_id="b1")}
-
-    agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
-
-    @agent.tool_plain(requires_approval=True)
-    def book(room: int) -> str:
-        booked.append(room)
-        return f"room {room} booked"
-
-    return agent
-
-
-def test_an_approval_required_tool_asks_and_the_approval_resumes_the_same_run(serve: Any) -> None:
-    booked: list[int] = []
-    agent = serve(pydantic_ai_executor(_booking_agent(booked)))
-    asked = agent.send("book room 7")
-
-    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
-    assert "Approve calling tool book?" in asked["status"]["message"]["parts"][0]["text"]
-    assert booked == []
-    done = agent.reply(asked, "yes")
-
-    assert done["id"] == asked["id"]
-    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert booked == [7]
-    assert "Done: room 7 booked." in answer_text(done)
-
-
-def test_a_denial_resumes_the_run_with_the_tool_denied(serve: Any) -> None:
-    booked: list[int] = []
-    agent = serve(pydantic_ai_executor(_booking_agent(booked)))
-    asked = agent.send("book room 7")
-    done = agent.reply(asked, "no, too expensive")
-
-    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert booked == []
-    assert "Done: no, too expensive." in answer_text(done)
 
 
 def test_a_question_tool_asks_its_question_and_the_reply_is_its_answer(serve: Any) -> None:
@@ -120,31 +64,6 @@ def test_a_question_tool_asks_its_question_and_the_reply_is_its_answer(serve: An
     done = agent.reply(asked, "Ada")
 
     assert answer_text(done) == "Hello, Ada!"
-
-
-def test_a_paused_task_resumed_after_another_turn_of_its_context_keeps_both_in_the_memory(serve: Any) -> None:
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
-        if _returned(messages):
-            yield "Booked."
-        elif "book" in _prompts(messages)[-1]:
-            yield {0: DeltaToolCall(name="book", json_args='{"room": 7}', tool_call_id="b1")}
-        else:
-            yield " | ".join(_prompts(messages))
-
-    model_agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
-
-    @model_agent.tool_plain(requires_approval=True)
-    def book(room: int) -> str:
-        return "booked"
-
-    agent = serve(pydantic_ai_executor(model_agent))
-    agent.send("hello", context_id="ctx")
-    paused = agent.send("book room 7", context_id="ctx")
-    agent.send("meanwhile", context_id="ctx")  # another task of the context, while the first waits
-    agent.send("yes", task_id=paused["id"], context_id="ctx")
-    later = agent.send("what happened?", context_id="ctx")
-
-    assert answer_text(later) == "hello | meanwhile | book room 7 | what happened?"
 
 
 def test_an_approval_tool_works_on_an_agent_whose_output_type_does_not_list_deferred_requests(serve: Any) -> None:

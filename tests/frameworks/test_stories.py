@@ -19,6 +19,7 @@ import pytest
 from pydantic import BaseModel
 
 from a2a_serverless.execution import AgentExecutor
+from a2a_serverless.json_types import Json
 from a2a_serverless.models import TaskState
 from a2a_serverless.transitions import FAILED_TEXT
 
@@ -27,6 +28,8 @@ from .conftest import answer_text, chunks, status_data, tool_statuses
 PIECES = ("The ", "answer ", "is 42.")
 SECRET_ARGUMENTS = {"city": "Paris", "token": "sk-SECRET"}
 FORECAST = {"city": "Paris", "temp": 21}
+APPROVAL = "Approve calling tool book? Reply yes to approve, anything else to "
+TOOLS_ASKED = {"data": {"tools": [{"tool": "book", "toolCallId": "b1"}]}}  # the arguments only with tool_details
 ERROR = "api key sk-live-SECRET rejected for prompt 'top secret plan'"
 
 
@@ -58,6 +61,15 @@ class Framework:
     output_name: str = "output"
     made_per_run: bool = False
     """Whether a function making the agent is called for every run."""
+    booking: Callable[[list[int]], AgentExecutor] | None = None
+    """Its tool ``book`` (appending the room to the list, and returning "room 7 booked") needs a
+    person's approval: asked to book, it says "Booking needs your approval. " and calls
+    ``book(room=7)`` (call id ``b1``), and answers "Done: <the tool's result>." once it has it.
+    Asked anything else, it answers with the user's texts of the conversation, as ``remembering``."""
+    approval_question: list[Json] | None = None
+    """The parts of the question the approval asks."""
+    denied: str = ""
+    """The tool's result when the reply is not an approval."""
 
 
 def _strands() -> Framework:
@@ -107,6 +119,7 @@ def _strands() -> Framework:
 
 def _google_adk() -> Framework:
     from google.adk.models.llm_request import LlmRequest
+    from google.adk.tools import FunctionTool
     from google.adk.workflow import START, Workflow
     from google.genai import types
 
@@ -155,6 +168,23 @@ def _google_adk() -> Framework:
 
         return adk_executor(scripted_agent(script))
 
+    def booking(booked: list[int]) -> AgentExecutor:
+        def book(room: int) -> str:
+            """Books a room."""
+            booked.append(room)
+            return f"room {room} booked"
+
+        async def script(request: LlmRequest) -> AsyncIterator[Step]:
+            if answers := returned(request):
+                yield f"Done: {answers[0].get('result') or answers[0].get('error')}."
+            elif said(request)[-1].startswith("book"):
+                yield "Booking needs your approval. "
+                yield types.FunctionCall(id="b1", name="book", args={"room": 7})
+            else:
+                yield " | ".join(said(request))
+
+        return adk_executor(scripted_agent(script, tools=[FunctionTool(book, require_confirmation=True)]))
+
     def forecast() -> AgentExecutor:  # a workflow's data output
         def node(node_input: Any) -> dict[str, Any]:
             return dict(FORECAST)
@@ -170,6 +200,9 @@ def _google_adk() -> Framework:
         failing=failing,
         forecast=forecast,
         made_per_run=True,
+        booking=booking,
+        approval_question=[{"text": APPROVAL + "reject."}, TOOLS_ASKED],
+        denied="This tool call is rejected.",
     )
 
 
@@ -228,6 +261,24 @@ def _openai_agents() -> Framework:
 
         return executor(script)
 
+    def booking(booked: list[int]) -> AgentExecutor:
+        @function_tool(needs_approval=True)
+        def book(room: int) -> str:
+            """Book a room."""
+            booked.append(room)
+            return f"room {room} booked"
+
+        async def script(items: list[TResponseInputItem]) -> Stream:
+            if items[-1].get("type") == "function_call_output":  # the model is given the tool's result
+                yield f"Done: {tool_outputs(items)[-1]}."
+            elif said_by_user(items)[-1].startswith("book"):
+                yield "Booking needs your approval. "
+                yield function_call("book", {"room": 7}, call_id="b1")
+            else:
+                yield " | ".join(said_by_user(items))
+
+        return executor(script, tools=[book])
+
     def forecast() -> AgentExecutor:  # its JSON is not streamed as the answer
         async def script(items: list[TResponseInputItem]) -> Stream:
             yield '{"city": "Paris", '
@@ -243,6 +294,9 @@ def _openai_agents() -> Framework:
         forever=forever,
         failing=failing,
         forecast=forecast,
+        booking=booking,
+        approval_question=[{"text": APPROVAL + "deny."}, TOOLS_ASKED],
+        denied="no, too expensive",
     )
 
 
@@ -329,7 +383,7 @@ def _langgraph() -> Framework:
 
 
 def _pydantic_ai() -> Framework:
-    from pydantic_ai import Agent
+    from pydantic_ai import Agent, DeferredToolRequests
     from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
     from pydantic_ai.models.test import TestModel
@@ -362,16 +416,18 @@ def _pydantic_ai() -> Framework:
 
         return pydantic_ai_executor(agent, tool_details=details)
 
+    def prompts(messages: list[ModelMessage]) -> list[str]:
+        return [
+            str(p.content)
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, UserPromptPart)
+        ]
+
     def remembering(made: list[int]) -> AgentExecutor:
         async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
-            prompts = [
-                str(p.content)
-                for m in messages
-                if isinstance(m, ModelRequest)
-                for p in m.parts
-                if isinstance(p, UserPromptPart)
-            ]
-            yield " | ".join(prompts)
+            yield " | ".join(prompts(messages))
 
         def make() -> Agent[None, str]:
             made.append(1)
@@ -393,6 +449,25 @@ def _pydantic_ai() -> Framework:
 
         return pydantic_ai_executor(Agent(FunctionModel(stream_function=stream)))
 
+    def booking(booked: list[int]) -> AgentExecutor:
+        async def stream(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+            if returned := [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]:
+                yield f"Done: {returned[0].content}."
+            elif prompts(messages)[-1].startswith("book"):
+                yield "Booking needs your approval. "
+                yield {0: DeltaToolCall(name="book", json_args='{"room": 7}', tool_call_id="b1")}
+            else:
+                yield " | ".join(prompts(messages))
+
+        agent = Agent(FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests])
+
+        @agent.tool_plain(requires_approval=True)
+        def book(room: int) -> str:
+            booked.append(room)
+            return f"room {room} booked"
+
+        return pydantic_ai_executor(agent)
+
     def forecast() -> AgentExecutor:
         model = TestModel(custom_output_args=FORECAST)
         return pydantic_ai_executor(Agent(model, output_type=dict[str, Any]))
@@ -405,6 +480,9 @@ def _pydantic_ai() -> Framework:
         forever=forever,
         failing=failing,
         forecast=forecast,
+        booking=booking,
+        approval_question=[{"text": APPROVAL + "deny."}, TOOLS_ASKED],
+        denied="no, too expensive",
     )
 
 
@@ -598,3 +676,65 @@ def test_structured_output_is_an_artifact_of_its_own_and_not_streamed(serve: Any
 
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert [(a["name"], a["parts"]) for a in task["artifacts"]] == [(framework.output_name, [{"data": FORECAST}])]
+
+
+ASKING = ["google-adk", "openai-agents", "pydantic-ai"]
+"""The frameworks whose tools ask a person's approval by a flag of the tool (Strands asks in a hook,
+LangGraph in a node: their suites tell it)."""
+
+
+@pytest.mark.parametrize("framework", ASKING, indirect=True)
+def test_a_tool_needing_approval_asks_and_the_approval_resumes_the_same_run(serve: Any, framework: Framework) -> None:
+    assert framework.booking is not None
+    booked: list[int] = []
+    agent = serve(framework.booking(booked))
+
+    asked = agent.send("book room 7")
+
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert asked["status"]["message"]["parts"] == framework.approval_question
+    assert answer_text(asked) == "Booking needs your approval. "
+    assert chunks(agent.events(asked["id"])) == [("Booking needs your approval. ", False, True)]
+    assert booked == []
+    done = agent.reply(asked, "yes")
+
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == [7]
+    assert "Done: room 7 booked." in answer_text(done)
+
+
+@pytest.mark.parametrize("framework", ASKING, indirect=True)
+def test_a_reply_that_is_not_an_approval_resumes_the_run_with_the_tool_call_denied(
+    serve: Any, framework: Framework
+) -> None:
+    assert framework.booking is not None
+    booked: list[int] = []
+    agent = serve(framework.booking(booked))
+
+    asked = agent.send("book room 7")
+    done = agent.reply(asked, "no, too expensive")
+
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert booked == []
+    assert f"Done: {framework.denied}." in answer_text(done)
+
+
+@pytest.mark.parametrize("framework", ["openai-agents", "pydantic-ai"], indirect=True)
+def test_a_paused_task_resumed_after_another_turn_of_its_context_keeps_both_in_the_memory(
+    serve: Any, framework: Framework
+) -> None:
+    # (ADK keeps the turn that saved first: test_google_adk)
+    assert framework.booking is not None
+    agent = serve(framework.booking([]))
+
+    agent.send("hello", context_id="ctx")
+    paused = agent.send("book room 7", context_id="ctx")
+    meanwhile = agent.send("meanwhile", context_id="ctx")  # another task of the context, while the first waits
+    done = agent.reply(paused, "yes")
+    later = agent.send("what happened?", context_id="ctx")
+
+    assert answer_text(meanwhile) == "hello | meanwhile"  # the paused turn is not in the memory yet
+    assert answer_text(done).endswith("Done: room 7 booked.")  # after what it said before asking
+    # The paused task's exchange comes after the turn that ended while it waited.
+    assert answer_text(later) == "hello | meanwhile | book room 7 | what happened?"
