@@ -25,9 +25,9 @@ error; :mod:`.redrive` puts them back on the queue, and an item with ``from_seq`
 whatever the cursor says. Every POST carries ``X-A2A-Event-Id`` (``<taskId>:<seq>``, the same on
 every retry and redrive) so receivers can drop the duplicates at-least-once delivery implies.
 
-A config takes the shape of the A2A version that created it (digest 7.3 item 5): v1.0 configs get
-each event as a ``StreamResponse`` (``application/a2a+json``); v0.3 configs get what v0.3 receivers
-expect, the whole Task in the v0.3 JSON shape (``application/json``) as it stood after each event,
+A config takes the shape of the A2A version that created it (v1.0: A2A specification, section 4.3.3 Push Notification
+Payload): v1.0 configs get each event as a ``StreamResponse`` (``application/a2a+json``); v0.3 configs get what v0.3
+receivers expect, the whole Task in the v0.3 JSON shape (``application/json``) as it stood after each event,
 rebuilt by folding the task's log from its first event (:class:`_LegacyTaskBodies`).
 """
 
@@ -121,10 +121,10 @@ def notification_headers(
     signer: Signer | None,
     content_type: str = CONTENT_TYPE,
 ) -> dict[str, str]:
-    """The headers of one notification (digest 5.2, C4): ``Authorization`` from the config's
-    authentication, the config's token, the stable event id, and the signed JWT when signing is on
-    (also as ``Authorization: Bearer`` when the config has no authentication of its own, as the
-    A2A push topic's JWT flow describes)."""
+    """The headers of one notification (A2A specification, section 4.3.3 Push Notification Payload, and the token
+    header v0.3 defined and the SDKs send): ``Authorization`` from the config's authentication, the config's token,
+    the stable event id, and the signed JWT when signing is on (also as ``Authorization: Bearer`` when the config has
+    no authentication of its own, as the A2A push topic's JWT flow describes)."""
     event_id = f"{task_id}:{seq}"
     headers = {
         "Content-Type": content_type,
