@@ -2,7 +2,8 @@
 
 The layer map. A module imports only from its own layer and the layers above it in this list
 (``tests/test_architecture.py`` checks it, lazy imports included, and that nothing imports in a
-circle):
+circle; ``tests/test_structure.py``, that no circle forms through ``if TYPE_CHECKING:`` imports
+either):
 
 1. **Vocabulary**: :mod:`.versions` (the protocol versions), :mod:`.json_types` (the names of
    arbitrary JSON), :mod:`.errors` (one A2A error hierarchy, transport mapping as class data),

@@ -1,4 +1,4 @@
-"""One error hierarchy for the whole kit (digest section 6).
+"""One error hierarchy for the whole kit (A2A specification, section 3.3.2 Error Handling).
 
 Each class carries its transport mapping as data: JSON-RPC code, HTTP status, gRPC status name and
 the ``google.rpc.ErrorInfo`` reason. Transports render errors in exactly one place each

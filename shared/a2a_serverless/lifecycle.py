@@ -153,7 +153,8 @@ def _continues(last: Part, first: Part) -> bool:
 
 
 def with_history_length(task: Task, history_length: int | None) -> Task:
-    """Apply ``historyLength`` (digest 3.4): None = all, 0 = omitted, n = the n newest."""
+    """Apply ``historyLength`` (A2A specification, section 3.2.4 History Length Semantics): None = all,
+    0 = omitted, n = the n newest."""
     if history_length is None:
         return task
     if history_length == 0:

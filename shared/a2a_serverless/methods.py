@@ -1,4 +1,4 @@
-"""The method table: one typed row per A2A operation (digest section 1.1).
+"""The method table: one typed row per A2A operation (A2A specification, section 5.3 Method Mapping Reference).
 
 Each row names the method once and says what it takes, what it returns and which core function
 serves it, in types a reader and mypy can follow: ``SEND_MESSAGE`` is a

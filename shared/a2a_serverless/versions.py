@@ -1,4 +1,4 @@
-"""The A2A protocol versions this server speaks, named once (digest 7.1).
+"""The A2A protocol versions this server speaks, named once (A2A specification, section 3.6 Versioning).
 
 A request, a stored task and a push config each carry one of these: the version a client spoke is
 the version its answers, stream events and notifications are rendered in. The values are the wire

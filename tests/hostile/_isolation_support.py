@@ -449,8 +449,8 @@ def assert_no_secrets(response: httpx.Response, what: str, tenant: str) -> None:
 
 
 def assert_task_not_found(response: httpx.Response, binding: str, what: str) -> None:
-    """The exact TaskNotFound of ``binding`` (digest 6.2/6.3; v0.3 JSON-RPC: free-form ``data``).
-    Streaming operations answer it as a plain response, before any stream (digest 4.1)."""
+    """The exact TaskNotFound of ``binding`` (A2A specification, sections 5.4, 9.5 and 11.6; v0.3 JSON-RPC: free-form
+    ``data``). Streaming operations answer it as a plain response, before any stream."""
     text = response.text[:500]
     assert response.status_code < 500, f"{what}: {response.status_code} {text}"
     if binding == "jsonrpc-0.3" and response.headers.get("content-type", "").startswith("text/event-stream"):

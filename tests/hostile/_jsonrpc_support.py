@@ -5,9 +5,9 @@ must pass whatever was sent.
 The harness is synchronous (it owns an event loop), so hypothesis can drive thousands of requests
 through one app without rebuilding it per example.
 
-The checks are the spec's wire shapes (digest 6.3), stated independently of the product's error
-classes: a JSON-RPC 2.0 response with the id echoed when it could be read, a code from the spec's
-table (digest 6.2), ``data`` in the caller's version's shape (1.0: a list of typed details with a
+The checks are the spec's wire shapes (A2A specification, section 9.5 Error Handling), stated independently of the
+product's error classes: a JSON-RPC 2.0 response with the id echoed when it could be read, a code from the spec's
+table (A2A specification, section 5.4), ``data`` in the caller's version's shape (1.0: a list of typed details with a
 ``google.rpc.ErrorInfo`` first; 0.3: one flat object), and nothing of Python's internals.
 """
 
@@ -42,7 +42,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 VERSION_NOT_SUPPORTED = -32009
-# What a well-formed call may fail with (digest 6.2): the A2A errors. Never -32603.
+# What a well-formed call may fail with (A2A specification, section 5.4): the A2A errors. Never -32603.
 OPERATION_CODES = frozenset({INVALID_PARAMS, *range(-32009, -32000)})
 SPEC_CODES = frozenset({PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, *OPERATION_CODES})
 
@@ -218,7 +218,7 @@ def assert_rpc_error(
     assert response.status_code == 200, response.text[:2000]
     if response.headers["content-type"].startswith("text/event-stream"):
         # A v0.3 streaming method answers an error as its stream's only event (how the 0.3
-        # clients read it); v1.0 answers it as plain JSON (digest 4.1).
+        # clients read it); v1.0 answers it as plain JSON.
         assert legacy is not False, response.text[:2000]
         events = sse_events(response)
         assert len(events) == 1, response.text[:2000]

@@ -10,14 +10,14 @@ JSON-RPC 1.0, REST 1.0 (tenant path prefix, or root), the v0.3 JSON-RPC names an
 routes under ``/v1``, against the memory store and the DynamoDB store on moto. Every attempt must:
 
 * fail with the binding's exact TaskNotFound, as a plain response even for streaming operations
-  (digest 4.1: errors found before the first event are not streamed);
-* be indistinguishable from the same request for a task that does not exist (digest 6.2, 9.2:
-  "MUST NOT reveal the existence"), and reveal none of alice's data;
+  (errors found before the first event are not streamed);
+* be indistinguishable from the same request for a task that does not exist (A2A specification, section 3.3.2
+  Error Handling: "MUST NOT reveal the existence"), and reveal none of alice's data;
 * change nothing: alice's task heads (history, artifacts, version, flags), event logs, push configs
   and their delivery cursors, her listing, and the store's write count are as before.
 
 Messages that do not name her task (her contextId, her messageId, her task ids as
-``referenceTaskIds``) start a new task of the attacker's own (digest 3.3: a contextId without a
+``referenceTaskIds``) start a new task of the attacker's own (A2A specification, section 3.4.3: a contextId without a
 taskId starts a new task; idempotency keys are scoped). Listing never shows her tasks. At the end
 her live tasks still finish normally, their subscribers see it, and their push configs still
 deliver her events to her URLs only. A few operations also go through the Lambda entry points,
@@ -125,7 +125,7 @@ def _v1_send_rest(path: str, *, with_context: bool = False, body_tenant: bool = 
         body: dict[str, Any] = {"message": message_v1(taskId=task_id, **extra)}
         if config:
             body["configuration"] = config
-        if body_tenant:  # the path decides the tenant, never the body (digest 9.1)
+        if body_tenant:  # the path decides the tenant, never the body
             body["tenant"] = v.tenant
         return Call("POST", a.prefix() + path, body)
 
@@ -525,7 +525,7 @@ async def test_message_without_task_id_starts_a_task_of_ones_own(
         world.created.setdefault(attacker.scope, []).append(new)
         assert new not in world.victim_ids(), f"{kind}: the answer is alice's task"
         if kind.startswith("reuse-context"):
-            assert task["contextId"] == victim.context_id  # the caller's own value, kept (digest 3.3)
+            assert task["contextId"] == victim.context_id  # kept: A2A specification, section 3.4.1
         settled = world.wait_quiet(attacker.scope, new)
         assert settled.state.value == "TASK_STATE_COMPLETED", settled.state
         texts = [p.text for m in settled.task.history for p in m.parts if p.text]

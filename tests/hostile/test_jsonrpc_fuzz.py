@@ -6,10 +6,10 @@ missing, unknown extra field, wrong enum, bad id, negative or huge number), para
 envelopes with every JSON type for ``id``, ``jsonrpc`` and ``method``, batches, and raw bytes (not
 JSON, truncated JSON, BOMs, ``NaN``/``Infinity``, duplicate keys, deep nesting, lone surrogates).
 
-The oracle is the JSON-RPC 2.0 envelope rules as the digest states them (1.2, 6.2, 7.1), written
-here independently of the product's code:
+The oracle is the JSON-RPC 2.0 envelope rules as the A2A specification states them (sections 9 JSON-RPC Protocol
+Binding, 5.4 Error Code Mappings, 3.6 Versioning), written here independently of the product's code:
 
-* never a 5xx; always one JSON-RPC 2.0 response (batches are refused with -32600, digest 1.2);
+* never a 5xx; always one JSON-RPC 2.0 response (batches are refused with -32600: the binding defines single requests);
 * the id is echoed when it is a string or an integer of a JSON object that parsed, else null;
 * the envelope errors are predicted exactly (parse -32700, invalid request -32600, unknown method
   -32601, version -32009, params not an object -32602); a well-formed call either succeeds or fails
@@ -147,7 +147,7 @@ def predict(raw: bytes, version: str | None) -> tuple[str, Any, bool]:
         envelope = strict_json(raw)
     except ValueError:
         raise Rejected(PARSE_ERROR, None, legacy) from None
-    if not isinstance(envelope, dict):  # a batch (array) included: not supported (digest 1.2)
+    if not isinstance(envelope, dict):  # a batch (array) included: not supported
         raise Rejected(INVALID_REQUEST, None, legacy)
     raw_id = envelope.get("id")
     if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):

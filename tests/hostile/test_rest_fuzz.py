@@ -10,9 +10,9 @@ Each case must get:
   carry itself);
 * a success body that conforms to the document's response schema (every SSE event's data a
   ``StreamResponse``, or an in-stream error in the REST error shape);
-* or the REST error shape (digest 6.3): ``{"error": {code, status, message, details}}``, ``code``
-  the HTTP status, ``status`` the gRPC name that goes with it, ErrorInfo first with a reason whose
-  mapping is the spec's (digest 6.2), string-only metadata;
+* or the REST error shape (A2A specification, section 11.6 Error Handling): ``{"error": {code, status, message,
+  details}}``, ``code`` the HTTP status, ``status`` the gRPC name that goes with it, ErrorInfo first with a reason whose
+  mapping is the spec's (A2A specification, section 5.4), string-only metadata;
 * and, when rejected (4xx), a store that saw no write and holds exactly what it held before
   (background work settled before and after, so a rejected request that queued work is caught).
 
@@ -80,7 +80,8 @@ GRPC_FOR_HTTP = {
     429: {"RESOURCE_EXHAUSTED"},
 }
 
-# ErrorInfo reason -> (HTTP status, gRPC name), from the spec's tables (digest 6.2), not the product.
+# ErrorInfo reason -> (HTTP status, gRPC name), from the spec's tables (A2A specification, section 5.4 Error Code
+# Mappings), not the product.
 SPEC_ERRORS = {
     "TASK_NOT_FOUND": {(404, "NOT_FOUND")},
     "TASK_NOT_CANCELABLE": {(400, "FAILED_PRECONDITION")},

@@ -6,7 +6,7 @@ b. Property-based round trips: hypothesis builds random *valid* protobuf message
    descriptors; protobuf's own ProtoJSON (``json_format``) must survive a trip through the models
    unchanged, and what the models emit must parse back into the very same protobuf message with
    unknown fields rejected.
-c. Focused unit tests of the ProtoJSON rules (digest section 2) the models must follow.
+c. Focused unit tests of the ProtoJSON rules (A2A specification, sections 5.5 to 5.7) the models must follow.
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ def test_model_presence_matches_proto(a2a_proto: A2AProto, proto_message_name: s
     for field in descriptor.fields:
         info = model.model_fields[field.name]
         if field.is_repeated:
-            # A REQUIRED array may be tolerated when missing (skills, digest C13) or not (parts).
+            # A REQUIRED array may be tolerated when missing (skills: the A2A specification's own example in
+            # section 8.4.1 has none) or not (parts).
             assert a2a_proto.is_required(field) or not info.is_required(), field.full_name
         elif a2a_proto.is_required(field) and field.name not in model._always_emit:
             assert info.is_required(), field.full_name

@@ -401,7 +401,7 @@ def test_backoff_is_exponential_with_equal_jitter(
 def test_a_v03_config_gets_the_whole_v03_task_as_it_stood_after_each_event(
     store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver
 ) -> None:
-    """Digest 7.3 item 5: a v0.3 receiver expects a Task (``"kind":"task"``, kebab-case states),
+    """A v0.3 receiver expects a Task (``"kind":"task"``, kebab-case states),
     not a StreamResponse. Each notification is the task folded up to its event, also when the
     delivery starts in the middle of the log."""
     from a2a.compat.v0_3 import types as t03

@@ -18,4 +18,4 @@ V1_METHODS = (
     "DeleteTaskPushNotificationConfig",
     "GetExtendedAgentCard",
 )
-"""The A2A v1.0 methods (digest section 1), in the specification's order."""
+"""The A2A v1.0 methods (A2A specification, section 3.1 Core Operations), in the specification's order."""

@@ -2,7 +2,7 @@
 
 Each case is a request that must fail. It is sent over JSON-RPC (``POST /``) and over the REST
 binding where the operation has one, in process, against a memory runtime. Every response is
-checked for the exact wire shape (digest 6.3):
+checked for the exact wire shape (A2A specification, sections 9.5 and 11.6 Error Handling):
 
 * JSON-RPC: HTTP 200, ``{"jsonrpc":"2.0","id":<echoed or null>,"error":{code,message,data}}``;
 * REST: the mapped HTTP status, ``{"error":{"code":<http status>,"status":<gRPC name>,"message",
@@ -13,7 +13,8 @@ checked for the exact wire shape (digest 6.3):
 * never a 5xx, never a Python traceback or exception text;
 * and the store saw no write: the tasks are exactly as before.
 
-The expected codes come from the spec's table (digest 6.2), not from the product's error classes.
+The expected codes come from the spec's table (A2A specification, section 5.4 Error Code Mappings), not from the
+product's error classes.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ HOOK = "https://example.com/hook"
 
 @dataclass(frozen=True)
 class Expect:
-    """One row of the spec's error table (digest 6.2), optionally with the field at fault."""
+    """One row of the spec's error table (A2A specification, section 5.4), optionally with the field at fault."""
 
     code: int
     http: int
@@ -282,7 +283,7 @@ def _without(d: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 PARAM_CASES: dict[str, Case] = {
-    # SendMessage: REQUIRED fields (digest 1.3, checklist 34).
+    # SendMessage: REQUIRED fields (A2A specification, section 5.7 Field Presence and Optionality).
     "send-missing-message": both(INVALID_PARAMS.on("message"), "SendMessage", {}, "POST", "/message:send", {}),
     "send-message-not-object": both(
         INVALID_PARAMS.on("message"), "SendMessage", {"message": "hello"}, "POST", "/message:send", {"message": "hello"}
@@ -327,7 +328,7 @@ PARAM_CASES: dict[str, Case] = {
         "/message:send",
         send({**message(), "parts": []}),
     ),
-    # v0.3 enum spellings are invalid on the v1 path (digest 2.2).
+    # v0.3 enum spellings are invalid on the v1 path (A2A specification, section 5.5 JSON Field Naming Convention).
     "send-v03-role-user": both(
         INVALID_PARAMS.on("message.role"),
         "SendMessage",
@@ -344,7 +345,7 @@ PARAM_CASES: dict[str, Case] = {
         "/message:send",
         send({**message(), "role": "agent"}),
     ),
-    # Part: exactly one content member (digest 2.3).
+    # Part: exactly one content member (A2A specification, section 4.1.6 Part).
     "send-part-two-contents": both(
         INVALID_PARAMS.on("message.parts[0]"),
         "SendMessage",
@@ -385,7 +386,7 @@ PARAM_CASES: dict[str, Case] = {
         "/message:send",
         send(message(), configuration={"historyLength": -1}),
     ),
-    # A contextId that does not match the task's (digest 3.3).
+    # A contextId that does not match the task's (A2A specification, section 3.4.3 Multi-Turn Conversation Patterns).
     "send-context-mismatch": both(
         INVALID_PARAMS.on("message.contextId"),
         "SendMessage",
@@ -545,7 +546,8 @@ NOT_FOUND_CASES: dict[str, Case] = {
         "GET",
         "/tasks/{done}/pushNotificationConfigs/no-such-config",
     ),
-    # Another tenant's task looks like a missing one (digest 9.1).
+    # Another tenant's task looks like a missing one (A2A specification, section 13.1 Data Access and Authorization
+    # Scoping).
     "other-tenant-get": both(
         TASK_NOT_FOUND, "GetTask", {"id": "{done}", "tenant": "acme"}, "GET", "/acme/tasks/{done}"
     ),
@@ -579,7 +581,7 @@ NOT_FOUND_CASES: dict[str, Case] = {
 }
 
 STATE_CASES: dict[str, Case] = {
-    # A message to a terminal task is UnsupportedOperation (digest C5).
+    # A message to a terminal task is UnsupportedOperation (A2A specification, section 3.1.1 Send Message).
     "send-to-completed-task": both(
         UNSUPPORTED,
         "SendMessage",

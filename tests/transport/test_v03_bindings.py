@@ -1,4 +1,5 @@
-"""v0.3 clients on both bindings, in process against a memory runtime (digest 7.3, 7.4).
+"""v0.3 clients on both bindings, in process against a memory runtime (A2A specification, section 3.6.2 Server
+Responsibilities).
 
 The oracles are independent of our converters: the reference SDK's v0.3 models
 (``a2a.compat.v0_3.types``, the JSON-RPC shapes) and the v0.3 proto

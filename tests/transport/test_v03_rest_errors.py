@@ -205,7 +205,8 @@ async def test_second_cancel_is_409_and_v1_cancel_stays_400(http: httpx.AsyncCli
     assert first.status_code == 200, first.text
     assert first.json()["status"]["state"] == "TASK_STATE_CANCELLED"
     v03_error(await http.post(f"/v1/tasks/{task_id}:cancel", json={}), -32002, "TASK_NOT_CANCELABLE")
-    # The same task, cancelled again over v1.0 REST: v1.0's status (digest 6.2) and shape.
+    # The same task, cancelled again over v1.0 REST: v1.0's status (A2A specification, section 5.4 Error Code
+    # Mappings) and shape.
     again = await http.post(f"/tasks/{task_id}:cancel", json={}, headers=V1)
     assert again.status_code == 400, again.text
     assert again.headers["content-type"].startswith("application/a2a+json")

@@ -1,7 +1,7 @@
 """A v0.3 JSON-RPC stream that fails before its first event: a 0.3-era client (no ``A2A-Version``,
 like a2a-sdk 0.3.26) gets the error as the stream's only event, which is the only form it types; a
 1.0-era client in its 0.3 mode (``A2A-Version: 0.3``, like @a2a-js/sdk) gets the plain JSON-RPC
-error of digest 4.1, which is the only form it types. Both clients are driven for real in
+error answered before any event, which is the only form it types. Both clients are driven for real in
 ``tests/e2e/test_interop_matrix.py`` (scenario ``errors``)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The agent cards we publish (digest section 8): the agent's own fields, and what the deployment decides.
+"""The agent cards we publish (A2A specification, section 8 Agent Discovery: The Agent Card): the agent's own fields,
+and what the deployment decides.
 
 The agent's fields (name, description, version, skills, provider, iconUrl, ...) come from, lowest first:
 

@@ -1,10 +1,12 @@
 """``context.state``: what an executor keeps between its runs, bound to the run's caller.
 
 The worker gives every run an :class:`AgentState` scoped to the task's tenant and owner
-(:class:`~a2a_serverless.ports.Scope`), so an executor names its entries (a conversation by its
-``contextId``, a paused run by its task id) and can never reach another owner's: the scope is not
-its to choose. Entries are bytes; one larger than :data:`INLINE_STATE_BYTES` is stored as an
-object in the blob store (S3 on AWS) under the scope's own prefix, and the entry holds its digest.
+(:class:`~a2a_serverless.ports.Scope`), made from its runtime's stores: this module knows the ports,
+not the runtime (which names the executor API, which names this class). An executor names its
+entries (a conversation by its ``contextId``, a paused run by its task id) and can never reach
+another owner's: the scope is not its to choose. Entries are bytes; one larger than
+:data:`INLINE_STATE_BYTES` is stored as an object in the blob store (S3 on AWS) under the scope's
+own prefix, and the entry holds its digest.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from dataclasses import dataclass
 from ..blobs import blob_key
 from ..ports import BlobStore, Scope
 from ..ports.agent_state import AgentStateStore, SavedState
-from ..runtime import Runtime
 
-__all__ = ["INLINE_STATE_BYTES", "AgentState", "SavedState", "agent_state_of"]
+__all__ = ["INLINE_STATE_BYTES", "AgentState", "SavedState"]
 
 INLINE_STATE_BYTES = 256 * 1024
 """Entries up to this size are stored in the table itself; larger ones as objects."""
@@ -63,10 +64,3 @@ class AgentState:
     def _object_key(self, key: str, digest: str) -> str:
         # Under the scope's prefix for this entry (as a task's parts are under the task's).
         return blob_key(self.scope, "state\x00" + key, digest)
-
-
-def agent_state_of(runtime: Runtime, scope: Scope) -> AgentState | None:
-    """The state of ``scope``'s runs in ``runtime`` (None when it keeps no agent state)."""
-    if runtime.agent_state is None:
-        return None
-    return AgentState(runtime.agent_state, runtime.offloader.blobs if runtime.offloader else None, scope)

@@ -61,7 +61,7 @@ from ..transitions import (
 from ._monitor import CANCEL_POLL_SECONDS, RunMonitor
 from ._own_loop import RunGuard, run_on_own_loop
 from ._supervisor import RemainingMillis, deadline_of, end_by, supervise
-from .agent_state import agent_state_of
+from .agent_state import AgentState
 from .api import Event, EventQueue, RequestContext, Steps
 from .run_log import RunLog, RunWriter
 from .run_report import RUN_LOST, RunReport, Written, report_run
@@ -179,7 +179,7 @@ async def run_work_item(
         caller=scope.owner,
         requested_extensions=item.extensions,
         related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id),
-        state=agent_state_of(runtime, scope),
+        state=_agent_state(runtime, scope),
         deadline=deadline.at if (deadline := deadline_of(remaining_ms)) is not None else None,
     )
     writer = RunWriter(runtime.store, record)
@@ -316,3 +316,10 @@ def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) 
     store, budget = runtime.store, runtime.settings.inline_response_bytes
     records = (store.get_task(scope, task_id) for task_id in message.reference_task_ids[:MAX_RELATED_TASKS])
     return [runtime.parts.present(record.task, scope, record.task_id, budget) for record in records if record]
+
+
+def _agent_state(runtime: Runtime, scope: Scope) -> AgentState | None:
+    """The state of ``scope``'s runs in ``runtime`` (None when it keeps no agent state)."""
+    if runtime.agent_state is None:
+        return None
+    return AgentState(runtime.agent_state, runtime.offloader.blobs if runtime.offloader else None, scope)

@@ -1,6 +1,7 @@
 """The ProtoJSON base model every A2A message derives from.
 
-ProtoJSON rules encoded here (digest section 2):
+ProtoJSON rules encoded here (A2A specification, sections 5.5 JSON Field Naming Convention to 5.7 Field Presence and
+Optionality):
 
 * output names are lowerCamelCase; input accepts camelCase and the proto (snake_case) names;
 * unknown input fields are ignored (forward compatibility, spec section 5.7);

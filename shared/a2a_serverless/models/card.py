@@ -1,7 +1,9 @@
-"""The agent card and its parts (proto ``lf.a2a.v1``, digest section 8).
+"""The agent card and its parts (proto ``lf.a2a.v1``, A2A specification, section 4.4.1 AgentCard).
 
 Required repeated fields of the card (``skills``, ``defaultInputModes``...) are tolerated empty on
-input (digest C13); the card we publish is built from validated configuration.
+input: A2A specification, section 5.7 Field Presence and Optionality asks for at least one element, and its own
+example in section 8.4.1 Canonicalization Requirements has ``"skills": []``; the card we publish is built from
+validated configuration.
 """
 
 from __future__ import annotations

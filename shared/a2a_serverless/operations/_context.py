@@ -45,7 +45,7 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 
 RESERVED_TENANT = "v1"
 """Not a tenant: ``/v1/...`` is the v0.3 REST binding, so ``/v1/message:send`` must never be read
-as SendMessage for a tenant called ``v1`` (digest 7.3)."""
+as SendMessage for a tenant called ``v1``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +69,8 @@ class CallContext:
 
 
 def resolve_scope(ctx: CallContext, runtime: Runtime, *, creating: bool = False, task_id: str = "") -> Scope:
-    """The store scope of this call. An unknown tenant looks like a missing task (digest 9.1), or
-    is invalid params when the call would create one."""
+    """The store scope of this call. An unknown tenant looks like a missing task (A2A specification, section 13.1 Data
+    Access and Authorization Scoping), or is invalid params when the call would create one."""
     tenant = ctx.tenant
     allowed = runtime.settings.tenants
     if "/" in tenant or id_too_long(tenant) or tenant == RESERVED_TENANT or (allowed and tenant not in allowed):

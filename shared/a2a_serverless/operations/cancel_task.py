@@ -1,4 +1,4 @@
-"""CancelTask (spec 3.1.5, digest 3.7).
+"""CancelTask (A2A specification, section 3.1.5 Cancel Task).
 
 A task nobody is running (SUBMITTED and not yet claimed, or waiting for input) is canceled at once
 (in durable mode, the execution waiting for its input is woken to end).

@@ -1,4 +1,5 @@
-"""SendMessage (spec 3.1.1, digest 3.2-3.5).
+"""SendMessage (A2A specification, sections 3.1.1 Send Message, 3.4 Multi-Turn Interactions, 3.2.4 History Length
+Semantics).
 
 * A message without ``taskId`` creates a task (server-generated id; the client's ``contextId`` is
   kept, or one is generated) in one transaction with its first event and the idempotency key

@@ -1,4 +1,5 @@
-"""SendStreamingMessage and SubscribeToTask (spec 3.1.2, 3.1.6; digest 4).
+"""SendStreamingMessage and SubscribeToTask (A2A specification, sections 3.1.2 Send Streaming Message and 3.1.6
+Subscribe to Task).
 
 Both are served from the task's event log in the store, never from process memory, so any number
 of subscribers on any instances see the same ordered sequence. Each event carries its sequence

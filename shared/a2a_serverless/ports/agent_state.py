@@ -3,7 +3,7 @@
 A framework adapter (:mod:`a2a_serverless.frameworks`) keeps two kinds of state here: a
 conversation's memory (keyed by the A2A ``contextId``) and the state of a run paused for a person
 (keyed by the task), so that the next message resumes it on whatever instance it lands. Every
-entry is addressed by a :class:`~.store.Scope` (tenant + owner) and a key the agent chooses: two
+entry is addressed by a :class:`~.scope.Scope` (tenant + owner) and a key the agent chooses: two
 owners that use the same ``contextId`` address two different entries, by construction.
 
 Entries are opaque bytes with a ``version``; a save is conditional on the version the writer

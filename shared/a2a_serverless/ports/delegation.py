@@ -13,10 +13,9 @@ pushes woke the delegation), a rule of :mod:`a2a_serverless.transitions` committ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .store import Scope
+from .scope import Scope
 
 __all__ = ["DelegationRef", "DelegationRefs"]
 

@@ -16,13 +16,11 @@ or tried (:mod:`a2a_serverless.operations._push_wait`). ``TaskStore`` includes t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from ..models import TaskPushNotificationConfig
 from ..versions import CURRENT, ProtocolVersion
-
-if TYPE_CHECKING:
-    from .store import Scope
+from .scope import Scope
 
 __all__ = ["PushMarks", "PushProgress", "PushTarget"]
 

@@ -1,7 +1,7 @@
 """The ``TaskStore`` port: tasks, their event logs, push configs and send idempotency keys (the
 configs' delivery marks: :mod:`.push_marks`).
 
-Every method takes a :class:`Scope` (tenant + owner). Implementations key every item by it, so a
+Every method takes a :class:`~.scope.Scope` (tenant + owner). Implementations key every item by it, so a
 caller can never read, list or change another caller's data: a task outside the scope simply does
 not exist. Two implementations honour this contract (``tests/contract/test_task_store.py`` runs the
 same cases against both): :mod:`a2a_serverless.adapters.memory_store` and
@@ -30,6 +30,7 @@ from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig, 
 from ..versions import CURRENT, ProtocolVersion
 from .delegation import DelegationRefs
 from .push_marks import PushMarks, PushProgress, PushTarget
+from .scope import Scope
 from .send_keys import AcceptedMessage, KeyKind, SendKey
 
 __all__ = [
@@ -58,14 +59,6 @@ __all__ = [
 MAX_ITEM_PAYLOAD_BYTES = 400 * 1024 - 8 * 1024
 """The most bytes of JSON one stored event, or a snapshot, may have: DynamoDB's item limit (400 KB,
 names and values) less room for the keys and bookkeeping next to the payload."""
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Whose data: the tenant (opaque routing id, may be empty) and the authenticated owner."""
-
-    tenant: str
-    owner: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,21 +25,20 @@ error; :mod:`.redrive` puts them back on the queue, and an item with ``from_seq`
 whatever the cursor says. Every POST carries ``X-A2A-Event-Id`` (``<taskId>:<seq>``, the same on
 every retry and redrive) so receivers can drop the duplicates at-least-once delivery implies.
 
-A config takes the shape of the A2A version that created it (digest 7.3 item 5): v1.0 configs get
-each event as a ``StreamResponse`` (``application/a2a+json``); v0.3 configs get what v0.3 receivers
-expect, the whole Task in the v0.3 JSON shape (``application/json``) as it stood after each event,
+A config takes the shape of the A2A version that created it (v1.0: A2A specification, section 4.3.3 Push Notification
+Payload): v1.0 configs get each event as a ``StreamResponse`` (``application/a2a+json``); v0.3 configs get what v0.3
+receivers expect, the whole Task in the v0.3 JSON shape (``application/json``) as it stood after each event,
 rebuilt by folding the task's log from its first event (:class:`_LegacyTaskBodies`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -54,6 +53,7 @@ from ..v03.json_shapes import task_out
 from ..versions import ProtocolVersion
 from . import SIGNATURE_HEADER, TOKEN_HEADER
 from .attempts import Attempt, AttemptLog
+from .item import DeliveryItem
 
 if TYPE_CHECKING:
     from .sender import SendResult
@@ -84,67 +84,6 @@ USER_AGENT = "a2a-serverless"
 _READ_PAGE = 100
 _SAFETY_SECONDS = 5.0
 """Stop starting POSTs when less than one timeout plus this is left of the invocation."""
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveryItem:
-    """One unit of delivery work: events of a task up to ``up_to_seq``, to one config.
-
-    ``from_seq`` is 0 for ordinary items (start after the config's cursor) and set on redriven
-    dead letters (deliver exactly ``from_seq``..``up_to_seq``). ``last_error`` travels with a dead
-    letter so whoever looks at the queue knows why. ``nonce`` makes a redriven copy a new message
-    for SQS's five-minute deduplication. ``redrive`` names the redrive that moved the item, and
-    stays on what it dead-letters again: that redrive never moves it a second time
-    (:mod:`.redrive`).
-    """
-
-    tenant: str
-    owner: str
-    task_id: str
-    config_id: str
-    up_to_seq: int
-    from_seq: int = 0
-    last_error: str = ""
-    nonce: str = field(default="", compare=False)
-    redrive: str = ""
-    trace: str = field(default="", compare=False)  # the dispatch's traceparent (a2a_serverless.telemetry)
-
-    @property
-    def scope(self) -> Scope:
-        return Scope(self.tenant, self.owner)
-
-    @property
-    def group_id(self) -> str:
-        """The FIFO message group: one per (scope, task, config), SQS-safe (hex, 64 chars)."""
-        return _digest(self.tenant, self.owner, self.task_id, self.config_id)
-
-    @property
-    def deduplication_id(self) -> str:
-        return _digest(self.group_id, str(self.from_seq), str(self.up_to_seq), self.nonce)
-
-    def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if v not in ("", 0) or k == "up_to_seq"}
-        return json.dumps(data, separators=(",", ":"), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, body: str) -> DeliveryItem:
-        data = json.loads(body)
-        return cls(
-            tenant=str(data.get("tenant", "")),
-            owner=str(data["owner"]),
-            task_id=str(data["task_id"]),
-            config_id=str(data["config_id"]),
-            up_to_seq=int(data["up_to_seq"]),
-            from_seq=int(data.get("from_seq", 0)),
-            last_error=str(data.get("last_error", "")),
-            nonce=str(data.get("nonce", "")),
-            redrive=str(data.get("redrive", "")),
-            trace=str(data.get("trace", "")),
-        )
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
 class DeliveryOutcome(StrEnum):
@@ -182,10 +121,10 @@ def notification_headers(
     signer: Signer | None,
     content_type: str = CONTENT_TYPE,
 ) -> dict[str, str]:
-    """The headers of one notification (digest 5.2, C4): ``Authorization`` from the config's
-    authentication, the config's token, the stable event id, and the signed JWT when signing is on
-    (also as ``Authorization: Bearer`` when the config has no authentication of its own, as the
-    A2A push topic's JWT flow describes)."""
+    """The headers of one notification (A2A specification, section 4.3.3 Push Notification Payload, and the token
+    header v0.3 defined and the SDKs send): ``Authorization`` from the config's authentication, the config's token,
+    the stable event id, and the signed JWT when signing is on (also as ``Authorization: Bearer`` when the config has
+    no authentication of its own, as the A2A push topic's JWT flow describes)."""
     event_id = f"{task_id}:{seq}"
     headers = {
         "Content-Type": content_type,

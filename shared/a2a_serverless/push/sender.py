@@ -1,4 +1,5 @@
-"""One webhook POST, through the connect-time SSRF guard, classified for the delivery loop (digest 5.4).
+"""One webhook POST, through the connect-time SSRF guard, classified for the delivery loop (A2A specification, section
+13.2 Push Notification Security).
 
 "DNS is re-resolved and re-checked at send time; redirects are not followed to other hosts." The
 URL's shape is checked again here (scheme, credentials, local names, literal addresses); the

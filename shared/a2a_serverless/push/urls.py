@@ -1,4 +1,5 @@
-"""Webhook URL validation (digest 5.4): absolute https URLs to public hosts only.
+"""Webhook URL validation (A2A specification, section 13.2 Push Notification Security): absolute https URLs to public
+hosts only.
 
 At creation we reject the scheme (https only), a missing host, credentials in the URL, and targets
 in loopback, private, link-local (cloud metadata), unique-local, multicast and reserved ranges:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -25,9 +24,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from ._files import JsonLinesExporter
 from ._redact import RedactingExporter
-
-if TYPE_CHECKING:
-    from ._switch import Switch
 
 __all__ = ["MEMORY", "finished_spans", "flush", "install", "otlp_processor"]
 
@@ -57,15 +53,17 @@ def _provider() -> tuple[TracerProvider, bool]:
     return _ours, False
 
 
-def install(switch: Switch, content: Callable[[], bool]) -> None:
-    """Add the exporters ``switch`` names (once each); ``content`` says, at each export, whether
-    content capture is on (the switch's module passes it: it imports this one, not the reverse)."""
+def install(modes: frozenset[str], directory: str, content: Callable[[], bool]) -> None:
+    """Add the exporters ``modes`` names (once each; ``file`` writes in ``directory``): the switch's
+    modes and directory, which :mod:`._switch` passes in (it imports this module, never the reverse,
+    so nothing here names its ``Switch``); ``content`` says, at each export, whether content capture
+    is on."""
     global _capture
     _capture = content
     with _lock:
         provider, foreign = _provider()
-        for mode in sorted(switch.modes):
-            key = f"file:{switch.directory}" if mode == "file" else mode
+        for mode in sorted(modes):
+            key = f"file:{directory}" if mode == "file" else mode
             if key in _installed:
                 continue
             if mode == "otlp":
@@ -75,7 +73,7 @@ def install(switch: Switch, content: Callable[[], bool]) -> None:
             elif mode == "memory":
                 provider.add_span_processor(SimpleSpanProcessor(_guarded(MEMORY)))
             else:
-                provider.add_span_processor(SimpleSpanProcessor(_guarded(JsonLinesExporter(switch.directory))))
+                provider.add_span_processor(SimpleSpanProcessor(_guarded(JsonLinesExporter(directory))))
             _installed.add(key)
 
 

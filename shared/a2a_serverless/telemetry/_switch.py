@@ -109,7 +109,7 @@ def switch() -> Switch:
             if parsed.on:
                 from . import _sdk
 
-                _sdk.install(parsed, _content_now)
+                _sdk.install(parsed.modes, parsed.directory, _content_now)
             _current = parsed
         return _current
 

@@ -189,7 +189,7 @@ def negotiate_version(
     request: Request, serves: ProtocolVersion, *, what: str, lenient_missing: bool = False
 ) -> ProtocolVersion:
     """The protocol version of a request to an endpoint (or JSON-RPC method) that speaks ``serves``
-    (digest 7.1), or ``VersionNotSupportedError``.
+    (A2A specification, section 3.6 Versioning), or ``VersionNotSupportedError``.
 
     ``A2A-Version`` comes from the header or the query parameter, ``Major.Minor`` with any patch
     ignored. Absent or blank means 0.3: a v0.3 endpoint takes it as such, and a v1.0 endpoint
@@ -337,7 +337,8 @@ def call_context(
     version: ProtocolVersion,
     last_event_id: int | None = None,
 ) -> CallContext:
-    # v0.3 clients send X-A2A-Extensions (digest 7.2); repeated lines of either are merged.
+    # v0.3 clients send X-A2A-Extensions, v1.0 ones A2A-Extensions (A2A specification, section 14.2.2 A2A-Extensions
+    # Header); repeated lines of either are merged.
     values = [*request.headers.getlist("a2a-extensions"), *request.headers.getlist("x-a2a-extensions")]
     extensions = tuple(dict.fromkeys(e.strip() for value in values for e in value.split(",") if e.strip()))
     return CallContext(

@@ -1,4 +1,5 @@
-"""The one place each binding turns an ``A2AError`` into a response body (digest 6.3)."""
+"""The one place each binding turns an ``A2AError`` into a response body (A2A specification, sections 9.5 and 11.6
+Error Handling)."""
 
 from __future__ import annotations
 

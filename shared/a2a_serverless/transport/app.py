@@ -136,9 +136,9 @@ def serve_card(request: Request, runtime: Runtime) -> Response:
     the variant the caller's ``A2A-Version`` asks for, as a2a-js serves it: a 1.x caller (or any
     version not 0.x) gets the v1.0 card, only its fields (a v1.0 card schema allows no others); a
     caller without the header, or saying 0.x, the card both generations read: the v1.0 card with
-    the v0.3 top-level fields merged in (digest 7.3), which v0.3 clients need and v1.x SDKs parse.
-    Each variant has its own ETag, and every answer says ``Vary: A2A-Version`` (``Accept`` too).
-    With a card signing key, both carry the signature of the v1.0 card (:mod:`..card.signing`), whose
+    the v0.3 top-level fields merged in (A2A specification, section 3.6.2 Server Responsibilities), which v0.3 clients
+    need and v1.x SDKs parse. Each variant has its own ETag, and every answer says ``Vary: A2A-Version`` (``Accept``
+    too). With a card signing key, both carry the signature of the v1.0 card (:mod:`..card.signing`), whose
     URLs are the configured ones or API Gateway's, never the request's ``Host`` (:func:`._http.base_url`).
     A card that cannot be built (the executor's module fails to import, its card is invalid) or
     signed (no URL to trust) is one logged line and a generic internal error."""
@@ -219,8 +219,8 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
         # The gRPC name must match the HTTP status, and NOT_FOUND (404) does not: the path exists.
         # UNIMPLEMENTED ("not implemented or not supported/enabled in this service") is what
         # google.api.http transcoding answers for a known path with another verb (grpc-gateway's
-        # routing error handler: 405 -> codes.Unimplemented), and the digest's table allows it for
-        # an unknown method (6.2: "NOT_FOUND (SDK) / UNIMPLEMENTED"). The reason stays
+        # routing error handler: 405 -> codes.Unimplemented), and the A2A specification (section 5.4 Error Code
+        # Mappings) names no gRPC status for an unknown method (section 9.5 lists -32601 only). The reason stays
         # METHOD_NOT_FOUND.
         body["error"]["status"] = "UNIMPLEMENTED"
         allow = _allowed_methods(request)

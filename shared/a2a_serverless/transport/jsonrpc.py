@@ -1,5 +1,5 @@
-"""The JSON-RPC 2.0 binding: ``POST /`` (spec 9, digest 1.2), for v1.0 and v0.3 method names
-(digest 7.3: the names are disjoint, so the name picks the version; :mod:`.v03` maps them). The
+"""The JSON-RPC 2.0 binding: ``POST /`` (A2A specification, section 9 JSON-RPC Protocol Binding), for v1.0 and v0.3
+method names (the v0.3 and v1.0 names are disjoint, so the name picks the version; :mod:`.v03` maps them). The
 body must be declared JSON (``_http.read_json_body``), whatever the version.
 
 Errors are JSON-RPC error objects with HTTP 200, except authentication failures, which are
@@ -73,7 +73,7 @@ async def handle_jsonrpc(request: Request, runtime: Runtime, allowed: Collection
             raise MethodNotFoundError(f"Method not found: {name[:64]}")
         # A 0.3-era client (no A2A-Version, as the reference 0.3 server expects) types a stream's
         # errors only as its events; 1.0-era clients, their 0.3 modes included (A2A-Version: 0.3,
-        # e.g. @a2a-js/sdk), type the plain JSON answer of digest 4.1 and not an error event.
+        # e.g. @a2a-js/sdk), type an error found before the first event as a plain JSON answer, not an event.
         errors_as_events = is_v03 and row.streaming and not states_version(request)
         params = payload.get("params", {})
 

@@ -8,7 +8,7 @@ Everything comes from the sources the app itself is built from, so the two canno
   model's remaining scalar fields, request bodies (POST, ``body: "*"``) from the request model;
 * the success response from the operation's return annotation (an SSE stream of
   ``StreamResponse`` for streaming methods, ``{}`` for ``google.protobuf.Empty``), and every error
-  as the ``{"error": {code, status, message, details}}`` shape (digest 6.3);
+  as the ``{"error": {code, status, message, details}}`` shape (A2A specification, section 11.6 Error Handling);
 * schemas from the pydantic models in their ProtoJSON form (camelCase names, enums by name,
   ``bytes`` as base64, a required ``oneof`` as "exactly one of").
 

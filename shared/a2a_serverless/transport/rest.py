@@ -1,4 +1,5 @@
-"""The HTTP+JSON binding (spec 11, digest 1.1): routes derived from the method table.
+"""The HTTP+JSON binding (A2A specification, section 11 HTTP+JSON/REST Protocol Binding): routes derived from the
+method table.
 
 POST bodies are the request message, declared JSON (``_http.read_json_body``; an empty one is an
 empty message), path fields winning over body fields; GET and DELETE take the

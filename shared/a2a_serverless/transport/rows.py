@@ -149,9 +149,9 @@ def with_path_fields(fields: Json, path: Mapping[str, str]) -> Json:
     the path winning.
 
     A path field may also arrive in the body or the query under either ProtoJSON spelling
-    (``task_id`` or ``taskId``, digest 2.1), and the model would prefer the camelCase one, so both
-    are dropped before the path value is set: ``POST /tasks/A/pushNotificationConfigs
-    {"taskId": "B"}`` acts on task A (digest 1.1: "the path wins"). The tenant comes from the
+    (``task_id`` or ``taskId``, A2A specification, section 5.5 JSON Field Naming Convention), and the model would
+    prefer the camelCase one, so both are dropped before the path value is set: ``POST /tasks/A/pushNotificationConfigs
+    {"taskId": "B"}`` acts on task A (the path wins). The tenant comes from the
     ``/{tenant}`` prefix only (empty without one), as the call context does.
     """
     bound = {"tenant": "", **path}

@@ -1,4 +1,5 @@
-"""Server-Sent Events framing for both bindings (spec 9.4.2, 11.7; digest 4.1).
+"""Server-Sent Events framing for both bindings (A2A specification, sections 9.4.2 SendStreamingMessage and 11.7
+Streaming).
 
 Each event is ``id: <seq>`` plus one compact ``data:`` line: a full JSON-RPC response carrying the
 request id (JSON-RPC) or the bare StreamResponse (REST). ``: ping`` comments keep idle connections

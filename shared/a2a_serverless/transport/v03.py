@@ -1,4 +1,4 @@
-"""The v0.3 bindings, mapped onto the v1.0 method table (digest 7.3).
+"""The v0.3 bindings, mapped onto the v1.0 method table (A2A specification, section 3.6.2 Server Responsibilities).
 
 There is one core: a v0.3 request is converted to the v1.0 request message at the edge
 (:mod:`a2a_serverless.v03`), runs the same operation as its v1.0 twin, and the result is converted

@@ -2,7 +2,8 @@
 
 The server has one core, v1.0. A v0.3 request is converted at the edge into the v1.0 request's
 ProtoJSON dict, runs the same operation as its v1.0 twin, and the v1.0 result is converted back
-(digest 7.3). Nothing here does I/O; the transports (``transport/v03.py``) pick the converters.
+(A2A specification, section 3.6.2 Server Responsibilities: one agent may serve several versions). Nothing here does
+I/O; the transports (``transport/v03.py``) pick the converters.
 
 * :mod:`.json_shapes`: the v0.3 JSON-RPC binding (``kind`` discriminators, ``canceled``,
   ``input-required``..., ``user``/``agent``, ``file.bytes``/``file.uri``).
