@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -29,31 +28,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _dev_process import DevStack
 
-READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json$")
 V1 = {"A2A-Version": "1.0"}
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class Stack:
+class Stack(DevStack):
+    """This checkout's stack: ``python -m a2a_serverless.devstack dev`` of this interpreter."""
+
     def __init__(self) -> None:
         command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-        self.lines: list[str] = []
-        ready = threading.Event()
-
-        def pump() -> None:
-            assert self.process.stdout is not None
-            for line in self.process.stdout:
-                self.lines.append(line.rstrip("\n"))
-                if READY.match(self.lines[-1]):
-                    ready.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        if not ready.wait(90):
-            self.process.kill()
-            raise RuntimeError("the stack did not start:\n" + "\n".join(self.lines[-40:]))
-        self.base = next(m.group(1) for line in self.lines if (m := READY.match(line)))
+        super().__init__(command, cwd=ROOT, ready_timeout=90)
 
     def pids(self) -> list[int]:
         children = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True, check=False)

@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -41,30 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _dev_process import DevStack, descendants
 
-READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:\d+)/\.well-known/agent-card\.json$")
 V1 = {"A2A-Version": "1.0"}
 ROOT = Path(__file__).resolve().parents[1]
 HZ = os.sysconf("SC_CLK_TCK")
-
-
-def descendants(pid: int) -> list[int]:
-    """``pid`` and every process under it (children of children too)."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(parents.get(current, []))
-    return found
 
 
 def cpu_ticks(pid: int) -> int:
@@ -123,56 +102,14 @@ class Hooks(ThreadingHTTPServer):
             return self.first.get(path)
 
 
-class Busy:
-    """``count`` processes spinning on the CPU until stopped: a loaded machine."""
+class Stack(DevStack):
+    """The stack of ``tree`` as a user starts it: the ``a2a-serverless`` command of this interpreter's
+    virtualenv, with the tree's ``shared/`` first on ``PYTHONPATH`` and the tree as working directory."""
 
-    def __init__(self, count: int) -> None:
-        spin = [sys.executable, "-c", "while True: pass"]
-        self.processes = [subprocess.Popen(spin) for _ in range(count)]
-
-    def stop(self) -> None:
-        for process in self.processes:
-            process.kill()
-            process.wait()
-
-
-class Stack:
     def __init__(self, tree: Path, busy: int = 0) -> None:
         command = [str(Path(sys.executable).with_name("a2a-serverless")), "dev", "--port", "0"]
         env = {**os.environ, "PYTHONPATH": str(tree / "shared")}
-        load = Busy(busy)
-        self.started = time.perf_counter()
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tree, env=env
-        )
-        self.lines: list[str] = []
-        ready = threading.Event()
-
-        def pump() -> None:
-            assert self.process.stdout is not None
-            for line in self.process.stdout:
-                self.lines.append(line.rstrip("\n"))
-                if READY.match(self.lines[-1]) and not ready.is_set():
-                    self.ready_seconds = time.perf_counter() - self.started
-                    ready.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        ready.wait(180)
-        load.stop()
-        if not ready.is_set():
-            self.stop()
-            raise RuntimeError("the stack did not start:\n" + "\n".join(self.lines[-40:]))
-        self.base = next(m.group(1) for line in self.lines if (m := READY.match(line)))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()  # SIGTERM: the stack stops its children, then itself
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                for pid in descendants(self.process.pid):
-                    os.kill(pid, 9)
-                self.process.wait()
+        super().__init__(command, cwd=tree, env=env, ready_timeout=180, busy=busy)
 
 
 def idle(stack: Stack, seconds: float) -> dict[str, Any]:

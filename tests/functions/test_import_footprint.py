@@ -1,8 +1,8 @@
 """What a Lambda function's cold start imports: only what the function uses (issue 29's cold start).
 
 Each handler module is imported in a fresh interpreter, as Lambda's runtime does, and the modules it
-loaded are read from ``sys.modules``. bench/README.md ("Cold start in the Lambda image") measures what
-these cuts are worth; this keeps them from silently coming back."""
+loaded are read from ``sys.modules``. bench/README.md ("`lambda_import_times.py`: cold start in the Lambda
+image") measures what these cuts are worth; this keeps them from silently coming back."""
 
 from __future__ import annotations
 
