@@ -342,17 +342,18 @@ def run_stream_shape(d: Driver, name: str, tenant: str, cap: float) -> dict[str,
 def stream_task_outcome(task: dict[str, Any]) -> dict[str, Any]:
     """State, status message and what reached the task's answer artifact (chunks, in order?)."""
     sys.path.insert(0, str(ROOT))
-    from bench._stream_agents import ARTIFACT_ID, chunk_text
+    from bench._stream_agents import ARTIFACT_ID, stored_chunks
 
     status = task.get("status") or {}
     message = " ".join(p.get("text", "") for p in (status.get("message") or {}).get("parts", []))
     artifact = next((a for a in task.get("artifacts") or [] if a.get("artifactId") == ARTIFACT_ID), None)
     texts = [p.get("text", "") for p in (artifact or {}).get("parts", [])]
+    stored, in_order = stored_chunks(texts)
     return {
         "final_state": status.get("state", ""),
         "final_status_message": message,
-        "chunks_stored": len(texts),
-        "chunks_in_order": texts == [chunk_text(i) for i in range(len(texts))],
+        "chunks_stored": stored,
+        "chunks_in_order": in_order,
         "artifact_text_bytes": sum(len(t.encode()) for t in texts),
     }
 

@@ -50,6 +50,16 @@ def chunk_text(index: int) -> str:
     return text[:CHUNK_BYTES]
 
 
+def stored_chunks(texts: list[str]) -> tuple[int, bool]:
+    """How many chunks an answer artifact's text parts hold, and whether they are chunks 0, 1, ...
+    in order. The store joins appended text chunks into one part (A2A reads show text, not tokens),
+    so the chunks are counted in the joined text: each is exactly ``CHUNK_BYTES`` bytes."""
+    joined = "".join(texts)
+    count = len(joined) // CHUNK_BYTES
+    in_order = len(joined) == count * CHUNK_BYTES and joined == "".join(chunk_text(i) for i in range(count))
+    return count, in_order
+
+
 def parse_chunks(text: str) -> tuple[int, float] | None:
     """``chunks N INTERVAL`` -> (N, INTERVAL); anything else -> None."""
     match = _CHUNKS.match(text)

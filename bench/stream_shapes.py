@@ -135,7 +135,7 @@ class SseClient(threading.Thread):
 
 # ------------------------------------------------------------------------------------ one shape
 def run_shape(base: str, name: str, activity: Activity, cap: float) -> dict[str, Any]:
-    from bench._stream_agents import ARTIFACT_ID, EMITS, chunk_text
+    from bench._stream_agents import ARTIFACT_ID, EMITS, stored_chunks
 
     spec = stream_shape(name)
     assert spec is not None, name
@@ -168,6 +168,7 @@ def run_shape(base: str, name: str, activity: Activity, cap: float) -> dict[str,
     status = final.get("status") or {}
     artifact = next((a for a in final.get("artifacts") or [] if a.get("artifactId") == ARTIFACT_ID), None)
     texts = [p.get("text", "") for p in (artifact or {}).get("parts", [])]
+    stored, stored_in_order = stored_chunks(texts)
     chunks = [e for e in events if "artifactUpdate" in e["data"]]
     latencies = [(e["at"] - e["data"]["artifactUpdate"]["artifact"]["metadata"]["emittedAt"]) * 1000 for e in chunks]
     emits = EMITS.get(task_id, {"emitted": [], "returned": [], "kinds": []})
@@ -189,8 +190,8 @@ def run_shape(base: str, name: str, activity: Activity, cap: float) -> dict[str,
             "seconds_send_to_terminal": round(terminal_at - sent_at, 2) if terminal_at and sent_at else None,
             "chunks_emitted_by_executor": emits.get("kinds", []).count("chunk"),
             "chunks_reached_stream": len(chunks),
-            "chunks_stored": len(texts),
-            "chunks_stored_in_order": texts == [chunk_text(i) for i in range(len(texts))],
+            "chunks_stored": stored,
+            "chunks_stored_in_order": stored_in_order,
             "stream_events": len(events),
             "log_events_total": len(log),
             "events_committed": len(commits),
