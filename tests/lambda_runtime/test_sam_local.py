@@ -13,7 +13,6 @@ and pytest-xdist (``--dist loadfile``) keeps them on one worker.
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import json
 import threading
@@ -44,6 +43,7 @@ from joserfc.jwk import ECKey
 from sam_local import AUDIENCE, ISSUER, SamLocal, report, sam_local, wait_until
 
 from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.delegation.hook import new_ref
 from a2a_serverless.devstack._functions import EventSources, poller_for, schedule_poller_for, stream_poller_for
 from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.mutation import mutate
@@ -147,9 +147,9 @@ def test_the_card_is_public_and_names_the_api_and_its_issuer(api: str) -> None:
 
 
 def test_the_delegation_push_receiver_is_public_and_answers_in_fixed_words(api: str) -> None:
-    # When a push comes, without the API's token, for a task that waits for none (Queue mode:
-    # nothing ever does)
-    ref = base64.urlsafe_b64encode(json.dumps(["", "anonymous", str(uuid.uuid4())]).encode()).decode().rstrip("=")
+    # When a push comes, without the API's token, to a reference of the right shape that stands for
+    # no delegation (Queue mode: nothing ever waits)
+    ref = new_ref()
     response = httpx.post(
         f"{api}/_a2a/delegations/{ref}",
         json={"task": {"id": "r1", "status": {"state": "TASK_STATE_COMPLETED"}}},
@@ -158,7 +158,7 @@ def test_the_delegation_push_receiver_is_public_and_answers_in_fixed_words(api: 
     )
 
     # Then the gateway's receiver (no authorizer: the token is its credential) answers it
-    assert (response.status_code, response.json()) == (404, {"status": "no delegation of this task waits"})
+    assert (response.status_code, response.json()) == (404, {"status": "no such delegation"})
 
 
 # ------------------------------------------------------------- sam local invoke: the worker
