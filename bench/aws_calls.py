@@ -736,7 +736,7 @@ class LabelMiddleware:
 
 def wrap_handlers(activity: Activity) -> Callable[[str], Callable[..., Any]]:
     """The stack's ``resolve_handler``: the template's handler, run with its component set."""
-    from a2a_serverless.devstack._imports import import_object
+    from a2a_serverless_dev._imports import import_object
 
     def resolve(path: str) -> Callable[..., Any]:
         handler = import_object(path)
@@ -1184,8 +1184,8 @@ def run_stack(
 # ------------------------------------------------------------------------------------- analysis
 def template_facts() -> dict[str, Any]:
     """Memory, architecture, event source batch sizes, queue types and the API type, from template.yaml."""
-    from a2a_serverless.devstack._template import sqs_event_sources
-    from a2a_serverless.devstack.resources import load_template
+    from a2a_serverless_dev._template import sqs_event_sources
+    from a2a_serverless_dev.resources import load_template
 
     template = load_template()
     resources = template["Resources"]
@@ -1609,8 +1609,8 @@ def run_two_turn_wait_stack(mode: str, samples: int) -> dict[str, Any]:
 
     def app_factory() -> Any:
         if mode == "durable":
-            from a2a_serverless.devstack.durable import durable_gateway_app, durable_limits
-            from a2a_serverless.devstack.resources import load_template
+            from a2a_serverless_dev.durable import durable_gateway_app, durable_limits
+            from a2a_serverless_dev.resources import load_template
 
             app, worker = durable_gateway_app(
                 limits=durable_limits(load_template()),

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class Stack:
     def __init__(self) -> None:
-        command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
+        command = [sys.executable, "-m", "a2a_serverless_dev", "dev", "--port", "0"]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
         self.lines: list[str] = []
         ready = threading.Event()

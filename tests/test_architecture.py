@@ -1,6 +1,7 @@
 """The package's shape, as the layer map in ``a2a_serverless/__init__.py`` states it: nothing imports
 in a circle and imports point only up the map (lazy imports inside functions included,
-``if TYPE_CHECKING:`` blocks not: those are never executed)."""
+``if TYPE_CHECKING:`` blocks not: those are never executed); and the runtime never imports the
+developer kit (``a2a_serverless_dev``), which the Lambda layer does not hold."""
 
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("adapters",),
     ("wiring",),
     ("transport", "lambda_", "functions"),
-    ("devstack",),
 )
 """The layer map of the package docstring, top first: the first component of each module's name."""
 
@@ -109,6 +109,24 @@ def layer_of(module: str) -> int:
 
 MODULES = module_names(PACKAGE, "a2a_serverless")
 GRAPH = import_graph(MODULES)
+KIT = "a2a_serverless_dev"
+
+
+def kit_imports(modules: Mapping[str, Path]) -> list[str]:
+    """``module imports name`` for every import of the developer kit in ``modules``: any import
+    statement, at import time, inside a function or type-only (relative imports stay in their
+    package, so only absolute ones can reach the kit)."""
+    found: list[str] = []
+    for name, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            found += [f"{name} imports {t}" for t in targets if t == KIT or t.startswith(f"{KIT}.")]
+    return found
 
 
 def test_nothing_imports_in_a_circle() -> None:
@@ -132,6 +150,11 @@ def test_every_top_level_module_is_on_the_map() -> None:
     for top in sorted({name.split(".")[1] for name in MODULES if "." in name}):
         layer_of(f"a2a_serverless.{top}")
         assert f":mod:`.{top}`" in docstring, f"{top} is not on the package docstring's layer map"
+
+
+def test_the_runtime_never_imports_the_developer_kit() -> None:
+    # The layer ships the runtime package as it is, without the kit: an import of it would fail on Lambda.
+    assert kit_imports(MODULES) == []
 
 
 def test_no_module_is_over_400_lines() -> None:
@@ -163,6 +186,19 @@ def test_the_checker_finds_a_circle_through_a_lazy_import(tmp_path: Path) -> Non
         },
     )
     assert find_cycle(import_graph(modules)) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
+
+
+def test_the_checker_finds_an_import_of_the_kit(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "def f():\n    from a2a_serverless_dev.stack import run\n",
+            "b.py": "import a2a_serverless_dev.cli\nimport a2a_serverless_devtools\n",
+            "c.py": "from a2a_serverless import config\n",
+        },
+    )
+    assert kit_imports(modules) == ["pkg.a imports a2a_serverless_dev.stack", "pkg.b imports a2a_serverless_dev.cli"]
 
 
 def test_the_checker_ignores_type_only_imports(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Running the real local stack (``python -m a2a_serverless.devstack dev``) in a subprocess, for e2e tests.
+"""Running the real local stack (``python -m a2a_serverless_dev dev``) in a subprocess, for e2e tests.
 
 Contract with the devstack CLI: when it is ready it prints exactly one line
 ``A2A agent card: http://127.0.0.1:<port>/.well-known/agent-card.json``; SIGINT (or SIGTERM) stops
@@ -116,7 +116,7 @@ def running_stack(
     env.update(settings or {})
     env["PYTHONUNBUFFERED"] = "1"
     if venv is None:
-        command = [sys.executable, "-m", "a2a_serverless.devstack"]
+        command = [sys.executable, "-m", "a2a_serverless_dev"]
     else:
         env = {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "DOCS_TEST_"))}
         env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))

@@ -56,11 +56,11 @@ def test_everything_installs_under_the_a2a_serverless_namespace(wheel: Path) -> 
         names = archive.namelist()
         top = {name.split("/", 1)[0] for name in names}
         metadata = email.message_from_bytes(archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))))
-        kit_template = archive.read("a2a_serverless/devstack/kit/template.yaml")
-        kit_run = archive.read("a2a_serverless/devstack/kit/run.sh")
+        kit_template = archive.read("a2a_serverless_dev/kit/template.yaml")
+        kit_run = archive.read("a2a_serverless_dev/kit/run.sh")
     assert top == {"a2a_serverless", "a2a_serverless-0.1.0.dist-info"}
     assert "a2a_serverless/functions/send_message.py" in names
-    assert "a2a_serverless/devstack/cli.py" in names
+    assert "a2a_serverless_dev/cli.py" in names
     # init's kit files are the checkout's template and gateway script, as files
     assert kit_template == (REPO / "template.yaml").read_bytes()
     assert kit_run == (REPO / "functions" / "run.sh").read_bytes()
