@@ -1,5 +1,5 @@
-"""Reading the spans :mod:`._files` wrote: a task's traces, as the local stack's dev API serves them.
-Plain JSON, no OpenTelemetry import.
+"""Reading the spans :mod:`a2a_serverless.telemetry._files` wrote: a task's traces, as the local
+stack's console serves them. Plain JSON, no OpenTelemetry import.
 
 A trace id is the caller's to choose (a request's ``traceparent`` names it), so a trace may hold
 other tasks' spans, another owner's among them. A task's traces therefore hold only its own spans:
