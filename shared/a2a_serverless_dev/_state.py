@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import logging
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from a2a_serverless.json_types import Json, JsonValue
 
+from ._loggers import kit_logger
 from .resources import LocalResources
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageRequestTypeDef
 
-_log = logging.getLogger("a2a_serverless_dev.stack")  # the stack's own lines
+_log = kit_logger("a2a_serverless_dev.stack")  # the stack's own lines
 
 __all__ = ["STATE_FILE", "StateClients", "restore_and_settle", "restore_state", "save_logged", "save_state"]
 

@@ -18,7 +18,6 @@ started, or the API process, stops the stack (it cannot serve without them).
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import socket
@@ -35,13 +34,14 @@ import uvicorn
 from a2a_serverless.transport.sse import end_streams
 
 from ._functions import STOP_GRACE_SECONDS
+from ._loggers import kit_logger
 from ._logs import LogFormat, format_line
 from ._moto import MotoServer
 from ._processes import ApiSpec, FunctionSpec, spec_json
 
 __all__ = ["RESTART_STABLE_SECONDS", "Shutdown", "restart_delay", "run_processes", "shutdown_on_signals"]
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 RESTART_STABLE_SECONDS = 30.0
 """A function process that ran this long before it died is started again at once; one that died

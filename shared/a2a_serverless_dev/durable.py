@@ -18,7 +18,6 @@ stack that stops forgets them (``--state-dir`` keeps the tasks, not their execut
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -30,6 +29,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from a2a_serverless.json_types import Json, JsonValue
+
+from ._loggers import kit_logger
 
 if TYPE_CHECKING:
     from aws_durable_execution_sdk_python.context import DurableContext
@@ -55,7 +56,7 @@ DURABLE_WORKER = "DurableWorkerFunction"
 STATUS_PATH = "/_local/durable"
 """The local stack's view of the durable worker (durable mode only)."""
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 
 def is_durable(environ: Mapping[str, str]) -> bool:

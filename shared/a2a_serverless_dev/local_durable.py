@@ -10,14 +10,15 @@ names are kept here: a second start of a name is harmless, as on Lambda.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from ._loggers import kit_logger
+
 __all__ = ["LocalDurableRuns"]
 
-logger = logging.getLogger(__name__)
+logger = kit_logger(__name__)
 
 
 class LocalDurableRuns:

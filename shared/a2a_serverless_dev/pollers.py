@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from a2a_serverless.json_types import Json, JsonValue
 
 from ._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
+from ._loggers import kit_logger
 from ._template import SqsEventSource
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Turns:
             self._changed.notify_all()
 
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 _MAX_RECEIVE = 10  # SQS's per-call limit
 _JOIN_GRACE_SECONDS = 10.0

@@ -232,7 +232,7 @@ def _package_name(name: str) -> str:
     package = re.sub(r"[^0-9a-zA-Z]+", "_", name).strip("_").lower()
     if not package or package[0].isdigit():
         package = f"agent_{package}"
-    if package in {"a2a_serverless", "a2a", "test", "tests", "src"} | FRAMEWORK_MODULES:
+    if package in {"a2a_serverless", "a2a_serverless_dev", "a2a", "test", "tests", "src"} | FRAMEWORK_MODULES:
         package = f"{package}_agent"
     return package
 

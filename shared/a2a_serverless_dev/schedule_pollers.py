@@ -6,7 +6,6 @@ next tick; one invocation at a time (a tick that finds the previous one still ru
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import uuid
@@ -16,12 +15,13 @@ from datetime import UTC, datetime
 from a2a_serverless.json_types import Json, JsonValue
 
 from ._lambda import ACCOUNT_ID, LambdaContext
+from ._loggers import kit_logger
 from ._template import ScheduleEventSource
 from .pollers import Handler
 
 __all__ = ["SchedulePoller", "scheduled_event"]
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 
 def scheduled_event(rule_name: str, *, region: str, now: datetime | None = None) -> Json:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 import shutil
 import socket
@@ -44,6 +43,7 @@ from ._functions import (
 from ._gateway import GATEWAY_APP, GatewayServer, gateway_app
 from ._hosts import is_loopback
 from ._local_app import local_app
+from ._loggers import kit_logger
 from ._logs import LogFormat
 from ._moto import running_moto
 from ._processes import ApiSpec, DurableSpec, FunctionSpec
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["GATEWAY_APP", "DevOptions", "StackError", "check_host", "run", "serves_console"]
 
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

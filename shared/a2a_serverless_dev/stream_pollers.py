@@ -11,7 +11,6 @@ partial-failure response the failing record is already known.)
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 import uuid
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, cast
 from a2a_serverless.json_types import Json, JsonValue
 
 from ._lambda import LambdaContext
+from ._loggers import kit_logger
 from ._template import StreamEventSource
 from .pollers import Handler
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StreamPoller", "matches_filters"]
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 
 def matches_filters(record: Mapping[str, JsonValue], patterns: Sequence[Mapping[str, JsonValue]]) -> bool:

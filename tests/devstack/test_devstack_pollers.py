@@ -115,7 +115,7 @@ def test_a_failed_message_is_redelivered(
     sqs: Any, resources: LocalResources, queue: str, worker: Recorder, caplog: pytest.LogCaptureFixture
 ) -> None:
     # When
-    with caplog.at_level(logging.INFO, logger="a2a_serverless_dev.pollers"):
+    with caplog.at_level(logging.INFO, logger="a2a_serverless.dev.pollers"):
         _poller(sqs, resources, worker).poll_once()
 
     # Then: the message comes back, one receive later, and the failure was logged
@@ -130,7 +130,7 @@ def test_a_handler_exception_is_logged_with_its_traceback(
 ) -> None:
     _poller(sqs, resources, Recorder(raises=True)).poll_once()
 
-    (record,) = [r for r in caplog.records if r.name == "a2a_serverless_dev.pollers"]
+    (record,) = [r for r in caplog.records if r.name == "a2a_serverless.dev.pollers"]
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "worker crashed" in str(record.exc_info[1])

@@ -101,13 +101,15 @@ def test_the_kits_wheel_resolves_from_the_requirements_file_wherever_the_project
         check=False,
     )
 
-    # Then: pip took the wheel beside the file, and it holds the whole package, as a built wheel would
+    # Then: pip took the wheel beside the file, and it holds both packages whole (the runtime and the
+    # developer kit), as a built wheel would
     assert result.returncode == 0, result.stderr
-    source = REPO / "shared" / "a2a_serverless"
-    expected = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}
-    installed = {p.relative_to(target / "a2a_serverless").as_posix() for p in (target / "a2a_serverless").rglob("*.py")}
-    assert installed == expected
-    kit = target / "a2a_serverless" / "devstack" / "kit"
+    for package in ("a2a_serverless", "a2a_serverless_dev"):
+        source = REPO / "shared" / package
+        expected = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}
+        installed = {p.relative_to(target / package).as_posix() for p in (target / package).rglob("*.py")}
+        assert installed == expected, package
+    kit = target / "a2a_serverless_dev" / "kit"
     assert (kit / "template.yaml").read_bytes() == (REPO / "template.yaml").read_bytes()
     assert (kit / "run.sh").read_bytes() == (REPO / "functions" / "run.sh").read_bytes()
     (dist_info,) = target.glob("a2a_serverless-*.dist-info")

@@ -26,7 +26,7 @@ from typing import IO
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = REPO / "shared" / "a2a_serverless" / "devstack" / "cli.py"
+CLI = REPO / "shared" / "a2a_serverless_dev" / "cli.py"
 READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:(\d+))/\.well-known/agent-card\.json$")
 CLI_WAIT_SECONDS = 180.0
 # Hang guards, not budgets: a busy 2-core machine (CI) starts the stack in far less, but slowly.

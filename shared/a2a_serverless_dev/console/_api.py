@@ -15,7 +15,6 @@ other origin. The events and attempts are read in the caller's own scope, as A2A
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from a2a_serverless.ports.store import Scope
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.runtime import Runtime
 
+from .._loggers import kit_logger
 from ..traces import read_spans, task_traces
 from ._proxy import proxy_endpoint
 from ._static import CONSOLE_PATH, SECURITY_HEADERS
@@ -53,7 +53,7 @@ ATTEMPTS_SHOWN = 500
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
-_log = logging.getLogger(__name__)
+_log = kit_logger(__name__)
 
 
 def _json(body: JsonValue, status_code: int = 200) -> JSONResponse:
