@@ -150,7 +150,7 @@ template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no cont
 	@PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(SAM) build --region us-east-1 --build-dir .aws-sam/build \
 		--no-cached --parameter-overrides Architecture=$(TEMPLATE_ARCH) \
 		> .aws-sam-build.log 2>&1 || { cat .aws-sam-build.log; exit 1; }
-	@$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build --python $(PY313) \
+	@$(BIN)/python -m a2a_serverless_dev.build_check .aws-sam/build --python $(PY313) \
 		--json .aws-sam/package-sizes.json
 	@A2A_BUILD_DIR=.aws-sam/build $(BIN)/pytest -q -p no:cacheprovider tests/template/test_built_layer.py
 	@echo "==> an agent project from a2a-serverless init: sam validate --lint, sam build (arm64), its test"
@@ -158,7 +158,7 @@ template: bootstrap $(SAM_STAMP) ## sam validate --lint, then sam build (no cont
 	@cd .aws-sam/init-check/agent && SAM_CLI_TELEMETRY=0 $(CURDIR)/$(SAM) validate --lint --region us-east-1
 	@cd .aws-sam/init-check/agent && PATH="$(dir $(PY313)):$$PATH" SAM_CLI_TELEMETRY=0 $(CURDIR)/$(SAM) build \
 		--region us-east-1 > ../build.log 2>&1 || { cat ../build.log; exit 1; }
-	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m a2a_serverless.devstack.build_check .aws-sam/build \
+	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m a2a_serverless_dev.build_check .aws-sam/build \
 		--python $(PY313) --requirements kit/requirements.txt > /dev/null
 	@cd .aws-sam/init-check/agent && $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -p no:asyncio
 

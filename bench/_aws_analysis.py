@@ -35,8 +35,8 @@ from _aws_units import (
 
 def template_facts() -> dict[str, Any]:
     """Memory, architecture, event source batch sizes, queue types and the API type, from template.yaml."""
-    from a2a_serverless.devstack._template import sqs_event_sources
-    from a2a_serverless.devstack.resources import load_template
+    from a2a_serverless_dev._template import sqs_event_sources
+    from a2a_serverless_dev.resources import load_template
 
     template = load_template()
     resources = template["Resources"]

@@ -462,7 +462,7 @@ class LabelMiddleware:
 
 def wrap_handlers(activity: Activity) -> Callable[[str], Callable[..., Any]]:
     """The stack's ``resolve_handler``: the template's handler, run with its component set."""
-    from a2a_serverless.devstack._imports import import_object
+    from a2a_serverless_dev._imports import import_object
 
     def resolve(path: str) -> Callable[..., Any]:
         handler = import_object(path)

@@ -53,8 +53,8 @@ def run_two_turn_wait_stack(mode: str, samples: int) -> dict[str, Any]:
 
     def app_factory() -> Any:
         if mode == "durable":
-            from a2a_serverless.devstack.durable import durable_gateway_app, durable_limits
-            from a2a_serverless.devstack.resources import load_template
+            from a2a_serverless_dev.durable import durable_gateway_app, durable_limits
+            from a2a_serverless_dev.resources import load_template
 
             app, worker = durable_gateway_app(
                 limits=durable_limits(load_template()),

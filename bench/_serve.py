@@ -40,7 +40,7 @@ def build(side: str, base_url: str, poll: float | None = None) -> Any:
 
 
 def run_local_stack(port: int) -> int:
-    from a2a_serverless.devstack import cli
+    from a2a_serverless_dev import cli
 
     return cli.main(["dev", "--port", str(port), "--executor", "bench._compare_agents:BenchExecutor"])
 

@@ -32,7 +32,7 @@ def measure_on_local_stack(
     ``app_factory`` and ``resolve_handler`` are the stack's own hooks (to wrap the app or the
     functions' handlers)."""
     sys.path.insert(0, str(ROOT))
-    from a2a_serverless.devstack.stack import DevOptions, run
+    from a2a_serverless_dev.stack import DevOptions, run
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -261,7 +261,7 @@ def our_agent(mode: str, *, pushes: bool = False) -> Iterator[Served]:
             finally:
                 queue.shutdown()
             return
-        from a2a_serverless.devstack.durable import DURABLE_WORKER, DurableLimits, LocalDurableWorker
+        from a2a_serverless_dev.durable import DURABLE_WORKER, DurableLimits, LocalDurableWorker
 
         settings = Settings(
             executor="relay_agents:DurableDelegatingAgent",

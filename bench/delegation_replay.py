@@ -120,9 +120,9 @@ def our_agent() -> Iterator[tuple[str, Any, Any, Recorder]]:
     """Our durable delegating agent: (url, store, durable worker, request recorder)."""
     from a2a_serverless.adapters.memory_store import MemoryTaskStore
     from a2a_serverless.config import Settings
-    from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
     from a2a_serverless.transport.app import create_app
     from a2a_serverless.wiring import build_runtime
+    from a2a_serverless_dev.durable import DurableLimits, LocalDurableWorker
     from testkit.served import Later, served
 
     later = Later()

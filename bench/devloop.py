@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Stack(DevStack):
-    """This checkout's stack: ``python -m a2a_serverless.devstack dev`` of this interpreter."""
+    """This checkout's stack: ``python -m a2a_serverless_dev dev`` of this interpreter."""
 
     def __init__(self) -> None:
-        command = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"]
+        command = [sys.executable, "-m", "a2a_serverless_dev", "dev", "--port", "0"]
         super().__init__(command, cwd=ROOT, ready_timeout=90)
 
     def pids(self) -> list[int]:

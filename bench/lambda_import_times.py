@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev.resources import load_template
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = "a2a-serverless/lambda-python:3.13-x86_64"  # make docker (infra/lambda-image); or AWS's, with --image

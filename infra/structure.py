@@ -1,17 +1,18 @@
 """The package's structure in figures: what a refactor should move, and whether it moved.
 
-For the runtime package (``shared/a2a_serverless/`` without ``devstack/``) and, separately, its
-developer kit (``devstack/``) it prints: modules, lines, lines that name ``Any`` as a type,
+For the runtime package (``shared/a2a_serverless/``) and, separately, the developer kit
+(``shared/a2a_serverless_dev/``) it prints: modules, lines, lines that name ``Any`` as a type,
 ``type: ignore`` comments, functions over 60 lines, functions whose cyclomatic complexity is above 15
 (ruff's C901, run as a subprocess), and the import circles among the package's modules.
 
 The import graph is read from the source with ``ast``, every import statement counted: at module
 level, inside functions, and under ``if TYPE_CHECKING:`` (a type-only circle is still a circle in
-the design, and the one ``tests/test_architecture.py`` does not see). Relative imports are resolved;
+the design, and the one ``tests/test_architecture.py`` does not see), across the two packages.
+Relative imports are resolved;
 ``from pkg import name`` imports the submodule ``pkg.name`` when there is one, else ``pkg``. The
 circles are the graph's strongly connected components of more than one module.
 
-    /work/main/.venv/bin/python infra/structure.py [--json] [--package DIR]
+    /work/main/.venv/bin/python infra/structure.py [--json] [--package DIR] [--kit DIR]
 
 Standard library only; ruff is looked up beside the interpreter, then on ``PATH`` (without it the
 complexity figures read ``null``).
@@ -34,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "shared" / "a2a_serverless"
-KIT = "devstack"
+KIT = ROOT / "shared" / "a2a_serverless_dev"
 LONG_FUNCTION = 60
 COMPLEXITY = 15
 
@@ -211,12 +212,16 @@ def complex_functions(root: Path, modules: Mapping[str, Path]) -> dict[Path, lis
     return found
 
 
-def measure(root: Path) -> list[Section]:
-    modules = module_names(root)
-    kit_prefix = f"{root.name}.{KIT}"
-    in_kit = {name: name == kit_prefix or name.startswith(kit_prefix + ".") for name in modules}
-    sections = {False: Section("runtime"), True: Section(KIT)}
-    complexity = complex_functions(root, modules)
+def measure(root: Path, kit: Path | None = None) -> list[Section]:
+    """The runtime package at ``root`` and the developer kit at ``kit`` (none: no modules)."""
+    runtime_modules = module_names(root)
+    kit_modules = module_names(kit) if kit is not None and kit.is_dir() else {}
+    modules = {**runtime_modules, **kit_modules}
+    in_kit = {name: name in kit_modules for name in modules}
+    sections = {False: Section("runtime"), True: Section("kit")}
+    parts = [(root, runtime_modules), *([(kit, kit_modules)] if kit is not None and kit_modules else [])]
+    found = [complex_functions(directory, names) for directory, names in parts]
+    complexity = None if None in found else {path: f for by_path in found if by_path for path, f in by_path.items()}
     for name, path in modules.items():
         section = sections[in_kit[name]]
         text = path.read_text()
@@ -261,9 +266,11 @@ def render(sections: Iterable[Section]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--package", type=Path, default=PACKAGE, help="the package directory to measure")
+    parser.add_argument("--package", type=Path, default=PACKAGE, help="the runtime package's directory")
+    parser.add_argument("--kit", type=Path, default=None, help="the developer kit's directory (with --package: none)")
     args = parser.parse_args(argv)
-    sections = measure(args.package.resolve())
+    kit = args.kit if args.kit is not None else (KIT if args.package == PACKAGE else None)
+    sections = measure(args.package.resolve(), kit.resolve() if kit is not None else None)
     if args.json:
         print(json.dumps({s.name: asdict(s) for s in sections}, indent=2))
     else:

@@ -1,6 +1,7 @@
 """The package's shape, as the layer map in ``a2a_serverless/__init__.py`` states it: nothing imports
 in a circle and imports point only up the map (lazy imports inside functions included,
-``if TYPE_CHECKING:`` blocks not: those are never executed)."""
+``if TYPE_CHECKING:`` blocks not: those are never executed); and the runtime never imports the
+developer kit (``a2a_serverless_dev``), which the Lambda layer does not hold."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import a2a_serverless
+import a2a_serverless_dev
 
 PACKAGE = Path(a2a_serverless.__file__).parent
 MAX_LINES = 400
@@ -23,7 +25,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("adapters",),
     ("wiring",),
     ("transport", "lambda_", "functions"),
-    ("devstack",),
 )
 """The layer map of the package docstring, top first: the first component of each module's name."""
 
@@ -109,10 +110,32 @@ def layer_of(module: str) -> int:
 
 MODULES = module_names(PACKAGE, "a2a_serverless")
 GRAPH = import_graph(MODULES)
+KIT = "a2a_serverless_dev"
+KIT_MODULES = module_names(Path(a2a_serverless_dev.__file__).parent, KIT)
+"""The developer kit: one layer below the whole runtime (it may import any of it), no circles."""
+
+
+def kit_imports(modules: Mapping[str, Path]) -> list[str]:
+    """``module imports name`` for every import of the developer kit in ``modules``: any import
+    statement, at import time, inside a function or type-only (relative imports stay in their
+    package, so only absolute ones can reach the kit)."""
+    found: list[str] = []
+    for name, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            found += [f"{name} imports {t}" for t in targets if t == KIT or t.startswith(f"{KIT}.")]
+    return found
 
 
 def test_nothing_imports_in_a_circle() -> None:
     assert find_cycle(GRAPH) is None, " -> ".join(find_cycle(GRAPH) or [])
+    kit_graph = import_graph(KIT_MODULES)
+    assert find_cycle(kit_graph) is None, " -> ".join(find_cycle(kit_graph) or [])
 
 
 def test_imports_point_up_the_layer_map() -> None:
@@ -134,9 +157,15 @@ def test_every_top_level_module_is_on_the_map() -> None:
         assert f":mod:`.{top}`" in docstring, f"{top} is not on the package docstring's layer map"
 
 
+def test_the_runtime_never_imports_the_developer_kit() -> None:
+    # The layer ships the runtime package as it is, without the kit: an import of it would fail on Lambda.
+    assert kit_imports(MODULES) == []
+
+
 def test_no_module_is_over_400_lines() -> None:
     # style.md: "a module past ~400 lines gets a hard look"; this package splits it by concept.
-    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    modules = {**MODULES, **KIT_MODULES}
+    long = {name: n for name, path in modules.items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert long == {}
 
 
@@ -163,6 +192,19 @@ def test_the_checker_finds_a_circle_through_a_lazy_import(tmp_path: Path) -> Non
         },
     )
     assert find_cycle(import_graph(modules)) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
+
+
+def test_the_checker_finds_an_import_of_the_kit(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "def f():\n    from a2a_serverless_dev.stack import run\n",
+            "b.py": "import a2a_serverless_dev.cli\nimport a2a_serverless_devtools\n",
+            "c.py": "from a2a_serverless import config\n",
+        },
+    )
+    assert kit_imports(modules) == ["pkg.a imports a2a_serverless_dev.stack", "pkg.b imports a2a_serverless_dev.cli"]
 
 
 def test_the_checker_ignores_type_only_imports(tmp_path: Path) -> None:

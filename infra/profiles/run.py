@@ -390,7 +390,7 @@ def create_resources(endpoint: str) -> dict[str, str]:
     """The template's table and queues in the moto server, as the local stack creates them."""
     import boto3
 
-    from a2a_serverless.devstack.resources import create_resources
+    from a2a_serverless_dev.resources import create_resources
 
     clients = {
         name: boto3.client(

@@ -31,7 +31,11 @@ either):
 8. **Edges**: :mod:`.transport` (the Starlette app: the binding rows, ``invoke``, JSON-RPC, REST,
    SSE), :mod:`.lambda_` (Lambda adapters: mangum, Powertools), :mod:`.functions` (one entry
    point per Lambda function, each naming its row).
-9. **Local**: :mod:`.devstack` (the local stack on moto, its fixes of moto, the console).
+
+This package is the runtime: what Lambda runs, and what the core layer ships as it is. The developer
+kit is a package of its own, :mod:`a2a_serverless_dev` (the local stack on moto, its fixes of moto,
+the console, ``init``, the local durable runner, the ``a2a-serverless`` command): it imports this
+package, and no module here imports it (``tests/test_architecture.py`` checks that too).
 
 A request, end to end: ``functions/send_message.py`` names ``methods.SEND_MESSAGE``; the
 transport finds its binding row (``transport/rows.py``, v0.3 rows in ``transport/v03.py``) and

@@ -21,9 +21,10 @@ both; a distribution the two resolve to different files is an error (the layers 
    kept by hand.
 2. What the Lambda runtime carries is left out: boto3, and what nothing but boto3 needs
    (botocore, s3transfer, ...). The python3.13 runtime has it on the path after the layers.
-3. pip installs the rest with ``--no-deps``, from the very files it resolved. What never runs on
-   Lambda goes: the kit's local stack (``a2a_serverless/devstack``: moto fixes, console) and the
-   console scripts (``bin/``).
+3. pip installs the rest with ``--no-deps``, from the very files it resolved. Of the kit's own
+   distribution the layer takes the runtime package, ``a2a_serverless``, as it is, and its
+   metadata: the developer kit (``a2a_serverless_dev``: the local stack, the console, ``init``,
+   the CLI) is a package of its own that never runs on Lambda. The console scripts (``bin/``) go.
 4. Every module is compiled into ``__pycache__/<name>.cpython-313.pyc`` with PEP 552's
    unchecked-hash invalidation: Lambda's ``/opt`` is read-only, so the runtime cannot keep what it
    compiles (every cold start would compile the layer again), and a zip keeps no file times, which
@@ -58,8 +59,14 @@ RUNTIME_PROVIDED = frozenset({"boto3", "botocore"})
 """Distributions the Lambda runtime carries, left out with what only they need (unless asked for
 by name)."""
 
-NOT_SHIPPED = ("a2a_serverless/devstack", "bin")
-"""The kit's local stack and the console scripts: never imported on Lambda."""
+KIT = "a2a-serverless"
+"""The kit's distribution (normalized name)."""
+
+RUNTIME_PACKAGE = "a2a_serverless"
+"""What the layer takes of the kit's distribution: the runtime package (and its metadata)."""
+
+NOT_SHIPPED = ("bin",)
+"""The console scripts: never run on Lambda."""
 
 LAYER_ROOT = "/opt/python"
 """Where Lambda mounts the layer's ``python/``: the path the bytecode names its sources by."""
@@ -122,7 +129,13 @@ def build(
         if adds.strip():
             wanted = added(resolve(",".join(e for e in (extras, adds) if e.strip()), "with-adds"), wanted)
         staging = work / "python"
-        _pip("install", "--no-deps", "--no-compile", "--target", str(staging), *platform, *wanted.values())
+        others = [requirement for name, requirement in wanted.items() if name != KIT]
+        if others:
+            _pip("install", "--no-deps", "--no-compile", "--target", str(staging), *platform, *others)
+        if KIT in wanted:
+            kit = work / "kit-install"
+            _pip("install", "--no-deps", "--no-compile", "--target", str(kit), *platform, wanted[KIT])
+            _take_runtime(kit, staging)
         for relative in NOT_SHIPPED:
             _remove(staging, relative)
         compile_tree(staging)
@@ -224,6 +237,21 @@ def _pip(*args: str) -> None:
     result = subprocess.run([sys.executable, "-m", "pip", *args, *quiet], check=False)  # our arguments only
     if result.returncode != 0:
         raise BuildError(f"pip {args[0]} failed (exit status {result.returncode}; its output is above)")
+
+
+def _take_runtime(kit: Path, staging: Path) -> None:
+    """Move the runtime package and the distribution's metadata from ``kit`` (where pip installed
+    the kit's distribution) into ``staging``; its RECORD then lists only what the layer holds."""
+    staging.mkdir(parents=True, exist_ok=True)
+    dist_infos = list(kit.glob("a2a_serverless-*.dist-info"))
+    if not (kit / RUNTIME_PACKAGE).is_dir() or len(dist_infos) != 1:
+        raise BuildError(f"the kit's distribution installed no {RUNTIME_PACKAGE}/ and one dist-info")
+    for path in (kit / RUNTIME_PACKAGE, dist_infos[0]):
+        shutil.move(path, staging / path.name)
+    record = staging / dist_infos[0].name / "RECORD"
+    taken = (f"{RUNTIME_PACKAGE}/", f"{dist_infos[0].name}/")
+    lines = record.read_text(encoding="utf-8").splitlines(keepends=True)
+    record.write_text("".join(line for line in lines if line.startswith(taken)), encoding="utf-8")
 
 
 def _remove(root: Path, relative: str) -> None:

@@ -17,9 +17,9 @@ import pytest
 
 from a2a_serverless.adapters import S3BlobStore
 from a2a_serverless.blobs import PartOffloader, PartPresenter, blob_key
-from a2a_serverless.devstack._moto import moto_server
 from a2a_serverless.models import Message, Part, Role
 from a2a_serverless.ports import Scope
+from a2a_serverless_dev._moto import moto_server
 from testkit.aws import fake_credentials
 
 ALICE = Scope("acme", "alice")

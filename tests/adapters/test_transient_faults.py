@@ -21,13 +21,13 @@ from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.adapters.sqs_queue import SqsWorkQueue
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import GetTaskRequest, Message, Part, Role, SendMessageConfiguration, SendMessageRequest
 from a2a_serverless.operations import CallContext, get_task
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.resources import create_resources
 
 
 class _Raw:

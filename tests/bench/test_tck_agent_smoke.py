@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack.testing import agent_conversation
+from a2a_serverless_dev.testing import agent_conversation
 
 # bench/ is no package of the test run (tests/bench is): the agent is loaded from its file.
 _SPEC = importlib.util.spec_from_file_location("tck_agent", Path(__file__).parents[2] / "bench" / "_tck_agent.py")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.console import CONSOLE_PATH, with_console
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.console import CONSOLE_PATH, with_console
 from testkit.served import served
 
 CHROMIUM = Path("/usr/bin/chromium")

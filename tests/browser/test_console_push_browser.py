@@ -15,7 +15,6 @@ import httpx
 import pytest
 
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.console import CONSOLE_PATH, with_console
 from a2a_serverless.ports import Scope
 from a2a_serverless.push.attempts import AttemptLog
 from a2a_serverless.push.delivery import DeliveryItem, deliver
@@ -24,6 +23,7 @@ from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.console import CONSOLE_PATH, with_console
 from browser.test_console_browser import CHROMEDRIVER, CHROMIUM, _text_of, _until
 from browser.test_console_browser import browser as browser  # the fixture, shared with the console's story
 from testkit.aws import moto_clients

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
-from a2a_serverless.devstack.moto_fixes import fast_transactions, partition_queries
-from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.ports import TaskStore
+from a2a_serverless_dev.moto_fixes import fast_transactions, partition_queries
+from a2a_serverless_dev.resources import create_resources, load_template
 from testkit.aws import SerializedClient, moto_clients
 
 
@@ -49,7 +49,7 @@ def dynamodb_table(aws: tuple[Any, Any], template: dict[str, Any]) -> Iterator[t
     params=[
         pytest.param("memory", id="memory"),
         pytest.param("dynamodb", id="dynamodb"),
-        # the local stack's moto, with its two-phase TransactWriteItems and partition queries (a2a_serverless.devstack)
+        # the local stack's moto, with its two-phase TransactWriteItems and partition queries (a2a_serverless_dev)
         pytest.param("dynamodb-devstack", id="dynamodb-devstack"),
     ]
 )

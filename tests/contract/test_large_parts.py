@@ -18,8 +18,6 @@ import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryBlobStore, MemoryTaskStore, S3BlobStore
 from a2a_serverless.blobs import CONTAINER_BYTES, REF_SCHEME, PartOffloader, PartPresenter, blob_key
-from a2a_serverless.devstack.moto_fixes import fast_transactions, partition_queries
-from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.errors import ContentUnavailableError
 from a2a_serverless.lifecycle import apply_event
 from a2a_serverless.models import (
@@ -35,6 +33,8 @@ from a2a_serverless.models import (
     TaskStatusUpdateEvent,
 )
 from a2a_serverless.ports import BlobError, BlobStore, Scope, SendKey, TaskRecord, TaskStore
+from a2a_serverless_dev.moto_fixes import fast_transactions, partition_queries
+from a2a_serverless_dev.resources import create_resources, load_template
 from testkit.aws import REGION, SerializedClient, moto_clients
 
 ALICE = Scope("acme", "alice")

@@ -31,11 +31,11 @@ from starlette.types import Message as AsgiMessage
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.execution.durable import _CallbackWait
 from a2a_serverless.ports import Scope as StoreScope
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.durable import DurableLimits, LocalDurableWorker
 from testkit.reference_agent import reference_agent
 from testkit.served import Later, served
 from testkit.waiting import wait_until

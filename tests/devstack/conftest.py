@@ -7,7 +7,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from a2a_serverless.devstack.resources import LocalResources, create_resources, load_template
+from a2a_serverless_dev.resources import LocalResources, create_resources, load_template
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from a2a_serverless.devstack.resources import load_template
-from a2a_serverless.devstack.stack import DevOptions, run
+from a2a_serverless_dev.resources import load_template
+from a2a_serverless_dev.stack import DevOptions, run
 
 
 def template() -> dict[str, Any]:

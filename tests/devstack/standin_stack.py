@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from a2a_serverless.devstack.resources import load_template
-from a2a_serverless.devstack.stack import DevOptions, run
 from a2a_serverless.ports.queue import WorkItem
+from a2a_serverless_dev.resources import load_template
+from a2a_serverless_dev.stack import DevOptions, run
 
 
 def card(request: Request) -> Response:

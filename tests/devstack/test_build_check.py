@@ -1,4 +1,4 @@
-"""The check of a ``sam build`` tree (``a2a_serverless.devstack.build_check``), on small trees made
+"""The check of a ``sam build`` tree (``a2a_serverless_dev.build_check``), on small trees made
 here, their bytecode compiled by the runtime's Python (3.13) as the layer's build does."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_serverless.devstack.build_check import check_build, runtime_python
+from a2a_serverless_dev.build_check import check_build, runtime_python
 
 TEMPLATE = """
 Globals:
@@ -79,7 +79,7 @@ def _no_gateway_module(python: Path, python313: Path) -> None:
 
 
 def _devstack(python: Path, python313: Path) -> None:
-    (python / "a2a_serverless" / "devstack").mkdir()
+    (python / "a2a_serverless_dev").mkdir()
 
 
 def _moto(python: Path, python313: Path) -> None:
@@ -136,7 +136,7 @@ def test_a_complete_build_passes_with_every_functions_sizes(tmp_path: Path, pyth
         pytest.param(_no_gateway_module, "Gateway: module a2a_serverless.functions.gateway is missing", id="handler"),
         pytest.param(_dependency_missing, "httpx (the kit's dependency) is not installed", id="dependency"),
         pytest.param(_kit_copied_not_installed, "the kit is not installed in the layer", id="kit-not-installed"),
-        pytest.param(_devstack, "a2a_serverless/devstack is in the layer", id="local-stack"),
+        pytest.param(_devstack, "a2a_serverless_dev is in the layer", id="local-stack"),
         pytest.param(_moto, "moto is in the layer", id="test-tool"),
         pytest.param(_arm64_binary, "fast is built for manylinux_2_17_aarch64, the layer for x86_64", id="arch"),
         pytest.param(_module_without_bytecode, "httpx/_models.py has no bytecode for this Python", id="no-bytecode"),

@@ -21,8 +21,6 @@ from starlette.routing import Route
 
 from a2a_serverless.adapters.s3_blobs import PASSIVE_MEDIA_TYPES
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.console import CONSOLE_PATH, _proxy, console_routes, with_console
-from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.ports.store import Scope
 from a2a_serverless.push.attempts import AttemptLog
 from a2a_serverless.push.delivery import DeliveryItem, deliver
@@ -31,6 +29,8 @@ from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.console import CONSOLE_PATH, _proxy, console_routes, with_console
+from a2a_serverless_dev.resources import load_template
 from testkit.aws import moto_clients
 
 if TYPE_CHECKING:

@@ -16,12 +16,12 @@ import pytest_asyncio
 
 from a2a_serverless import telemetry
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.console import with_console
 from a2a_serverless.json_types import Json
 from a2a_serverless.runtime import Runtime
-from a2a_serverless.telemetry.traces import read_spans, task_traces
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.console import with_console
+from a2a_serverless_dev.traces import read_spans, task_traces
 
 CONSOLE = {"X-A2A-Console": "1"}
 ALICE = {"A2A-Version": "1.0", "Authorization": "Bearer key-alice"}

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from botocore.config import Config
 
-from a2a_serverless.devstack._environment import LocalEnvironment, apply_environment
-from a2a_serverless.devstack._moto import moto_server
-from a2a_serverless.devstack._template import function_environment
-from a2a_serverless.devstack.resources import LocalResources, create_resources, load_template
+from a2a_serverless_dev._environment import LocalEnvironment, apply_environment
+from a2a_serverless_dev._moto import moto_server
+from a2a_serverless_dev._template import function_environment
+from a2a_serverless_dev.resources import LocalResources, create_resources, load_template
 
 KEY = f"tasks/{'a' * 64}/{'b' * 64}"
 

@@ -15,8 +15,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from a2a_serverless.devstack import cli, stack
-from a2a_serverless.devstack._command import command_line
+from a2a_serverless_dev import cli, stack
+from a2a_serverless_dev._command import command_line
 from testkit.served import served
 
 
@@ -33,7 +33,7 @@ def nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_missing_executor_module_exits_2_with_one_line() -> None:
     # When: the real entry point, in its own process
     result = subprocess.run(
-        [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--executor", "no_such_pkg.agent:MyAgent"],
+        [sys.executable, "-m", "a2a_serverless_dev", "dev", "--executor", "no_such_pkg.agent:MyAgent"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -53,9 +53,9 @@ def test_a_missing_executor_module_exits_2_with_one_line() -> None:
 @pytest.mark.parametrize(
     ("executor", "reason"),
     [
-        pytest.param("a2a_serverless.devstack", "must look like 'package.module:Name'", id="no-colon"),
-        pytest.param("a2a_serverless.devstack.cli:NoSuchAgent", "has no attribute 'NoSuchAgent'", id="missing-class"),
-        pytest.param("a2a_serverless.devstack.stack:GATEWAY_APP", "is not a class", id="not-callable"),
+        pytest.param("a2a_serverless_dev", "must look like 'package.module:Name'", id="no-colon"),
+        pytest.param("a2a_serverless_dev.cli:NoSuchAgent", "has no attribute 'NoSuchAgent'", id="missing-class"),
+        pytest.param("a2a_serverless_dev.stack:GATEWAY_APP", "is not a class", id="not-callable"),
         pytest.param("json:dumps", "is not an AgentExecutor", id="a-function"),
         pytest.param("datetime:date", "creating it failed (TypeError", id="a-class-that-needs-arguments"),
     ],
@@ -130,7 +130,7 @@ def test_an_executor_module_that_fails_at_import_exits_2_with_one_line(tmp_path:
 
     # When: the real entry point runs from there
     result = subprocess.run(
-        [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--executor", "bad_agent:Agent"],
+        [sys.executable, "-m", "a2a_serverless_dev", "dev", "--executor", "bad_agent:Agent"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -172,9 +172,7 @@ def test_a_port_in_use_suggests_another() -> None:
 
 def test_dev_without_the_dev_extra_says_what_to_install() -> None:
     # Given: the base install (moto absent)
-    code = (
-        "import sys; sys.modules['moto'] = None; from a2a_serverless.devstack.cli import main; sys.exit(main(['dev']))"
-    )
+    code = "import sys; sys.modules['moto'] = None; from a2a_serverless_dev.cli import main; sys.exit(main(['dev']))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
 
     # Then: one line, exit 2

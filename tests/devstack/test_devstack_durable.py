@@ -16,10 +16,10 @@ import pytest
 from aws_durable_execution_sdk_python.execution import InvocationStatus
 
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack import cli, stack
-from a2a_serverless.devstack._environment import LocalEnvironment, apply_environment
-from a2a_serverless.devstack._template import FunctionEnvironment
-from a2a_serverless.devstack.durable import (
+from a2a_serverless_dev import cli, stack
+from a2a_serverless_dev._environment import LocalEnvironment, apply_environment
+from a2a_serverless_dev._template import FunctionEnvironment
+from a2a_serverless_dev.durable import (
     STATUS_PATH,
     DurableLimits,
     LocalDurableWorker,
@@ -27,7 +27,7 @@ from a2a_serverless.devstack.durable import (
     durable_gateway_app,
     durable_limits,
 )
-from a2a_serverless.devstack.resources import LocalResources
+from a2a_serverless_dev.resources import LocalResources
 
 ARN = durable_function_arn("a2a-local", "us-east-1")
 V1 = {"A2A-Version": "1.0"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from a2a_serverless.devstack._environment import LocalEnvironment, apply_environment
-from a2a_serverless.devstack._template import FunctionEnvironment
+from a2a_serverless_dev._environment import LocalEnvironment, apply_environment
+from a2a_serverless_dev._template import FunctionEnvironment
 
 ENDPOINT = "http://127.0.0.1:5555"
 
@@ -93,9 +93,9 @@ def test_the_shell_tunes_settings_but_not_resources() -> None:
 def test_the_push_signing_key_set_exists_before_the_first_notification() -> None:
     # Given the local stack's moto and the environment its functions get (signing on, as the
     # template's PushSigning default)
-    from a2a_serverless.devstack._environment import moto_session, prepare_push_signing_keys
-    from a2a_serverless.devstack._moto import moto_server
     from a2a_serverless.push.signing import SsmKeySource
+    from a2a_serverless_dev._environment import moto_session, prepare_push_signing_keys
+    from a2a_serverless_dev._moto import moto_server
 
     env = {"A2A_PUSH_SIGNING": "true", "A2A_PUSH_SIGNING_KEY_PARAMETER": "/a2a-local/push-signing-keys"}
     with moto_server() as endpoint:

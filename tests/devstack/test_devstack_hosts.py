@@ -17,14 +17,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack import cli, stack
-from a2a_serverless.devstack._hosts import Authorities, is_loopback
-from a2a_serverless.devstack._local_app import local_app
-from a2a_serverless.devstack.console import _proxy
-from a2a_serverless.devstack.stack import DevOptions, StackError, check_host, serves_console
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev import cli, stack
+from a2a_serverless_dev._hosts import Authorities, is_loopback
+from a2a_serverless_dev._local_app import local_app
+from a2a_serverless_dev.console import _proxy
+from a2a_serverless_dev.stack import DevOptions, StackError, check_host, serves_console
 
 EVERY_INTERFACE = "0.0.0.0"  # noqa: S104 (only ever a string here: nothing listens on it)
 

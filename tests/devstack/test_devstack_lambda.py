@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.parser.models import SqsModel
 
-from a2a_serverless.devstack._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
-from a2a_serverless.devstack.resources import LocalResources
 from a2a_serverless.ports.queue import WorkItem
+from a2a_serverless_dev._lambda import InvalidBatchResponse, LambdaContext, failed_message_ids, sqs_event
+from a2a_serverless_dev.resources import LocalResources
 
 ITEM = WorkItem(tenant="", owner="anonymous", task_id="task-1", message_id="msg-1")
 

@@ -24,16 +24,16 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from a2a_serverless.devstack._environment import FAKE_CREDENTIALS, REGION
-from a2a_serverless.devstack._functions import EventSources, aws_client, import_handler, start_pollers
-from a2a_serverless.devstack._logs import format_line
-from a2a_serverless.devstack._moto import running_moto
-from a2a_serverless.devstack._template import sqs_event_sources
-from a2a_serverless.devstack.pollers import Handler
-from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.models import Part
 from a2a_serverless.wiring import reset_runtime
+from a2a_serverless_dev._environment import FAKE_CREDENTIALS, REGION
+from a2a_serverless_dev._functions import EventSources, aws_client, import_handler, start_pollers
+from a2a_serverless_dev._logs import format_line
+from a2a_serverless_dev._moto import running_moto
+from a2a_serverless_dev._template import sqs_event_sources
+from a2a_serverless_dev.pollers import Handler
+from a2a_serverless_dev.resources import create_resources
 
 TASKS = 40
 STEPS = 3

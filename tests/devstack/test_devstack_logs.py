@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from a2a_serverless.devstack._logs import format_line
+from a2a_serverless_dev._logs import format_line
 
 FAILURE = json.dumps(
     {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack.moto_fixes import WRITE_LOCK, fast_transactions, partition_queries
+from a2a_serverless_dev.moto_fixes import WRITE_LOCK, fast_transactions, partition_queries
 from testkit.aws import moto_clients
 
 

@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from a2a_serverless.devstack._parent import stop_with_make
+from a2a_serverless_dev._parent import stop_with_make
 from testkit.waiting import wait_until
 
 WAIT = 20.0
@@ -21,7 +21,7 @@ WAIT = 20.0
 _CHILD = textwrap.dedent(
     """
     import os, signal, sys, time
-    from a2a_serverless.devstack._parent import stop_with_make
+    from a2a_serverless_dev._parent import stop_with_make
 
     out = sys.argv[1]
     def stopped(signum, frame):

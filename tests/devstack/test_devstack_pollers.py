@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack._functions import aws_client, poller_for
-from a2a_serverless.devstack._moto import running_moto
-from a2a_serverless.devstack._template import SqsEventSource
-from a2a_serverless.devstack.pollers import Handler, SqsPoller, Turns, running
-from a2a_serverless.devstack.resources import LocalResources, create_resources
 from a2a_serverless.ports.queue import WorkItem
+from a2a_serverless_dev._functions import aws_client, poller_for
+from a2a_serverless_dev._moto import running_moto
+from a2a_serverless_dev._template import SqsEventSource
+from a2a_serverless_dev.pollers import Handler, SqsPoller, Turns, running
+from a2a_serverless_dev.resources import LocalResources, create_resources
 
 ITEM = WorkItem(tenant="", owner="anonymous", task_id="task-1", message_id="msg-1")
 
@@ -115,7 +115,7 @@ def test_a_failed_message_is_redelivered(
     sqs: Any, resources: LocalResources, queue: str, worker: Recorder, caplog: pytest.LogCaptureFixture
 ) -> None:
     # When
-    with caplog.at_level(logging.INFO, logger="a2a_serverless.devstack.pollers"):
+    with caplog.at_level(logging.INFO, logger="a2a_serverless.dev.pollers"):
         _poller(sqs, resources, worker).poll_once()
 
     # Then: the message comes back, one receive later, and the failure was logged
@@ -130,7 +130,7 @@ def test_a_handler_exception_is_logged_with_its_traceback(
 ) -> None:
     _poller(sqs, resources, Recorder(raises=True)).poll_once()
 
-    (record,) = [r for r in caplog.records if r.name == "a2a_serverless.devstack.pollers"]
+    (record,) = [r for r in caplog.records if r.name == "a2a_serverless.dev.pollers"]
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "worker crashed" in str(record.exc_info[1])

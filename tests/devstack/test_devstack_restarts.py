@@ -18,9 +18,9 @@ import boto3
 import httpx
 import pytest
 
-from a2a_serverless.devstack._moto import running_moto
-from a2a_serverless.devstack._supervisor import restart_delay
 from a2a_serverless.transitions import LEASE_LOST_TEXT
+from a2a_serverless_dev._moto import running_moto
+from a2a_serverless_dev._supervisor import restart_delay
 from testkit.aws import fake_credentials
 from testkit.devstack import DevStack
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from a2a_serverless.devstack._template import ScheduleEventSource
-from a2a_serverless.devstack.schedule_pollers import SchedulePoller
+from a2a_serverless_dev._template import ScheduleEventSource
+from a2a_serverless_dev.schedule_pollers import SchedulePoller
 
 SOURCE = ScheduleEventSource(
     function_id="SweeperFunction",

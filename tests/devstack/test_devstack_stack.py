@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_serverless.devstack.stack import DevOptions, StackError, _bind, run
+from a2a_serverless_dev.stack import DevOptions, StackError, _bind, run
 
 STANDIN = Path(__file__).with_name("standin_stack.py")
 READY = "A2A agent card: "

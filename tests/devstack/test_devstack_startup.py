@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 WITHOUT_THE_SDK = (
     "import sys; sys.modules['opentelemetry.sdk'] = None; "  # as installed without the tracing extra
-    "from a2a_serverless.devstack.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    "from a2a_serverless_dev.cli import main; raise SystemExit(main(sys.argv[1:]))"
 )
 
 
@@ -31,7 +31,7 @@ def test_a_bad_setting_stops_the_stack_at_start_in_one_line() -> None:
     # Given a tracing setting that names no exporter
     # When the stack starts
     result = subprocess.run(
-        [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0"],
+        [sys.executable, "-m", "a2a_serverless_dev", "dev", "--port", "0"],
         cwd=REPO,
         env=_environment(A2A_TRACING="jaeger"),
         capture_output=True,

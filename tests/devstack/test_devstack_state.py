@@ -10,8 +10,8 @@ from typing import Any
 import boto3
 import httpx
 
-from a2a_serverless.devstack._state import restore_state, save_state
-from a2a_serverless.devstack.resources import LocalResources, create_resources, load_template
+from a2a_serverless_dev._state import restore_state, save_state
+from a2a_serverless_dev.resources import LocalResources, create_resources, load_template
 from testkit.aws import REGION, moto_clients
 from testkit.devstack import DevStack
 

@@ -12,10 +12,10 @@ from typing import Any
 import boto3
 import pytest
 
-from a2a_serverless.devstack._moto import moto_server
-from a2a_serverless.devstack._template import StreamEventSource, dynamodb_event_sources
-from a2a_serverless.devstack.resources import create_resources, load_template
-from a2a_serverless.devstack.stream_pollers import StreamPoller, matches_filters
+from a2a_serverless_dev._moto import moto_server
+from a2a_serverless_dev._template import StreamEventSource, dynamodb_event_sources
+from a2a_serverless_dev.resources import create_resources, load_template
+from a2a_serverless_dev.stream_pollers import StreamPoller, matches_filters
 
 EVT_FILTER = {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": [{"prefix": "EVT#"}]}}}}
 

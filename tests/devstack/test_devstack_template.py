@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack._functions import LOCAL_SQS_CONCURRENCY, concurrency
-from a2a_serverless.devstack._template import (
+from a2a_serverless_dev._functions import LOCAL_SQS_CONCURRENCY, concurrency
+from a2a_serverless_dev._template import (
     ScheduleEventSource,
     SqsEventSource,
     code_dirs,
@@ -15,7 +15,7 @@ from a2a_serverless.devstack._template import (
     schedule_event_sources,
     sqs_event_sources,
 )
-from a2a_serverless.devstack.resources import LocalResources
+from a2a_serverless_dev.resources import LocalResources
 
 
 def test_event_sources_are_the_templates_sqs_events(template: dict[str, Any]) -> None:

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.data_classes import DynamoDBStreamEvent, SQSEvent
 
-from a2a_serverless.devstack._functions import EventSources
-from a2a_serverless.devstack.cli import main
-from a2a_serverless.devstack.resources import load_template
-from a2a_serverless.devstack.stream_pollers import matches_filters
 from a2a_serverless.lambda_.authorizer import stage_arn
 from a2a_serverless.ports import WorkItem
 from a2a_serverless.push.delivery import DeliveryItem
+from a2a_serverless_dev._functions import EventSources
+from a2a_serverless_dev.cli import main
+from a2a_serverless_dev.resources import load_template
+from a2a_serverless_dev.stream_pollers import matches_filters
 
 
 def written(capsys: pytest.CaptureFixture[str], *args: str) -> Any:

@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from a2a_serverless.devstack import cli
-from a2a_serverless.devstack.project import create_project
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev import cli
+from a2a_serverless_dev.project import create_project
+from a2a_serverless_dev.resources import load_template
 from testkit.devstack import DevStack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,17 +101,19 @@ def test_the_kits_wheel_resolves_from_the_requirements_file_wherever_the_project
         check=False,
     )
 
-    # Then: pip took the wheel beside the file, and it holds the whole package, as a built wheel would
+    # Then: pip took the wheel beside the file, and it holds both packages whole (the runtime and the
+    # developer kit), as a built wheel would
     assert result.returncode == 0, result.stderr
-    source = REPO / "shared" / "a2a_serverless"
-    expected = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}
-    installed = {p.relative_to(target / "a2a_serverless").as_posix() for p in (target / "a2a_serverless").rglob("*.py")}
-    assert installed == expected
-    kit = target / "a2a_serverless" / "devstack" / "kit"
+    for package in ("a2a_serverless", "a2a_serverless_dev"):
+        source = REPO / "shared" / package
+        expected = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}
+        installed = {p.relative_to(target / package).as_posix() for p in (target / package).rglob("*.py")}
+        assert installed == expected, package
+    kit = target / "a2a_serverless_dev" / "kit"
     assert (kit / "template.yaml").read_bytes() == (REPO / "template.yaml").read_bytes()
     assert (kit / "run.sh").read_bytes() == (REPO / "functions" / "run.sh").read_bytes()
     (dist_info,) = target.glob("a2a_serverless-*.dist-info")
-    assert "a2a-serverless = a2a_serverless.devstack.cli:main" in (dist_info / "entry_points.txt").read_text()
+    assert "a2a-serverless = a2a_serverless_dev.cli:main" in (dist_info / "entry_points.txt").read_text()
 
 
 def test_the_kit_packed_from_an_install_of_its_wheel_is_the_same_wheel(project: Path, tmp_path: Path) -> None:
@@ -126,7 +128,7 @@ def test_the_kit_packed_from_an_install_of_its_wheel_is_the_same_wheel(project: 
     # When: that install packs the kit for a new project
     out = tmp_path / "out"
     code = (
-        "from pathlib import Path; from a2a_serverless.devstack._kit_wheel import pack_kit_wheel; "
+        "from pathlib import Path; from a2a_serverless_dev._kit_wheel import pack_kit_wheel; "
         f"print(pack_kit_wheel(Path({str(out)!r})).path)"
     )
     result = subprocess.run([str(python), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
@@ -274,7 +276,7 @@ def test_build_puts_a_real_python_3_13_first_for_sam(tmp_path: Path, shim: bool)
 
     # When
     result = subprocess.run(
-        [sys.executable, "-m", "a2a_serverless.devstack", "build", "--use-container-no"],
+        [sys.executable, "-m", "a2a_serverless_dev", "build", "--use-container-no"],
         env={**env, "HOME": str(tmp_path)},
         capture_output=True,
         text=True,
@@ -293,7 +295,7 @@ def test_build_without_any_python_3_13_says_what_to_do(tmp_path: Path) -> None:
     _script(bin_dir / "sam", "echo ran")
     env = {"PATH": os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"]), "HOME": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-m", "a2a_serverless.devstack", "build"],
+        [sys.executable, "-m", "a2a_serverless_dev", "build"],
         env=env,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_serverless.devstack import cli
+from a2a_serverless_dev import cli
 
 ADAPTERS = {
     "pydantic-ai": "a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor",
@@ -137,7 +137,7 @@ def test_without_its_frameworks_extra_pytest_and_dev_say_the_same_one_line(tmp_p
     dev = _without(
         "pydantic_ai",
         "a2a-serverless",
-        "from a2a_serverless.devstack.cli import main; raise SystemExit(main(sys.argv[1:]))",
+        "from a2a_serverless_dev.cli import main; raise SystemExit(main(sys.argv[1:]))",
         ["dev", "--port", "0"],
         root,
     )

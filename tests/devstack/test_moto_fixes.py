@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack import moto_fixes
-from a2a_serverless.devstack._moto import running_moto
-from a2a_serverless.devstack.moto_fixes import FIXES, Fix, MotoShapeError, check_shapes
+from a2a_serverless_dev import moto_fixes
+from a2a_serverless_dev._moto import running_moto
+from a2a_serverless_dev.moto_fixes import FIXES, Fix, MotoShapeError, check_shapes
 
 
 @pytest.mark.parametrize("fix", [pytest.param(fix, id=fix.name) for fix in FIXES])
@@ -131,7 +131,7 @@ def test_the_local_stack_refuses_to_start_moto_with_a_changed_target() -> None:
 _DEV_WITH_A_CHANGED_MOTO = """
 import sys
 import moto.sqs.models
-from a2a_serverless.devstack import cli
+from a2a_serverless_dev import cli
 
 def receive_message(self, other):  # a moto whose receive_message takes other parameters
     raise AssertionError("not called")

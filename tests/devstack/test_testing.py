@@ -1,4 +1,4 @@
-"""``a2a_serverless.devstack.testing``: a conversation with an agent in process, the helper an agent
+"""``a2a_serverless_dev.testing``: a conversation with an agent in process, the helper an agent
 project's own test uses (``a2a-serverless init`` writes it). One app on one runtime for all its
 turns, so a multi-turn agent is tested turn by turn; the real protocol path (the HTTP+JSON binding,
 the operations, the worker running the executor on the in-memory runtime)."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a_serverless.devstack.testing import agent_conversation
 from a2a_serverless.execution.demo import DemoAgentExecutor
+from a2a_serverless_dev.testing import agent_conversation
 
 DEMO = "a2a_serverless.execution.demo:DemoAgentExecutor"
 

@@ -8,7 +8,7 @@ run until someone writes down why it cannot be.
 
 How the commands are run:
 
-* One local stack for all blocks (``python -m a2a_serverless.devstack dev``, as ``make dev`` runs
+* One local stack for all blocks (``python -m a2a_serverless_dev dev``, as ``make dev`` runs
   it; see ``tests/e2e/e2e_stack.py``), on a free port: ``127.0.0.1:8000`` in a command, the port
   the docs name, is rewritten to that port before it runs. Nothing else in a command is changed.
 * The commands of a block run one after the other, each with ``bash`` (``set -o pipefail``), in a
@@ -73,7 +73,7 @@ SKIPPED: tuple[Skip, ...] = (
     Skip(
         r"^make dev\b",
         "long-running: the local stack itself, until Ctrl-C (these commands run against a stack started "
-        "as it starts it, python -m a2a_serverless.devstack dev)",
+        "as it starts it, python -m a2a_serverless_dev dev)",
     ),
     Skip(
         r"(^|\s)(\S*/)?a2a-serverless dev\b",
@@ -459,7 +459,7 @@ def test_message_ids_are_unique_across_the_docs() -> None:
 
 def test_no_old_module_names() -> None:
     """The entry points are ``a2a_serverless.functions.<name>`` and the local stack
-    ``a2a_serverless.devstack`` (no top-level ``functions/<name>.py`` or ``a2a_devstack`` any more)."""
+    ``a2a_serverless_dev`` (no top-level ``functions/<name>.py`` or ``a2a_devstack`` any more)."""
     found = [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"
         for path in DOCS

@@ -1,4 +1,4 @@
-"""Running the real local stack (``python -m a2a_serverless.devstack dev``) in a subprocess, for e2e tests.
+"""Running the real local stack (``python -m a2a_serverless_dev dev``) in a subprocess, for e2e tests.
 
 Contract with the devstack CLI: when it is ready it prints exactly one line
 ``A2A agent card: http://127.0.0.1:<port>/.well-known/agent-card.json``; SIGINT (or SIGTERM) stops
@@ -26,7 +26,7 @@ from typing import IO
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = REPO / "shared" / "a2a_serverless" / "devstack" / "cli.py"
+CLI = REPO / "shared" / "a2a_serverless_dev" / "cli.py"
 READY = re.compile(r"^A2A agent card: (http://127\.0\.0\.1:(\d+))/\.well-known/agent-card\.json$")
 CLI_WAIT_SECONDS = 180.0
 # Hang guards, not budgets: a busy 2-core machine (CI) starts the stack in far less, but slowly.
@@ -116,7 +116,7 @@ def running_stack(
     env.update(settings or {})
     env["PYTHONUNBUFFERED"] = "1"
     if venv is None:
-        command = [sys.executable, "-m", "a2a_serverless.devstack"]
+        command = [sys.executable, "-m", "a2a_serverless_dev"]
     else:
         env = {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "DOCS_TEST_"))}
         env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv))

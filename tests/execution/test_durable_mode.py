@@ -20,11 +20,9 @@ from typing import Any
 import pytest
 from aws_durable_execution_sdk_python.execution import InvocationStatus
 
-from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import ConfigError, Settings
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
 from a2a_serverless.execution.durable import INPUT_WAIT_TEXT
 from a2a_serverless.execution.updater import TaskUpdater
@@ -43,6 +41,8 @@ from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import Scope, TaskHead, WorkItem
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.durable import DurableLimits, LocalDurableWorker
+from a2a_serverless_dev.local_durable import LocalDurableRuns
 
 CTX = CallContext(principal=Principal("alice", authenticated=True))
 SCOPE = Scope("", "alice")

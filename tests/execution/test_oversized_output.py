@@ -13,8 +13,6 @@ from moto import mock_aws
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.moto_fixes import item_size_fix
-from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import (
@@ -28,6 +26,8 @@ from a2a_serverless.models import (
 )
 from a2a_serverless.operations import get_task, send_message
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.moto_fixes import item_size_fix
+from a2a_serverless_dev.resources import create_resources
 from testkit.calls import CTX
 from testkit.queues import RecordingQueue
 

@@ -32,11 +32,6 @@ from moto import mock_aws
 from a2a_serverless import telemetry
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack._lambda import LambdaContext, sqs_event
-from a2a_serverless.devstack._template import SqsEventSource
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
-from a2a_serverless.devstack.pollers import SqsPoller
-from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater, _own_loop, _supervisor
 from a2a_serverless.models import CancelTaskRequest, Part, TaskState
 from a2a_serverless.mutation import mutate
@@ -46,6 +41,11 @@ from a2a_serverless.runtime import Runtime
 from a2a_serverless.telemetry import _sdk
 from a2a_serverless.transitions import DEAD_LETTER_TEXT, OUT_OF_TIME_TEXT, dead_letter
 from a2a_serverless.wiring import build_runtime, get_runtime, reset_runtime
+from a2a_serverless_dev._lambda import LambdaContext, sqs_event
+from a2a_serverless_dev._template import SqsEventSource
+from a2a_serverless_dev.durable import DurableLimits, LocalDurableWorker
+from a2a_serverless_dev.pollers import SqsPoller
+from a2a_serverless_dev.resources import create_resources
 from testkit.aws import fake_credentials
 from testkit.calls import CTX, SCOPE, send_request
 

@@ -20,8 +20,6 @@ import pytest
 
 from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack._moto import moto_server
-from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.sweeper import sweep
 from a2a_serverless.execution.worker import process_work_item
@@ -30,6 +28,8 @@ from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import WorkItem
 from a2a_serverless.transitions import INTERRUPTED_TEXT, LEASE_LOST_TEXT
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev._moto import moto_server
+from a2a_serverless_dev.resources import create_resources
 from testkit.calls import CTX, SCOPE, send_request
 
 CHUNKS = 12

@@ -13,11 +13,11 @@ from aws_durable_execution_sdk_python.execution import InvocationStatus
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.durable import DurableLimits, LocalDurableWorker
 from a2a_serverless.models import Message, Part, Role, SendMessageConfiguration, SendMessageRequest, TaskState
 from a2a_serverless.operations.send_message import submit_message
 from a2a_serverless.ports import TaskHead
 from a2a_serverless.wiring import build_runtime
+from a2a_serverless_dev.durable import DurableLimits, LocalDurableWorker
 from testkit.calls import CTX, SCOPE
 from testkit.waiting import wait_until
 

@@ -22,13 +22,13 @@ from pydantic_ai.models.function import AgentInfo
 from strands import Agent as StrandsAgent
 
 from a2a_serverless.blobs import REF_SCHEME
-from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.execution import AgentExecutor
 from a2a_serverless.frameworks.langgraph import langgraph_executor
 from a2a_serverless.frameworks.openai_agents import openai_agents_executor
 from a2a_serverless.frameworks.pydantic_ai import pydantic_ai_executor
 from a2a_serverless.frameworks.strands import strands_executor
 from a2a_serverless.ports import Scope
+from a2a_serverless_dev.resources import create_resources, load_template
 from testkit.aws import REGION, moto_clients
 
 from .conftest import ServedAgent, answer_text

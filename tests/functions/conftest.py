@@ -11,9 +11,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from a2a_serverless.devstack.resources import LocalResources, create_resources
 from a2a_serverless.lambda_.push import reset_push_services
 from a2a_serverless.wiring import reset_runtime
+from a2a_serverless_dev.resources import LocalResources, create_resources
 
 
 @dataclass

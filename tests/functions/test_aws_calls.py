@@ -31,13 +31,13 @@ import pytest
 from lambda_events import EVENTS, api_event, body, invoke
 
 from a2a_serverless import wiring as wiring_module
-from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.auth import ANONYMOUS
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack._lambda import sqs_event
 from a2a_serverless.ports import Scope, TaskHead
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime, get_runtime
+from a2a_serverless_dev._lambda import sqs_event
+from a2a_serverless_dev.local_durable import LocalDurableRuns
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver

@@ -21,15 +21,15 @@ from lambda_events import EVENTS, LambdaContext, api_event, body, invoke
 
 from a2a_serverless import wiring as wiring_module
 from a2a_serverless.adapters import DynamoDBTaskStore
-from a2a_serverless.adapters.local_durable import LocalDurableRuns
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack._template import sqs_event_sources
-from a2a_serverless.devstack.pollers import SqsPoller
-from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.functions import dead_letter, push_delivery, push_dispatcher, worker
 from a2a_serverless.lambda_._metrics import CATALOGUE, NAMESPACE
 from a2a_serverless.ports import Scope
 from a2a_serverless.wiring import build_runtime, get_runtime
+from a2a_serverless_dev._template import sqs_event_sources
+from a2a_serverless_dev.local_durable import LocalDurableRuns
+from a2a_serverless_dev.pollers import SqsPoller
+from a2a_serverless_dev.resources import load_template
 from testkit.waiting import wait_until
 
 if TYPE_CHECKING:

@@ -64,12 +64,12 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
-from a2a_serverless.devstack.moto_fixes import fast_transactions
-from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.push.delivery import deliver
 from a2a_serverless.push.dispatch import items_for_event
 from a2a_serverless.push.sender import SendResult
+from a2a_serverless_dev.moto_fixes import fast_transactions
+from a2a_serverless_dev.resources import create_resources, load_template
 from testkit.aws import REGION, SerializedClient, moto_clients
 
 # --------------------------------------------------------------------------- attackers

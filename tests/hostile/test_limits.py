@@ -49,9 +49,9 @@ from _jsonrpc_support import (
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.devstack.moto_fixes import item_size_fix
-from a2a_serverless.devstack.resources import create_resources
 from a2a_serverless.wiring import reset_runtime
+from a2a_serverless_dev.moto_fixes import item_size_fix
+from a2a_serverless_dev.resources import create_resources
 from testkit.aws import moto_clients
 
 LIMIT = Settings().max_body_bytes

@@ -27,8 +27,8 @@ from typing import Any, NoReturn, Protocol
 import httpx
 import pytest
 
-from a2a_serverless.devstack.build_check import runtime_python
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev.build_check import runtime_python
+from a2a_serverless_dev.resources import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]

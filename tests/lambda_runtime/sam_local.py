@@ -8,7 +8,7 @@ name (a network alias); the host reaches those containers only through ports pub
 * ``a2a-sam-moto``: moto's server, the version in .venv with the extras the functions use, run by the
   Lambda image's python3.13 from a directory pip fills once (``.aws-sam/sam-local/moto-<key>``, mounted
   read-only). The template's table, queues and bucket are created in it from the template itself
-  (:func:`a2a_serverless.devstack.resources.create_resources`), through the published port.
+  (:func:`a2a_serverless_dev.resources.create_resources`), through the published port.
 * ``a2a-sam-issuer``: an OIDC issuer over HTTPS (discovery document and JWKS) for ``AuthMode=Jwt``,
   with a certificate of a CA made for these tests. The authorizer trusts that CA through an image of
   its own, the Lambda image with the CA added to the bundle httpx reads (``SSL_CERT_FILE``), given to
@@ -48,10 +48,10 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
-from a2a_serverless.devstack._functions import aws_client
-from a2a_serverless.devstack._template import function_environment
-from a2a_serverless.devstack.resources import LocalResources, create_resources, load_template
 from a2a_serverless.json_types import Json, JsonValue
+from a2a_serverless_dev._functions import aws_client
+from a2a_serverless_dev._template import function_environment
+from a2a_serverless_dev.resources import LocalResources, create_resources, load_template
 from testkit.tls import ServerCertificate, server_certificate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -44,12 +44,12 @@ from sam_local import AUDIENCE, ISSUER, SamLocal, report, sam_local, wait_until
 
 from a2a_serverless.adapters import DynamoDBTaskStore
 from a2a_serverless.delegation.hook import new_ref
-from a2a_serverless.devstack._functions import EventSources, poller_for, schedule_poller_for, stream_poller_for
-from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.mutation import mutate
 from a2a_serverless.ports import Scope
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.transitions import LEASE_LOST_TEXT, claim
+from a2a_serverless_dev._functions import EventSources, poller_for, schedule_poller_for, stream_poller_for
+from a2a_serverless_dev.resources import load_template
 from testkit.sdk import send, user_message
 
 pytestmark = pytest.mark.lambda_runtime

@@ -1,5 +1,5 @@
 """Every event-driven function, and an API function, under ``sam local invoke`` in the Lambda image,
-each with the event ``a2a-serverless event`` writes (:mod:`a2a_serverless.devstack.events`), each
+each with the event ``a2a-serverless event`` writes (:mod:`a2a_serverless_dev.events`), each
 test asserting what the function did to moto's table and queues (or to a webhook on the host):
 
 * ``SendMessageFunction`` with API Gateway's proxy event: the task is stored, its work queued in the
@@ -108,7 +108,7 @@ def sam(
 def event(sam: SamLocal, *args: str) -> Any:
     """What ``a2a-serverless event ARGS`` writes."""
     out = sam.workdir / f"event-{uuid.uuid4().hex[:8]}.json"
-    command = [sys.executable, "-m", "a2a_serverless.devstack", "event", *args, "--out", str(out)]
+    command = [sys.executable, "-m", "a2a_serverless_dev", "event", *args, "--out", str(out)]
     run = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     return json.loads(out.read_text())

@@ -1,8 +1,9 @@
 """The package as a user gets it: an sdist and a wheel built from this checkout, installed into a
 fresh virtual environment (its dependencies from the package index).
 
-Everything installable is under the ``a2a_serverless`` namespace (the Lambda entry points and the
-local stack included); the base install is what Lambda needs (uvicorn for the gateway, no moto);
+It installs two import packages and nothing else: the runtime, ``a2a_serverless`` (the Lambda entry
+points included), and the developer kit, ``a2a_serverless_dev`` (the local stack, ``init``, the
+``a2a-serverless`` command); the base install is what Lambda needs (uvicorn for the gateway, no moto);
 ``dev`` on it says in one line which extra it needs; ``init`` works on it."""
 
 from __future__ import annotations
@@ -44,23 +45,27 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_every_module_of_the_source_tree(wheel: Path) -> None:
     # A package missing from pyproject.toml's list would install without it (and the Lambda layer,
     # built from the same package, with it missing at the first import on AWS).
-    source = REPO / "shared" / "a2a_serverless"
-    expected = {f"a2a_serverless/{p.relative_to(source).as_posix()}" for p in source.rglob("*.py")}
+    expected = {
+        f"{package}/{p.relative_to(REPO / 'shared' / package).as_posix()}"
+        for package in ("a2a_serverless", "a2a_serverless_dev")
+        for p in (REPO / "shared" / package).rglob("*.py")
+    }
     with zipfile.ZipFile(wheel) as archive:
         shipped = {name for name in archive.namelist() if name.endswith(".py")}
     assert expected - shipped == set()
 
 
-def test_everything_installs_under_the_a2a_serverless_namespace(wheel: Path) -> None:
+def test_it_installs_the_runtime_and_the_developer_kit_only(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         top = {name.split("/", 1)[0] for name in names}
         metadata = email.message_from_bytes(archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))))
-        kit_template = archive.read("a2a_serverless/devstack/kit/template.yaml")
-        kit_run = archive.read("a2a_serverless/devstack/kit/run.sh")
-    assert top == {"a2a_serverless", "a2a_serverless-0.1.0.dist-info"}
+        kit_template = archive.read("a2a_serverless_dev/kit/template.yaml")
+        kit_run = archive.read("a2a_serverless_dev/kit/run.sh")
+    assert top == {"a2a_serverless", "a2a_serverless_dev", "a2a_serverless-0.1.0.dist-info"}
     assert "a2a_serverless/functions/send_message.py" in names
-    assert "a2a_serverless/devstack/cli.py" in names
+    assert "a2a_serverless_dev/cli.py" in names
+    assert "a2a_serverless_dev/console/static/index.html" in names
     # init's kit files are the checkout's template and gateway script, as files
     assert kit_template == (REPO / "template.yaml").read_bytes()
     assert kit_run == (REPO / "functions" / "run.sh").read_bytes()

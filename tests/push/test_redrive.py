@@ -14,10 +14,6 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
-from a2a_serverless.devstack._template import sqs_event_sources
-from a2a_serverless.devstack.moto_fixes import install_all
-from a2a_serverless.devstack.pollers import SqsPoller, running
-from a2a_serverless.devstack.resources import create_resources, load_template
 from a2a_serverless.functions import push_delivery
 from a2a_serverless.lambda_.push import reset_push_services
 from a2a_serverless.models import TaskPushNotificationConfig
@@ -26,6 +22,10 @@ from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.redrive import Outcome, deliveries_pending, follow, read_dead_letters, redrive
 from a2a_serverless.wiring import get_runtime, reset_runtime
+from a2a_serverless_dev._template import sqs_event_sources
+from a2a_serverless_dev.moto_fixes import install_all
+from a2a_serverless_dev.pollers import SqsPoller, running
+from a2a_serverless_dev.resources import create_resources, load_template
 from testkit.aws import moto_clients
 from testkit.tasks import a_task_with_events
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_serverless.devstack._environment import LocalEnvironment, apply_environment
-from a2a_serverless.devstack._template import FunctionEnvironment
+from a2a_serverless_dev._environment import LocalEnvironment, apply_environment
+from a2a_serverless_dev._template import FunctionEnvironment
 
 
 def environment(shell: dict[str, str], otlp: str = "") -> dict[str, str]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from samtranslator.translator.transform import transform
 
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev.resources import load_template
 
 ENUMERATED = (
     "AuthMode",

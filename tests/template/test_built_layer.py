@@ -23,15 +23,15 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack._template import function_environment
-from a2a_serverless.devstack.build_check import runtime_python
-from a2a_serverless.devstack.kit.layer.build import normalized
-from a2a_serverless.devstack.resources import LocalResources, load_template
+from a2a_serverless_dev._template import function_environment
+from a2a_serverless_dev.build_check import runtime_python
+from a2a_serverless_dev.kit.layer.build import normalized
+from a2a_serverless_dev.resources import LocalResources, load_template
 from testkit.otlp import otlp_endpoint
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("A2A_BUILD_DIR") or REPO / ".aws-sam" / "build")
-NOT_IMPORTABLE = ["a2a_serverless.devstack", "moto", "yaml", "pytest", "aws_durable_execution_sdk_python_testing"]
+NOT_IMPORTABLE = ["a2a_serverless_dev", "moto", "yaml", "pytest", "aws_durable_execution_sdk_python_testing"]
 
 pytestmark = pytest.mark.skipif(
     not (BUILD / "template.yaml").is_file(), reason=f"no sam build at {BUILD} (make template builds it)"

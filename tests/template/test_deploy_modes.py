@@ -36,7 +36,7 @@ from modes import (
     parameter_values,
 )
 
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev.resources import load_template
 
 JWT_RULE = "JwtNeedsIssuerAndAudience"
 VALUES = parameter_values()

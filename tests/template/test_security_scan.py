@@ -13,7 +13,7 @@ import pytest
 from cloudformation import Deployed
 from modes import SCANNED, deployable, for_checkov
 
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev.resources import load_template
 
 
 def _waivers(resource: dict[str, Any]) -> list[dict[str, str]]:

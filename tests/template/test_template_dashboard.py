@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.lambda_._metrics import CATALOGUE, NAMESPACE
 from a2a_serverless.lambda_._observability import metrics
+from a2a_serverless_dev.resources import load_template
 
 SUBSTITUTION = re.compile(r"\$\{([^}]*)\}")
 SEARCH = re.compile(r"""^SEARCH\('\{([^}]*)\} MetricName="(\w+)"', '(\w+)', (\d+)\)$""")

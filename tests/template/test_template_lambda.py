@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from cloudformation import Deployed
 
-from a2a_serverless.devstack.project import LAYER_BUILD, project_template
-from a2a_serverless.devstack.resources import load_template
+from a2a_serverless_dev.project import LAYER_BUILD, project_template
+from a2a_serverless_dev.resources import load_template
 
 REPO = Path(__file__).resolve().parents[2]
 ADAPTER_SETTINGS = {

@@ -16,8 +16,8 @@ import pytest
 from cloudformation import PSEUDO, Deployed, evaluate
 from modes import PUBLIC_URL
 
-from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.methods import GET_EXTENDED_CARD
+from a2a_serverless_dev.resources import load_template
 
 CARD_PATHS = {
     "/.well-known/agent-card.json",

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.devstack.resources import load_template
 from a2a_serverless.methods import METHODS, Method
 from a2a_serverless.transport.rows import Endpoint
 from a2a_serverless.transport.v03 import REST_ROWS
+from a2a_serverless_dev.resources import load_template
 
 
 def _function_logical_id(module: str) -> str:

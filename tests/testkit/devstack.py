@@ -33,7 +33,7 @@ class DevStack:
     def start(
         cls, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, wait: float = 60
     ) -> DevStack:
-        command: Sequence[str] = [sys.executable, "-m", "a2a_serverless.devstack", "dev", "--port", "0", *args]
+        command: Sequence[str] = [sys.executable, "-m", "a2a_serverless_dev", "dev", "--port", "0", *args]
         process = subprocess.Popen(
             command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )

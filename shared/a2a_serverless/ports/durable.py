@@ -3,7 +3,7 @@
 
 On AWS this is Lambda's durable-execution API (:mod:`a2a_serverless.adapters.lambda_durable`);
 locally and in tests, the official local runner of durable executions
-(:mod:`a2a_serverless.adapters.local_durable`).
+(:mod:`a2a_serverless_dev.local_durable`).
 """
 
 from __future__ import annotations

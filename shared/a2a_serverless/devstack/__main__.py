@@ -1,5 +1,0 @@
-"""``python -m a2a_serverless.devstack dev``: the same as the ``a2a-serverless`` console script."""
-
-from .cli import main
-
-raise SystemExit(main())

@@ -1,1 +1,0 @@
-../../../../../shared/layer/build.py
