@@ -32,7 +32,15 @@ from moto import mock_aws
 from a2a_serverless import telemetry
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater, _own_loop, _supervisor
+from a2a_serverless.execution import (
+    AgentExecutor,
+    EventQueue,
+    RequestContext,
+    TaskUpdater,
+    _monitor,
+    _own_loop,
+    _supervisor,
+)
 from a2a_serverless.models import CancelTaskRequest, Part, TaskState
 from a2a_serverless.mutation import mutate
 from a2a_serverless.operations import cancel_task, send_message
@@ -121,6 +129,7 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     monkeypatch.setattr(_supervisor, "CANCEL_GRACE_SECONDS", 0.1)
     monkeypatch.setattr(_supervisor, "ABANDON_MARGIN_SECONDS", 0.2)
     monkeypatch.setattr(_own_loop, "LEFTOVER_GRACE_SECONDS", 0.1)
+    monkeypatch.setattr(_monitor, "CANCEL_POLL_SECONDS", 0.02)  # a cancel is seen sooner (many runs)
     RELEASE.clear()
     BLOCKED.clear()
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="invocation")
@@ -293,6 +302,7 @@ def test_a_durable_step_that_will_not_stop_is_canceled_and_its_execution_ends(
     monkeypatch.setattr(_supervisor, "CANCEL_GRACE_SECONDS", 0.1)
     monkeypatch.setattr(_supervisor, "ABANDON_MARGIN_SECONDS", 0.2)
     monkeypatch.setattr(_own_loop, "LEFTOVER_GRACE_SECONDS", 0.1)
+    monkeypatch.setattr(_monitor, "CANCEL_POLL_SECONDS", 0.02)  # a cancel is seen sooner (many runs)
     RELEASE.clear()
     BLOCKED.clear()
     store = MemoryTaskStore()
