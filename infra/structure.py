@@ -65,18 +65,31 @@ def module_names(root: Path) -> dict[str, Path]:
     return names
 
 
-def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    for node in ast.walk(tree):
+def _is_type_checking(node: ast.If) -> bool:
+    return "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(tree: ast.Module, *, type_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, at module level or in a function; under ``if TYPE_CHECKING:`` only
+    with ``type_only``."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if not type_only and isinstance(node, ast.If) and _is_type_checking(node):
+            pending.extend(node.orelse)
+            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
+        pending.extend(ast.iter_child_nodes(node))
 
 
-def import_graph(modules: Mapping[str, Path]) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports, type-only and function-local imports included."""
+def import_graph(modules: Mapping[str, Path], *, type_only: bool = True) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, function-local imports included, and type-only
+    ones unless ``type_only`` is False (``tests/test_architecture.py``'s graph: what runs)."""
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(), str(path))):
+        for node in _imports(ast.parse(path.read_text(), str(path)), type_only=type_only):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:

@@ -6,8 +6,11 @@ developer kit (``a2a_serverless_dev``), which the Lambda layer does not hold."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+import importlib.util
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 
 import a2a_serverless
 import a2a_serverless_dev
@@ -29,51 +32,33 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """The layer map of the package docstring, top first: the first component of each module's name."""
 
 
+def _load_structure() -> ModuleType:
+    """``infra/structure.py``, whose module listing and import graph these rules read."""
+    script = Path(__file__).resolve().parents[1] / "infra" / "structure.py"
+    spec = importlib.util.spec_from_file_location("structure", script)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+_STRUCTURE = _load_structure()
+
+
 def module_names(root: Path, package: str) -> dict[str, Path]:
     """Every module of the package under ``root`` by dotted name (a package by its own name)."""
-    names: dict[str, Path] = {}
-    for path in root.rglob("*.py"):
-        parts = [package, *path.relative_to(root).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        names[".".join(parts)] = path
+    assert root.name == package, (root, package)
+    names: dict[str, Path] = _STRUCTURE.module_names(root)
     return names
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    return "TYPE_CHECKING" in ast.unparse(node.test)
-
-
-def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement that runs (at import or inside a function), not type-only ones."""
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            pending.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        pending.extend(ast.iter_child_nodes(node))
-
-
 def import_graph(modules: Mapping[str, Path]) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports. ``from pkg import name`` depends on the submodule
+    """Module -> the package's modules it imports when it runs: lazy imports inside functions
+    included, ``if TYPE_CHECKING:`` blocks not. ``from pkg import name`` depends on the submodule
     ``pkg.name`` when there is one, else on ``pkg`` itself."""
-    graph: dict[str, set[str]] = {name: set() for name in modules}
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            else:
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    source = ".".join([*base, *([node.module] if node.module else [])])
-                else:
-                    source = node.module or ""
-                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source for a in node.names]
-            graph[name].update(t for t in targets if t in modules and t != name)
+    graph: dict[str, set[str]] = _STRUCTURE.import_graph(modules, type_only=False)
     return graph
 
 
