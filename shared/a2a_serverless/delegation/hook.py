@@ -47,9 +47,11 @@ from typing import TYPE_CHECKING
 from ..auth import bearer_token
 from ..errors import TaskNotFoundError
 from ..json_types import JsonValue
+from ..models import TaskState
 from ..mutation import mutate
 from ..push import TOKEN_HEADER
 from ..transitions import push_wakes, wake_by_push
+from ..v03.json_shapes import v1_state
 
 if TYPE_CHECKING:
     from ..ports import DelegationRef
@@ -80,28 +82,7 @@ _REF = re.compile(r"[A-Za-z0-9_-]{43}")
 _NO_DIGEST = hashlib.sha256(b"no delegation").hexdigest()
 """Compared with when the reference is unknown, so that answer takes the time a wrong token does."""
 
-_V1_STATES = frozenset(
-    {
-        "TASK_STATE_SUBMITTED",
-        "TASK_STATE_WORKING",
-        "TASK_STATE_COMPLETED",
-        "TASK_STATE_FAILED",
-        "TASK_STATE_CANCELED",
-        "TASK_STATE_REJECTED",
-        "TASK_STATE_INPUT_REQUIRED",
-        "TASK_STATE_AUTH_REQUIRED",
-    }
-)
-_V03_STATES = {
-    "submitted": "TASK_STATE_SUBMITTED",
-    "working": "TASK_STATE_WORKING",
-    "completed": "TASK_STATE_COMPLETED",
-    "failed": "TASK_STATE_FAILED",
-    "canceled": "TASK_STATE_CANCELED",
-    "rejected": "TASK_STATE_REJECTED",
-    "input-required": "TASK_STATE_INPUT_REQUIRED",
-    "auth-required": "TASK_STATE_AUTH_REQUIRED",
-}
+_V1_STATES = frozenset(state.value for state in TaskState) - {TaskState.TASK_STATE_UNSPECIFIED.value}
 _STILL_WORKING = frozenset({"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"})
 
 
@@ -187,7 +168,7 @@ def announced_state(body: bytes) -> str | None:
     for holder in (data.get("task"), data.get("statusUpdate"), data):
         if isinstance(holder, dict) and isinstance(holder.get("status"), dict):
             said = holder["status"].get("state")
-            state = (said if said in _V1_STATES else _V03_STATES.get(said)) if isinstance(said, str) else None
+            state = (said if said in _V1_STATES else v1_state(said)) if isinstance(said, str) else None
             if state in _STILL_WORKING:
                 return None
             return state or UNREADABLE

@@ -62,6 +62,7 @@ __all__ = [
     "task_in",
     "task_out",
     "task_query_in",
+    "v1_state",
 ]
 
 _PARAMS = "params"
@@ -77,6 +78,14 @@ _STATE_OUT = {
     "TASK_STATE_AUTH_REQUIRED": "auth-required",
 }
 _STATE_IN = {v: k for k, v in _STATE_OUT.items()}
+
+
+def v1_state(state: str) -> str | None:
+    """A v0.3 task state's v1.0 name (``input-required`` -> ``TASK_STATE_INPUT_REQUIRED``); None for
+    any other string."""
+    return _STATE_IN.get(state)
+
+
 _ROLE_OUT = {"ROLE_USER": "user", "ROLE_AGENT": "agent"}
 _ROLE_IN = {v: k for k, v in _ROLE_OUT.items()}
 
