@@ -14,8 +14,6 @@ from collections.abc import Callable
 from datetime import datetime
 from urllib.parse import quote
 
-from botocore.exceptions import ClientError
-
 from ..ports.delegation import DelegationRef
 from ..ports.store import Scope, VersionConflict
 from ._dynamodb_codec import Item, ttl_epoch
@@ -47,12 +45,8 @@ class DynamoDBDelegationRefs:
         }
         if (ttl := ttl_epoch(self._clock(), self._ttl_days)) is not None:
             item["ttl"] = {"N": str(ttl)}
-        try:
-            self._table.client.put_item(**self._table.put(item, NOT_EXISTS))
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise VersionConflict("this delegation reference is taken") from None
-            raise
+        if not self._table.put_if(self._table.put(item, NOT_EXISTS)):
+            raise VersionConflict("this delegation reference is taken")
 
     def find_delegation_ref(self, ref: str) -> DelegationRef | None:
         key = _key(ref)
@@ -63,4 +57,4 @@ class DynamoDBDelegationRefs:
         return DelegationRef(scope, str(item["taskId"]["S"]), str(item["tokenDigest"]["S"]))
 
     def delete_delegation_ref(self, ref: str) -> None:
-        self._table.client.delete_item(TableName=self._table.name, Key=_key(ref))
+        self._table.delete(_key(ref))

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from botocore.exceptions import ClientError
-
 from ..models import format_timestamp
 from ..ports.store import Scope
 from ._dynamodb_codec import META_SK, Keys
@@ -22,23 +20,16 @@ def mark_cancel(table: Table, scope: Scope, task_id: str, message_id: str, now: 
     """Set the head's cancel mark and move its version on (the run's next commit then fails its
     condition, re-reads and sees the mark), if the task still runs ``message_id`` unmarked. False
     when it does not (any more): the caller decides again from a fresh read."""
-    try:
-        table.client.update_item(
-            TableName=table.name,
-            Key={"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": META_SK}},
-            UpdateExpression="SET cancelRequested = :yes, #version = #version + :one, updatedAt = :now",
-            ConditionExpression="attribute_exists(pk) AND runningMessageId = :run AND cancelRequested = :no",
-            ExpressionAttributeNames={"#version": "version"},
-            ExpressionAttributeValues={
-                ":yes": {"BOOL": True},
-                ":no": {"BOOL": False},
-                ":one": {"N": "1"},
-                ":run": {"S": message_id},
-                ":now": {"S": format_timestamp(now)},
-            },
-        )
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    return table.update_if(
+        {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": META_SK}},
+        "SET cancelRequested = :yes, #version = #version + :one, updatedAt = :now",
+        "attribute_exists(pk) AND runningMessageId = :run AND cancelRequested = :no",
+        {
+            ":yes": {"BOOL": True},
+            ":no": {"BOOL": False},
+            ":one": {"N": "1"},
+            ":run": {"S": message_id},
+            ":now": {"S": format_timestamp(now)},
+        },
+        names={"#version": "version"},
+    )

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from botocore.exceptions import ClientError
-
 from ..ports.push_marks import PushProgress, PushTarget
 from ..ports.store import Scope
 from ..versions import stored_version
@@ -33,19 +31,12 @@ def raise_push_mark(
 ) -> bool:
     """Set the config's ``mark`` to ``seq`` if the config exists and the mark is lower (or unset);
     returns whether it moved."""
-    try:
-        table.client.update_item(
-            TableName=table.name,
-            Key={"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}},
-            UpdateExpression=f"SET {mark} = :seq",
-            ConditionExpression=f"attribute_exists(pk) AND (attribute_not_exists({mark}) OR {mark} < :seq)",
-            ExpressionAttributeValues={":seq": {"N": str(seq)}},
-        )
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    return table.update_if(
+        {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}},
+        f"SET {mark} = :seq",
+        f"attribute_exists(pk) AND (attribute_not_exists({mark}) OR {mark} < :seq)",
+        {":seq": {"N": str(seq)}},
+    )
 
 
 def push_progress(table: Table, scope: Scope, task_id: str) -> dict[str, PushProgress]:

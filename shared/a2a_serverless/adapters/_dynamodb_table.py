@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from botocore.exceptions import ClientError
@@ -18,7 +18,13 @@ from ._dynamodb_queries import QueryArgs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import KeysAndAttributesTypeDef, PutTypeDef, TransactWriteItemTypeDef
+    from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        KeysAndAttributesTypeDef,
+        PutTypeDef,
+        TransactWriteItemTypeDef,
+        UpdateItemInputTypeDef,
+    )
 
 __all__ = ["NOT_EXISTS", "CancellationReason", "Table", "cancellation_reasons"]
 
@@ -63,6 +69,35 @@ class Table:
         if condition:
             put["ConditionExpression"] = condition
         return put
+
+    def put_if(self, put: PutTypeDef) -> bool:
+        """PutItem of ``put`` (:meth:`put`'s arguments, with any expression names and values);
+        False when its condition failed."""
+        return _conditional(lambda: self.client.put_item(**put))
+
+    def update_if(
+        self,
+        key: Item,
+        update: str,
+        condition: str,
+        values: dict[str, AttributeValueTypeDef],
+        names: dict[str, str] | None = None,
+    ) -> bool:
+        """UpdateItem of the item at ``key``; False when ``condition`` failed."""
+        args: UpdateItemInputTypeDef = {
+            "TableName": self.name,
+            "Key": key,
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+        }
+        if names:
+            args["ExpressionAttributeNames"] = names
+        return _conditional(lambda: self.client.update_item(**args))
+
+    def delete(self, key: Item) -> None:
+        """DeleteItem at ``key`` (nothing there: nothing to do)."""
+        self.client.delete_item(TableName=self.name, Key=key)
 
     def transact(self, puts: Sequence[PutTypeDef]) -> None:
         """The puts as one transaction. Its ``ClientRequestToken`` makes botocore's own retries
@@ -112,3 +147,14 @@ class Table:
                 return
             time.sleep(0.05 * 2**attempt * random.random())
         raise RuntimeError("BatchGetItem kept leaving keys unprocessed")
+
+
+def _conditional(write: Callable[[], object]) -> bool:
+    """Run a conditional write: True when it was made, False when its condition failed."""
+    try:
+        write()
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True

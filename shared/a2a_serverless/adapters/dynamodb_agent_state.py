@@ -14,8 +14,6 @@ import time
 import zlib
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import ClientError
-
 from ..ports.agent_state import MAX_STATE_BYTES, SavedState, StateConflict
 from ..ports.store import Scope
 from ._dynamodb_codec import Item, Keys
@@ -67,10 +65,6 @@ class DynamoDBAgentStateStore:
         if version:
             args["ExpressionAttributeNames"] = {"#version": "version"}
             args["ExpressionAttributeValues"] = {":version": {"N": str(version)}}
-        try:
-            self._table.client.put_item(**args)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise StateConflict(f"agent state {key!r} changed since it was loaded") from exc
-            raise
+        if not self._table.put_if(args):
+            raise StateConflict(f"agent state {key!r} changed since it was loaded")
         return version + 1
