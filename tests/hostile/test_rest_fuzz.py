@@ -189,7 +189,10 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     principal: str = request.param
     store = SpyStore()
     overrides: dict[str, Any] = {"auth_mode": "api-key", "api_keys": API_KEYS} if principal == "bob" else {}
-    runtime = build_runtime(Settings(store="memory", poll_interval_seconds=0.005, **overrides), store=store)
+    # A subscription to an unfinished task stays open (A2A specification, section 3.1.6) until the stream's time is up:
+    # one second here, so the server ends it cleanly and the read timeout stays a hang guard.
+    settings = Settings(store="memory", poll_interval_seconds=0.005, stream_max_seconds=1.0, **overrides)
+    runtime = build_runtime(settings, store=store)
     client = asgi.get_client(create_app(runtime))
     try:
         with client:
@@ -339,7 +342,8 @@ def check(world: World, label: str, case: Any) -> None:
     world.settle()
     writes, contents = world.store.writes, world.store.contents()
     # A copy: the transport adds its defaults to the dict it is given.
-    # A subscription to an unfinished task stays open (spec 3.1.6): read what it sent in a moment.
+    # A subscription to an unfinished task stays open until the stream's time is up (the world's
+    # stream_max_seconds); the read timeout is a hang guard.
     timeout = STREAM_READ_SECONDS if SUCCESS_SCHEMAS[label] is None else 15
     response = case.call(session=world.client, headers=dict(world.call_headers) or None, timeout=timeout)
     note(f"-> {response.status_code} {response.text[:2000]}")
