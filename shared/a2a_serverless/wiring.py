@@ -99,11 +99,11 @@ def build_runtime(
     else:
         durable = None
         if queue is None and settings.queue_url:
-            from .adapters.sqs_queue import SqsWorkQueue
+            from .adapters.sqs import SqsWorkQueue
 
             queue = SqsWorkQueue(settings.queue_url)
     if queue is None:
-        from .execution.inline import InlineWorkQueue
+        from .adapters.memory_queues import InlineWorkQueue
 
         queue = InlineWorkQueue(lambda: runtime)  # the runtime it is part of, made just below
     if agent_state is None:

@@ -48,12 +48,11 @@ from ..blobs import PartPresenter
 from ..errors import ContentUnavailableError, InvalidAgentResponseError
 from ..lifecycle import apply_event
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
-from ..ports import PushTarget, Scope, StoredEvent, TaskStore
+from ..ports import DeliveryItem, PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
 from ..versions import ProtocolVersion
 from . import SIGNATURE_HEADER, TOKEN_HEADER
 from .attempts import Attempt, AttemptLog
-from .item import DeliveryItem
 
 if TYPE_CHECKING:
     from .sender import SendResult
