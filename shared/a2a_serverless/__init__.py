@@ -10,10 +10,10 @@ either):
    :mod:`.models` (the proto messages, ProtoJSON on the wire), :mod:`.config` (``Settings``, read
    once at cold start), :mod:`.jwt` (JSON Web Token verification, for the authorizer and for
    receivers of push notifications).
-2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``BlobStore``, ``DurableRuns``,
-   ``SigningKey``: the small interfaces the core talks to, and the records they carry), :mod:`.aws`
-   (the AWS clients, typed, with one retry policy), :mod:`.telemetry` (OpenTelemetry tracing, off
-   by default, and then no OpenTelemetry import).
+2. **Ports**: :mod:`.ports` (``TaskStore``, ``WorkQueue``, ``DeliveryQueue``, ``BlobStore``,
+   ``DurableRuns``, ``SigningKey``: the small interfaces the core talks to, and the records they
+   carry), :mod:`.aws` (the AWS clients, typed, with one retry policy), :mod:`.telemetry`
+   (OpenTelemetry tracing, off by default, and then no OpenTelemetry import).
 3. **Rules** (pure): :mod:`.lifecycle` (the fold of events into a task), :mod:`.transitions`
    (the run's state machine as named transitions), :mod:`.mutation` (``mutate``, the one
    optimistic read-modify-write loop that applies them), :mod:`.blobs` (large parts as objects),

@@ -246,50 +246,40 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
         env = os.environ if env is None else env
-        raw: dict[str, object] = {}
-        for each in fields(cls):
-            key = "A2A_" + each.name.upper()
-            if key not in env:
-                continue
-            value: object = env[key]
-            if each.name == "api_keys":
-                try:
-                    value = json.loads(env[key] or "{}")
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{key} must be a JSON object of key -> principal") from exc
-            elif each.name == "tenants":
-                value = tuple(t.strip() for t in env[key].split(",") if t.strip())
-            elif each.type is bool:
-                value = env_flag(env[key])
-            raw[each.name] = value
+        variables = {"A2A_" + each.name.upper(): each for each in fields(cls)}
+        raw = {each.name: _from_text(each, key, env[key]) for key, each in variables.items() if key in env}
         settings = cls(**raw)  # type: ignore[arg-type]  # each value is checked by __post_init__
-        if "v1" in settings.tenants:
+        settings._check_together()
+        return settings
+
+    def _check_together(self) -> None:
+        """The rules between settings (``__post_init__`` checks one setting at a time)."""
+        if "v1" in self.tenants:
             raise ConfigError("A2A_TENANTS: 'v1' cannot be a tenant (/v1/... is the v0.3 REST binding)")
-        if settings.store == "dynamodb" and not settings.table_name:
+        if self.store == "dynamodb" and not self.table_name:
             raise ConfigError("A2A_TABLE_NAME is required when A2A_STORE=dynamodb")
-        for card_file in (settings.card_file, settings.extended_card_file):
+        for card_file in (self.card_file, self.extended_card_file):
             if card_file:
-                settings.load_card_file(card_file)  # a bad card file fails the cold start, not a request
-        if settings.card_signing_key and settings.card_signing_key_file:
+                self.load_card_file(card_file)  # a bad card file fails the cold start, not a request
+        if self.card_signing_key and self.card_signing_key_file:
             raise ConfigError("A2A_CARD_SIGNING_KEY and A2A_CARD_SIGNING_KEY_FILE: set one of them, not both")
-        if settings.push_signing and not settings.push_signing_key_parameter:
+        if self.push_signing and not self.push_signing_key_parameter:
             raise ConfigError("A2A_PUSH_SIGNING_KEY_PARAMETER is required when A2A_PUSH_SIGNING=true")
-        if settings.auth_mode == "api-key" and not settings.api_keys:
+        if self.auth_mode == "api-key" and not self.api_keys:
             raise ConfigError("A2A_API_KEYS is required when A2A_AUTH_MODE=api-key")
-        if settings.authorizer_mode == "jwt" and not _is_https_url(settings.jwt_issuer):
+        if self.authorizer_mode == "jwt" and not _is_https_url(self.jwt_issuer):
             raise ConfigError("A2A_JWT_ISSUER (an https URL) is required when A2A_AUTHORIZER_MODE=jwt")
-        if settings.authorizer_mode == "jwt" and not settings.jwt_audience:
+        if self.authorizer_mode == "jwt" and not self.jwt_audience:
             raise ConfigError(
                 "A2A_JWT_AUDIENCE is required when A2A_AUTHORIZER_MODE=jwt (without it, tokens the issuer"
                 " minted for any other app would be accepted)"
             )
-        if settings.api_auth == "jwt" and not _is_https_url(settings.jwt_issuer):
+        if self.api_auth == "jwt" and not _is_https_url(self.jwt_issuer):
             raise ConfigError("A2A_JWT_ISSUER (an https URL) is required when A2A_API_AUTH=jwt (the card names it)")
-        if settings.public_url and not _is_http_url(settings.public_url):
+        if self.public_url and not _is_http_url(self.public_url):
             raise ConfigError("A2A_PUBLIC_URL must be the agent's absolute base URL (https://agent.example.com/...)")
-        if settings.jwt_jwks_url and not _is_https_url(settings.jwt_jwks_url):
+        if self.jwt_jwks_url and not _is_https_url(self.jwt_jwks_url):
             raise ConfigError("A2A_JWT_JWKS_URL must be an https URL")
-        return settings
 
     def load_card_file(self, path: str) -> Json:
         try:
@@ -297,6 +287,19 @@ class Settings:
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigError(f"cannot read agent card file {path!r}: {exc.__class__.__name__}") from exc
         return card_fields(data, f"agent card file {path!r}")
+
+
+def _from_text(setting: Field[object], variable: str, text: str) -> object:
+    """A setting's environment ``variable`` as the value :func:`_checked` takes: JSON for ``api_keys``,
+    a comma-separated list for ``tenants``, :func:`env_flag` for a flag; else the text itself."""
+    if setting.name == "api_keys":
+        try:
+            return json.loads(text or "{}")
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{variable} must be a JSON object of key -> principal") from exc
+    if setting.name == "tenants":
+        return tuple(t.strip() for t in text.split(",") if t.strip())
+    return env_flag(text) if setting.type is bool else text
 
 
 def card_fields(data: object, source: str) -> Json:

@@ -71,39 +71,13 @@ def build_runtime(
     """Wire adapters for ``settings``; explicit ``store``/``queue``/``push_signer`` win (tests,
     benchmarks). An explicit store keeps its own large-part handling: pass the ``offloader`` it
     stores parts with, so runs store theirs alike and responses can read them back."""
-    blobs = offloader.blobs if offloader is not None else None
     if store is None:
-        if settings.store == "memory":
-            from .adapters.memory_blobs import MemoryBlobStore
-            from .adapters.memory_store import MemoryTaskStore
-
-            offloader = offloader or PartOffloader(MemoryBlobStore(), settings.blob_threshold_bytes)
-            blobs = offloader.blobs
-            store = MemoryTaskStore(offloader=offloader)
-        else:
-            from .adapters.dynamodb_store import DynamoDBTaskStore
-
-            if offloader is None and settings.blob_bucket:
-                from .adapters.s3_blobs import S3BlobStore
-
-                blobs = S3BlobStore(settings.blob_bucket)
-                offloader = PartOffloader(blobs, settings.blob_threshold_bytes)
-            store = DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days, offloader=offloader)
-    if settings.execution_mode == "durable":
-        from .adapters.lambda_durable import LambdaDurableRuns
-        from .execution.durable import DurableQueue
-
-        durable = durable if durable is not None else LambdaDurableRuns(settings.durable_function)
-        if queue is None:
-            queue = DurableQueue(store, durable)
-    else:
-        durable = None
-        if queue is None and settings.queue_url:
-            from .adapters.sqs_queue import SqsWorkQueue
-
-            queue = SqsWorkQueue(settings.queue_url)
+        store, offloader = _store(settings, offloader)
+    durable = _durable_runs(settings, durable)
     if queue is None:
-        from .execution.inline import InlineWorkQueue
+        queue = _work_queue(settings, store, durable)
+    if queue is None:
+        from .adapters.memory_queues import InlineWorkQueue
 
         queue = InlineWorkQueue(lambda: runtime)  # the runtime it is part of, made just below
     if agent_state is None:
@@ -112,7 +86,7 @@ def build_runtime(
         settings=settings,
         store=store,
         queue=queue,
-        parts=PartPresenter(blobs, settings.blob_url_seconds),
+        parts=PartPresenter(offloader.blobs if offloader is not None else None, settings.blob_url_seconds),
         offloader=offloader,
         durable=durable,
         agent_state=agent_state,
@@ -121,6 +95,47 @@ def build_runtime(
         make_card_signer=(lambda: card_signer) if card_signer is not None else lambda: _card_signer(settings),
     )
     return runtime
+
+
+def _store(settings: Settings, offloader: PartOffloader | None) -> tuple[TaskStore, PartOffloader | None]:
+    """The configured store and the offloader it stores large parts with: ``offloader`` when given,
+    else in memory with the memory store, and in S3 with DynamoDB when a bucket is configured."""
+    if settings.store == "memory":
+        from .adapters.memory_blobs import MemoryBlobStore
+        from .adapters.memory_store import MemoryTaskStore
+
+        offloader = offloader or PartOffloader(MemoryBlobStore(), settings.blob_threshold_bytes)
+        return MemoryTaskStore(offloader=offloader), offloader
+    from .adapters.dynamodb_store import DynamoDBTaskStore
+
+    if offloader is None and settings.blob_bucket:
+        from .adapters.s3_blobs import S3BlobStore
+
+        offloader = PartOffloader(S3BlobStore(settings.blob_bucket), settings.blob_threshold_bytes)
+    return DynamoDBTaskStore(settings.table_name, ttl_days=settings.task_ttl_days, offloader=offloader), offloader
+
+
+def _durable_runs(settings: Settings, durable: DurableRuns | None) -> DurableRuns | None:
+    """In durable mode, ``durable`` or Lambda's durable executions; else None."""
+    if settings.execution_mode != "durable":
+        return None
+    from .adapters.lambda_durable import LambdaDurableRuns
+
+    return durable if durable is not None else LambdaDurableRuns(settings.durable_function)
+
+
+def _work_queue(settings: Settings, store: TaskStore, durable: DurableRuns | None) -> WorkQueue | None:
+    """The configured work queue: the durable executions in durable mode, else SQS when a queue is
+    configured; None when neither (then the runtime runs its work in process)."""
+    if durable is not None:
+        from .execution.durable import DurableQueue
+
+        return DurableQueue(store, durable)
+    if settings.queue_url:
+        from .adapters.sqs import SqsWorkQueue
+
+        return SqsWorkQueue(settings.queue_url)
+    return None
 
 
 def _agent_state_store(settings: Settings, store: TaskStore) -> AgentStateStore:

@@ -4,8 +4,8 @@
 ``sam local generate-event`` knows the shapes but not the kit's messages (and its ``sqs
 receive-message`` breaks on a JSON body). The message bodies here come from the kit's own code, so
 they cannot drift from what runs: a work item is put on the work queue by
-:class:`~a2a_serverless.adapters.sqs_queue.SqsWorkQueue` and a delivery item by
-:class:`~a2a_serverless.push.queue.SqsDeliveryQueue`, each with a client that keeps the request
+:class:`~a2a_serverless.adapters.sqs.SqsWorkQueue` and a delivery item by
+:class:`~a2a_serverless.adapters.sqs.SqsDeliveryQueue`, each with a client that keeps the request
 instead of sending it; the SQS record around it is the local stack's (:func:`._lambda.sqs_event`),
 the stream record's new image the DynamoDB store's own item (its codec), the schedule's event the
 local stack's schedule (:func:`.schedule_pollers.scheduled_event`). The API Gateway events (a
@@ -30,13 +30,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from a2a_serverless.adapters._dynamodb_codec import log_item, push_item
-from a2a_serverless.adapters.sqs_queue import SqsWorkQueue
+from a2a_serverless.adapters.sqs import SqsDeliveryQueue, SqsWorkQueue
 from a2a_serverless.execution.durable import DurableQueue
 from a2a_serverless.json_types import Json
 from a2a_serverless.models import TaskPushNotificationConfig
 from a2a_serverless.ports import Scope, TaskStore, WorkItem
 from a2a_serverless.push.delivery import DeliveryItem
-from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.versions import CURRENT
 
 from ._apigateway_events import REGION, api_event, authorizer_event

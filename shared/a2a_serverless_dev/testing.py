@@ -28,8 +28,8 @@ from typing import Any
 
 import httpx
 
+from a2a_serverless.adapters.memory_queues import InlineWorkQueue
 from a2a_serverless.config import Settings
-from a2a_serverless.execution.inline import InlineWorkQueue
 from a2a_serverless.json_types import Json, JsonValue
 from a2a_serverless.models import TaskState
 from a2a_serverless.runtime import Runtime

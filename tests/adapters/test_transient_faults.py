@@ -18,7 +18,7 @@ from moto import mock_aws
 from moto.core.models import botocore_stubber
 
 from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
-from a2a_serverless.adapters.sqs_queue import SqsWorkQueue
+from a2a_serverless.adapters.sqs import SqsWorkQueue
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.worker import process_work_item

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from a2a_serverless.adapters.sqs import SqsDeliveryQueue
 from a2a_serverless.config import Settings
 from a2a_serverless.ports import Scope
 from a2a_serverless.push.attempts import AttemptLog
 from a2a_serverless.push.delivery import DeliveryItem, deliver
-from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app

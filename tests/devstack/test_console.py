@@ -20,11 +20,11 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from a2a_serverless.adapters.s3_blobs import PASSIVE_MEDIA_TYPES
+from a2a_serverless.adapters.sqs import SqsDeliveryQueue
 from a2a_serverless.config import Settings
 from a2a_serverless.ports.store import Scope
 from a2a_serverless.push.attempts import AttemptLog
 from a2a_serverless.push.delivery import DeliveryItem, deliver
-from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.sender import WebhookSender
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app

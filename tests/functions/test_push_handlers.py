@@ -15,11 +15,11 @@ import boto3
 import pytest
 
 from a2a_serverless.adapters import DynamoDBTaskStore
+from a2a_serverless.adapters.sqs import SqsDeliveryQueue
 from a2a_serverless.functions import push_delivery, push_dispatcher
 from a2a_serverless.models import StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.push.delivery import DeliveryItem
-from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless_dev._lambda import sqs_event
 
 if TYPE_CHECKING:

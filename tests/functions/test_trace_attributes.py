@@ -16,10 +16,10 @@ from lambda_events import EVENTS, invoke
 from opentelemetry.sdk.trace import ReadableSpan
 
 from a2a_serverless import telemetry
+from a2a_serverless.adapters.sqs import SqsDeliveryQueue
 from a2a_serverless.functions import push_delivery, worker
 from a2a_serverless.ports import WorkItem
 from a2a_serverless.push.delivery import DeliveryItem
-from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.telemetry import _sdk
 from a2a_serverless_dev._template import sqs_event_sources
 from a2a_serverless_dev.pollers import SqsPoller

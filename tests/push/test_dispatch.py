@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import pytest
 
 from a2a_serverless.adapters import MemoryTaskStore
+from a2a_serverless.adapters.memory_queues import MemoryDeliveryQueue
 from a2a_serverless.models import StreamResponse, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from a2a_serverless.ports import Scope, TaskRecord
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.push.dispatch import dispatch_images
-from a2a_serverless.push.queue import MemoryDeliveryQueue
 
 SCOPE = Scope("acme", "alice")
 

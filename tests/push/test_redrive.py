@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
+from a2a_serverless.adapters.sqs import SqsDeliveryQueue
 from a2a_serverless.functions import push_delivery
 from a2a_serverless.lambda_.push import reset_push_services
 from a2a_serverless.models import TaskPushNotificationConfig
 from a2a_serverless.ports import Scope, TaskStore
 from a2a_serverless.push.delivery import DeliveryItem
-from a2a_serverless.push.queue import SqsDeliveryQueue
 from a2a_serverless.push.redrive import Outcome, deliveries_pending, follow, read_dead_letters, redrive
 from a2a_serverless.wiring import get_runtime, reset_runtime
 from a2a_serverless_dev._template import sqs_event_sources

@@ -13,16 +13,17 @@ if TYPE_CHECKING:
     from .memory_blobs import MemoryBlobStore
     from .memory_store import MemoryTaskStore
     from .s3_blobs import S3BlobStore
-    from .sqs_queue import SqsWorkQueue
+    from .sqs import SqsDeliveryQueue, SqsWorkQueue
 
-__all__ = ["DynamoDBTaskStore", "MemoryBlobStore", "MemoryTaskStore", "S3BlobStore", "SqsWorkQueue"]
+__all__ = ["DynamoDBTaskStore", "MemoryBlobStore", "MemoryTaskStore", "S3BlobStore", "SqsDeliveryQueue", "SqsWorkQueue"]
 
 _MODULES = {
     "DynamoDBTaskStore": ".dynamodb_store",
     "MemoryBlobStore": ".memory_blobs",
     "MemoryTaskStore": ".memory_store",
     "S3BlobStore": ".s3_blobs",
-    "SqsWorkQueue": ".sqs_queue",
+    "SqsDeliveryQueue": ".sqs",
+    "SqsWorkQueue": ".sqs",
 }
 
 

@@ -73,7 +73,15 @@ async def delegate(
         from .durable import delegate_durably
 
         return await delegate_durably(context, remote, outbound, key, relay, limit=limit, cancel_timeout=cancel_timeout)
-    budget = _budget(context, limit, cancel_timeout)
+    return await _relayed(remote, outbound, key, relay, _budget(context, limit, cancel_timeout), cancel_timeout)
+
+
+async def _relayed(
+    remote: RemoteAgent, outbound: Message, key: str, relay: Relay, budget: float | None, cancel_timeout: float
+) -> Delegation:
+    """Queue mode: send ``outbound`` and relay the remote's stream into our task for at most
+    ``budget`` seconds (None: no bound), until the remote task ends, waits for input or replies;
+    the outcome as :func:`delegate` tells it."""
     feed = _Feed(remote.stream(outbound, idempotency_key=key))
     last: Task | None = None
     try:

@@ -22,12 +22,13 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ..adapters.sqs import SqsDeliveryQueue
 from ..config import ConfigError
 from ..json_types import Json
+from ..ports import DeliveryQueue
 from ..push.attempts import AttemptLog
 from ..push.delivery import DeliveryItem, DeliveryOutcome, Signer, backoff_seconds, deliver
 from ..push.dispatch import dispatch_images
-from ..push.queue import DeliveryQueue, SqsDeliveryQueue
 from ..runtime import Runtime
 from ..telemetry.messaging import received_trace
 from ..wiring import get_runtime

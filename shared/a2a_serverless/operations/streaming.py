@@ -88,11 +88,8 @@ class EventStream:
             yield seq, event
 
     async def _events(self) -> AsyncIterator[StreamItem]:
-        settings = self.runtime.settings
-        store = self.runtime.store
-        task_id = self.record.task.id
         start = time.monotonic()
-        deadline = start + settings.stream_max_seconds
+        deadline = start + self.runtime.settings.stream_max_seconds
         record = self.record
         snapshot = (record.last_seq, StreamResponse(task=with_history_length(record.task, self.history_length)))
         cursor = record.last_seq if self.after_seq is None else self.after_seq
@@ -109,6 +106,17 @@ class EventStream:
             yield snapshot
             if self._ends_at_snapshot(record):
                 return
+        async for item in self._follow(cursor, snapshot, held, start, deadline):
+            yield item
+
+    async def _follow(
+        self, cursor: int, snapshot: StreamItem, held: bool, start: float, deadline: float
+    ) -> AsyncIterator[StreamItem]:
+        """The task's log after ``cursor``, polled until the stream ends or ``deadline``; ``held``:
+        the ``snapshot`` was held back at ``start``, and the run's first events say what comes first."""
+        settings = self.runtime.settings
+        store = self.runtime.store
+        task_id = self.record.task.id
         delay = settings.stream_poll_seconds
         quiet_since = time.monotonic()
         while time.monotonic() < deadline:

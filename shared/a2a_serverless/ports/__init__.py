@@ -2,7 +2,7 @@
 
 from .blobs import BlobError, BlobStore
 from .delegation import DelegationRef, DelegationRefs
-from .queue import WorkItem, WorkQueue
+from .queue import DeliveryItem, DeliveryQueue, WorkItem, WorkQueue
 from .signing import SigningKey
 from .store import (
     MAX_ITEM_PAYLOAD_BYTES,
@@ -34,6 +34,8 @@ __all__ = [
     "Checkpoint",
     "DelegationRef",
     "DelegationRefs",
+    "DeliveryItem",
+    "DeliveryQueue",
     "DuplicateMessage",
     "InvalidPageToken",
     "ItemTooLarge",

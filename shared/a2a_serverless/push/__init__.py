@@ -5,10 +5,12 @@
   re-checks every address at send time, with the redirect policy; classifies the outcome.
 * :mod:`.signing`: the agent's signing keys (ES256) and the JWT each notification carries; JWKS.
 * :mod:`.verify`: what a *receiver* uses to check a notification's signature and claims.
-* :mod:`.item`: ``DeliveryItem``, one unit of delivery work as the delivery queue carries it.
 * :mod:`.delivery`: delivers a task's events to one config, in order, from its cursor.
 * :mod:`.dispatch`: turns DynamoDB stream records of the event log into delivery work items.
 * :mod:`.redrive`: moves dead-lettered deliveries back onto the delivery queue.
+
+The delivery queue is a port (``DeliveryQueue`` and the ``DeliveryItem`` it carries,
+:mod:`a2a_serverless.ports.queue`), on SQS in :mod:`a2a_serverless.adapters.sqs`.
 
 Nothing is imported here, so each Lambda imports only what it uses; the wire names below are
 defined here for the same reason (the app serves the JWKS without loading the signer's crypto).

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from ..json_types import Json
 
 if TYPE_CHECKING:
-    from .item import DeliveryItem
+    from ..ports import DeliveryItem
     from .sender import SendResult
 
 __all__ = ["ATTEMPT_LOG_VARIABLE", "Attempt", "AttemptLog", "read_attempts"]

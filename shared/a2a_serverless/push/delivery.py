@@ -48,12 +48,11 @@ from ..blobs import PartPresenter
 from ..errors import ContentUnavailableError, InvalidAgentResponseError
 from ..lifecycle import apply_event
 from ..models import StreamResponse, Task, TaskPushNotificationConfig
-from ..ports import PushTarget, Scope, StoredEvent, TaskStore
+from ..ports import DeliveryItem, PushTarget, Scope, StoredEvent, TaskStore
 from ..v03.json_shapes import task_out
 from ..versions import ProtocolVersion
 from . import SIGNATURE_HEADER, TOKEN_HEADER
 from .attempts import Attempt, AttemptLog
-from .item import DeliveryItem
 
 if TYPE_CHECKING:
     from .sender import SendResult
@@ -185,7 +184,6 @@ def deliver(
     notification, else presigned URLs; a stored part that cannot be read is retried like a failed
     send. Every attempt is recorded in ``attempt_log`` when one is given (the local stack's
     ``A2A_PUSH_ATTEMPT_LOG``: :mod:`.attempts`); ``on_sent`` hears each POST's result and latency."""
-    log = attempt_log
     scope = item.scope
     target = store.get_push_target(scope, item.task_id, item.config_id)
     if target is None:
@@ -194,27 +192,13 @@ def deliver(
     start = item.from_seq or target.delivered_seq + 1
     delivered = 0
     dead: list[DeliveryItem] = []
-    legacy = _LegacyTaskBodies(store, scope, item.task_id, start) if _is_legacy(target) else None
+    render = _renderer(store, item, target, start, parts, inline_bytes)
     for stored in _events(store, scope, item.task_id, start, item.up_to_seq):
         if remaining_seconds() < timeout_seconds + _SAFETY_SECONDS:
             return DeliveryResult(DeliveryOutcome.CONTINUE, delivered, stored.seq, dead_letters=tuple(dead))
-        show = _presenter(parts, scope, item.task_id, inline_bytes)
-        try:
-            if legacy is None:
-                body, content_type = show(stored.event).to_json().encode(), CONTENT_TYPE
-            else:
-                body, content_type = legacy.body_after(stored.event, show), LEGACY_CONTENT_TYPE
-        except ContentUnavailableError:
-            from .sender import SendResult
-
-            result, latency_ms = SendResult("retry", None, "a stored part of the task could not be read"), 0.0
-        else:
-            headers = notification_headers(target.config, item.task_id, stored.seq, body, signer, content_type)
-            began = time.monotonic()
-            result = sender.send(target.config.url, body, headers)
-            on_sent(result, latency_ms := (time.monotonic() - began) * 1000.0)
-        if log is not None:
-            log.record(Attempt.of(item, stored.seq, attempt, max_attempts, result, latency_ms))
+        result, latency_ms = _notify(stored, item.task_id, target, render, sender, signer, on_sent)
+        if attempt_log is not None:
+            attempt_log.record(Attempt.of(item, stored.seq, attempt, max_attempts, result, latency_ms))
         if result.outcome == "delivered":
             store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
             delivered += 1
@@ -230,15 +214,65 @@ def deliver(
         if result.outcome == "retry":
             # The budget is spent: park everything this item still owed, and let later items through.
             logger.error("webhook delivery gave up after %d attempts", attempt, extra=extra)
-            dead.append(
-                _dead_letter(item, stored.seq, item.up_to_seq, f"gave up after {attempt} attempts: {result.reason}")
-            )
-            store.advance_push_cursor(scope, item.task_id, item.config_id, item.up_to_seq)
+            reason = f"gave up after {attempt} attempts: {result.reason}"
+            dead.append(_park(store, item, stored.seq, item.up_to_seq, reason))
             return DeliveryResult(DeliveryOutcome.DONE, delivered, reason=result.reason, dead_letters=tuple(dead))
         logger.error("webhook refused the notification; dead-lettered", extra=extra)
-        dead.append(_dead_letter(item, stored.seq, stored.seq, f"refused: {result.reason}"))
-        store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
+        dead.append(_park(store, item, stored.seq, stored.seq, f"refused: {result.reason}"))
     return DeliveryResult(DeliveryOutcome.DONE, delivered, dead_letters=tuple(dead))
+
+
+def _renderer(
+    store: TaskStore, item: DeliveryItem, target: PushTarget, start: int, parts: PartPresenter | None, inline_bytes: int
+) -> Callable[[StreamResponse], tuple[bytes, str]]:
+    """Event -> the body and content type of its notification, in the shape of the config's A2A
+    version (module docstring), from event ``start`` on; it raises ``ContentUnavailableError`` when a
+    stored part cannot be read."""
+    show = _presenter(parts, item.scope, item.task_id, inline_bytes)
+    if not _is_legacy(target):
+        return lambda event: (show(event).to_json().encode(), CONTENT_TYPE)
+    legacy = _LegacyTaskBodies(store, item.scope, item.task_id, start)
+    return lambda event: (legacy.body_after(event, show), LEGACY_CONTENT_TYPE)
+
+
+def _notify(
+    stored: StoredEvent,
+    task_id: str,
+    target: PushTarget,
+    render: Callable[[StreamResponse], tuple[bytes, str]],
+    sender: Sender,
+    signer: Signer | None,
+    on_sent: Callable[[SendResult, float], object],
+) -> tuple[SendResult, float]:
+    """POST the notification of ``stored`` to the config's webhook: the result and its latency (ms).
+    A stored part that cannot be read comes to a ``retry`` that sent nothing."""
+    try:
+        body, content_type = render(stored.event)
+    except ContentUnavailableError:
+        from .sender import SendResult
+
+        return SendResult("retry", None, "a stored part of the task could not be read"), 0.0
+    headers = notification_headers(target.config, task_id, stored.seq, body, signer, content_type)
+    began = time.monotonic()
+    result = sender.send(target.config.url, body, headers)
+    on_sent(result, latency_ms := (time.monotonic() - began) * 1000.0)
+    return result, latency_ms
+
+
+def _park(store: TaskStore, item: DeliveryItem, from_seq: int, up_to_seq: int, reason: str) -> DeliveryItem:
+    """Dead-letter events ``from_seq``..``up_to_seq`` of ``item`` and move the config's cursor past them."""
+    parked = DeliveryItem(
+        tenant=item.tenant,
+        owner=item.owner,
+        task_id=item.task_id,
+        config_id=item.config_id,
+        up_to_seq=up_to_seq,
+        from_seq=from_seq,
+        last_error=reason[:500],
+        redrive=item.redrive,
+    )
+    store.advance_push_cursor(item.scope, item.task_id, item.config_id, up_to_seq)
+    return parked
 
 
 def _mark_tried(store: TaskStore, item: DeliveryItem, seq: int) -> None:
@@ -308,19 +342,6 @@ def _events(store: TaskStore, scope: Scope, task_id: str, start: int, up_to: int
             break
         after = page[-1].seq
     return events
-
-
-def _dead_letter(item: DeliveryItem, from_seq: int, up_to_seq: int, reason: str) -> DeliveryItem:
-    return DeliveryItem(
-        tenant=item.tenant,
-        owner=item.owner,
-        task_id=item.task_id,
-        config_id=item.config_id,
-        up_to_seq=up_to_seq,
-        from_seq=from_seq,
-        last_error=reason[:500],
-        redrive=item.redrive,
-    )
 
 
 def _log_keys(item: DeliveryItem) -> dict[str, object]:

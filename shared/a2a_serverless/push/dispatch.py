@@ -26,9 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from .. import telemetry
 from ..json_types import JsonValue
-from ..ports import Scope, TaskStore
-from .delivery import DeliveryItem
-from .queue import DeliveryQueue
+from ..ports import DeliveryItem, DeliveryQueue, Scope, TaskStore
 
 __all__ = ["dispatch_images", "items_for_event", "items_for_new_config"]
 

@@ -40,8 +40,7 @@ from enum import StrEnum
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ..ports import Scope
-from .delivery import DeliveryItem
+from ..ports import DeliveryItem, Scope
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -93,6 +93,37 @@ def parse_retry_after(value: str | None, *, now: Callable[[], float] = time.time
     return max(0.0, when.timestamp() - now())
 
 
+def _failed(exc: httpx.TransportError, status: int | None) -> SendResult:
+    """What an exchange that raised ``exc`` comes to (``status``: the hop before's, if any)."""
+    if isinstance(exc, BlockedAddressError):
+        return SendResult("final", status, str(exc))
+    if isinstance(exc, UnresolvableHostError):
+        # The URL was accepted while it did not resolve ("it may be published later").
+        return SendResult("retry", status, str(exc))
+    if isinstance(exc, httpx.TimeoutException):
+        return SendResult("retry", status, f"timed out ({type(exc).__name__})")
+    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError)):
+        # Our own request is unsendable; sending it again will not change that.
+        return SendResult("final", status, f"request refused by the HTTP client ({type(exc).__name__})")
+    return SendResult("retry", status, f"connection failed ({type(exc).__name__})")
+
+
+def _answer(status: int, headers: httpx.Headers) -> SendResult | None:
+    """What a response with ``status`` comes to; None for a redirect to follow (307, 308)."""
+    if 200 <= status < 300:
+        return SendResult("delivered", status, f"HTTP {status}")
+    if status in _RETRY_STATUSES or 500 <= status < 600:
+        retry_after = None
+        if status in _RETRY_AFTER_STATUSES:
+            retry_after = parse_retry_after(headers.get("retry-after"))
+        return SendResult("retry", status, f"HTTP {status}", retry_after)
+    if status in _FOLLOWED_REDIRECTS:
+        return None
+    if 300 <= status < 400:
+        return SendResult("final", status, f"HTTP {status}: only same-host 307/308 redirects are followed")
+    return SendResult("final", status, f"HTTP {status}")
+
+
 class WebhookSender:
     """POSTs notifications to webhooks through one reused, guarded ``httpx.Client``.
 
@@ -162,30 +193,10 @@ class WebhookSender:
 
             try:
                 status, response_headers = self._exchange(client, request)
-            except BlockedAddressError as exc:
-                return SendResult("final", status, str(exc))
-            except UnresolvableHostError as exc:
-                # The URL was accepted while it did not resolve ("it may be published later").
-                return SendResult("retry", status, str(exc))
-            except httpx.TimeoutException as exc:
-                return SendResult("retry", status, f"timed out ({type(exc).__name__})")
-            except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-                # Our own request is unsendable; sending it again will not change that.
-                return SendResult("final", status, f"request refused by the HTTP client ({type(exc).__name__})")
             except httpx.TransportError as exc:
-                return SendResult("retry", status, f"connection failed ({type(exc).__name__})")
-
-            if 200 <= status < 300:
-                return SendResult("delivered", status, f"HTTP {status}")
-            if status in _RETRY_STATUSES or 500 <= status < 600:
-                retry_after = None
-                if status in _RETRY_AFTER_STATUSES:
-                    retry_after = parse_retry_after(response_headers.get("retry-after"))
-                return SendResult("retry", status, f"HTTP {status}", retry_after)
-            if status not in _FOLLOWED_REDIRECTS:
-                if 300 <= status < 400:
-                    return SendResult("final", status, f"HTTP {status}: only same-host 307/308 redirects are followed")
-                return SendResult("final", status, f"HTTP {status}")
+                return _failed(exc, status)
+            if (answer := _answer(status, response_headers)) is not None:
+                return answer
 
             location = response_headers.get("location")
             if not location:

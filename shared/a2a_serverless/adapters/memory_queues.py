@@ -1,9 +1,12 @@
-"""An in-process work queue: runs each item on a worker thread right away.
+"""The queue ports (:mod:`a2a_serverless.ports.queue`) in process, for when no SQS queue is configured.
 
-Used when no SQS queue is configured (``A2A_STORE=memory``: unit tests of the protocol layer and the
-in-memory benchmark). It keeps the same contract as the SQS FIFO queue: ``enqueue`` returns at once;
-an item whose deduplication id was queued in the last five minutes is dropped; and one task's items
-(its message group) are processed one at a time, in order, exactly as the SQS worker would.
+* :class:`InlineWorkQueue`: the ``WorkQueue`` of ``A2A_STORE=memory`` (unit tests of the protocol
+  layer, the in-memory benchmark). It runs each item on a worker thread right away and keeps the
+  contract of the SQS FIFO queue: ``enqueue`` returns at once; an item whose deduplication id was
+  queued in the last five minutes is dropped; and one task's items (its message group) are
+  processed one at a time, in order, exactly as the SQS worker would.
+* :class:`MemoryDeliveryQueue`: a ``DeliveryQueue`` for unit tests; it records what was sent,
+  dead-lettered and delayed.
 """
 
 from __future__ import annotations
@@ -12,16 +15,16 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from ..ports import WorkItem
+from ..ports import DeliveryItem, WorkItem
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["InlineWorkQueue"]
+__all__ = ["InlineWorkQueue", "MemoryDeliveryQueue"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +56,7 @@ class InlineWorkQueue:
         self.futures = [f for f in self.futures if not f.done()] + [future]
 
     def _process(self, group: threading.Lock, item: WorkItem) -> None:
-        from .worker import process_work_item
+        from ..execution.worker import process_work_item
 
         with group:  # one task's items one at a time, as a FIFO message group
             process_work_item(self._runtime(), item)
@@ -66,3 +69,23 @@ def _log_crash(future: Future[None]) -> None:
     exc = future.exception()
     if exc is not None:
         logger.error("inline worker crashed", exc_info=exc)
+
+
+class MemoryDeliveryQueue:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.sent: list[DeliveryItem] = []
+        self.dead: list[DeliveryItem] = []
+        self.delays: list[tuple[str, int]] = []
+
+    def send(self, items: Sequence[DeliveryItem]) -> None:
+        with self._lock:
+            self.sent.extend(items)
+
+    def dead_letter(self, item: DeliveryItem) -> None:
+        with self._lock:
+            self.dead.append(item)
+
+    def delay(self, receipt_handle: str, seconds: int) -> None:
+        with self._lock:
+            self.delays.append((receipt_handle, seconds))
