@@ -17,6 +17,12 @@ import a2a_serverless_dev
 
 PACKAGE = Path(a2a_serverless.__file__).parent
 MAX_LINES = 400
+"""Past this a module gets a look (style.md: "a module past ~400 lines gets a hard look"): not a
+wall. A module that stays longer because it holds one concern is named in ``LOOKED_AT``."""
+
+LOOKED_AT: dict[str, str] = {}
+"""The modules over ``MAX_LINES`` that were looked at and hold one concern, each with why: splitting
+them would scatter what a reader needs together (a cohesive adapter is not split to fit a count)."""
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("versions", "json_types", "errors", "models", "config", "jwt"),
@@ -147,11 +153,14 @@ def test_the_runtime_never_imports_the_developer_kit() -> None:
     assert kit_imports(MODULES) == []
 
 
-def test_no_module_is_over_400_lines() -> None:
-    # style.md: "a module past ~400 lines gets a hard look"; this package splits it by concept.
+def test_a_module_over_400_lines_was_looked_at() -> None:
+    # A long module is a prompt to look: it is split where it holds two concerns, else named in
+    # LOOKED_AT with the one concern it holds. A name there that is no longer long is dropped.
     modules = {**MODULES, **KIT_MODULES}
-    long = {name: n for name, path in modules.items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
-    assert long == {}
+    long = {name for name, path in modules.items() if len(path.read_text().splitlines()) > MAX_LINES}
+    assert sorted(long - LOOKED_AT.keys()) == [], "over 400 lines: split by concern, or say why not in LOOKED_AT"
+    assert sorted(LOOKED_AT.keys() - long) == [], "no longer over 400 lines: drop from LOOKED_AT"
+    assert all(reason.strip() for reason in LOOKED_AT.values())
 
 
 # --------------------------------------------------------------------------- the checker itself
