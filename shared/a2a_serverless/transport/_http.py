@@ -41,6 +41,7 @@ __all__ = [
     "read_json",
     "read_json_body",
     "request_id",
+    "sam_local",
 ]
 
 V1 = ProtocolVersion.V1_0
@@ -295,6 +296,16 @@ def base_url(request: Request, runtime: Runtime) -> str:
     return str(request.base_url).rstrip("/")
 
 
+SAM_LOCAL = "sam_local"
+"""The app's state attribute (``app.state.sam_local``) that says it serves under ``sam local``."""
+
+
+def sam_local() -> bool:
+    """Whether this process serves under ``sam local`` (``AWS_SAM_LOCAL``, which SAM CLI sets): read
+    once, when the app is built, into its state (:data:`SAM_LOCAL`)."""
+    return env_flag(os.environ.get("AWS_SAM_LOCAL"))
+
+
 _DOMAIN = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
 
 
@@ -307,8 +318,9 @@ def gateway_base_url(request: Request) -> str | None:
     a mapping's base path is not in the event: a custom domain's URL is better configured).
 
     None without an API Gateway event (a local server; an ALB's event has no ``domainName``), and
-    under ``sam local``, whose API writes the client's ``Host`` as ``domainName``."""
-    if env_flag(os.environ.get("AWS_SAM_LOCAL")):
+    under ``sam local``, whose API writes the client's ``Host`` as ``domainName`` (the app reads
+    ``AWS_SAM_LOCAL`` once, when it is built: :func:`sam_local`)."""
+    if getattr(request.app.state, SAM_LOCAL, False):
         return None
     event = aws_event(request)
     context = event.get("requestContext") if event is not None else None

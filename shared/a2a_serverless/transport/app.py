@@ -31,7 +31,7 @@ from ..push import JWKS_PATH
 from ..runtime import Runtime
 from ..v03.card import merged_card
 from ..wiring import get_runtime
-from ._http import asks_for_v1, base_url, is_legacy_request, request_id
+from ._http import SAM_LOCAL, asks_for_v1, base_url, is_legacy_request, request_id, sam_local
 from ._render import internal_error, jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc
 from .negotiation import NegotiatedJson
@@ -92,11 +92,13 @@ def create_app(
 
         routes.append(Route(HOOK_PATH, hook_endpoint, methods=["POST"]))
     routes.extend(rest_routes(current, methods))
-    return Starlette(
+    app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_exception, Exception: _unexpected},
         middleware=[Middleware(NegotiatedJson)],
     )
+    setattr(app.state, SAM_LOCAL, sam_local())
+    return app
 
 
 def _log_as_the_functions_do() -> None:
