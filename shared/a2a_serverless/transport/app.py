@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -66,8 +66,8 @@ def create_app(
         starts = methods is None or bool({SEND_MESSAGE.name, SEND_STREAMING_MESSAGE.name} & set(methods))
         cold_start(durable_function=starts)
 
-    def current() -> Runtime:
-        return runtime if runtime is not None else get_runtime()
+    # The process's runtime is wiring's to give, at each request (built at the first).
+    current = get_runtime if runtime is None else _given(runtime)
 
     async def jsonrpc_endpoint(request: Request) -> Response:
         return await handle_jsonrpc(request, current(), methods)
@@ -99,6 +99,10 @@ def create_app(
     )
     setattr(app.state, SAM_LOCAL, sam_local())
     return app
+
+
+def _given(runtime: Runtime) -> Callable[[], Runtime]:
+    return lambda: runtime
 
 
 def _log_as_the_functions_do() -> None:
