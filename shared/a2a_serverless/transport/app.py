@@ -31,11 +31,11 @@ from ..push import JWKS_PATH
 from ..runtime import Runtime
 from ..v03.card import merged_card
 from ..wiring import get_runtime
-from ._http import SAM_LOCAL, asks_for_v1, base_url, is_legacy_request, request_id, sam_local
+from ._http import SAM_LOCAL, NegotiatedJson, base_url, request_id, sam_local
 from ._render import internal_error, jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc
-from .negotiation import NegotiatedJson
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
+from .rows import asks_for_v1, is_legacy_request
 
 __all__ = ["CARD_PATH", "JWKS_PATH", "create_app"]
 
