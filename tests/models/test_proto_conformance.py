@@ -41,7 +41,7 @@ from a2a_serverless.models import (
     TaskState,
     TaskStatus,
 )
-from a2a_serverless.models._types import ProtoEnum
+from a2a_serverless.models._base import ProtoEnum
 
 if TYPE_CHECKING:
     from conftest import A2AProto
