@@ -21,12 +21,14 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import env_flag
 from ._errors import TracingConfigError
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from starlette.responses import Response
 
 __all__ = [
@@ -146,9 +148,11 @@ class ServerCall(Protocol):
 
     def __enter__(self) -> ServerCall: ...
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None: ...
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
 
-    def request(self, *, version: str, tenant: str, fields: Mapping[str, Any]) -> None:
+    def request(self, *, version: str, tenant: str, fields: Mapping[str, object]) -> None:
         """The request as v1.0 ProtoJSON: its message, task and context ids (never its text)."""
 
     def result(self, body: object) -> None:
@@ -164,10 +168,10 @@ class _OffCall:
     def __enter__(self) -> _OffCall:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         return None
 
-    def request(self, *, version: str, tenant: str, fields: Mapping[str, Any]) -> None:
+    def request(self, *, version: str, tenant: str, fields: Mapping[str, object]) -> None:
         return None
 
     def result(self, body: object) -> None:
