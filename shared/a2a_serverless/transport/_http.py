@@ -1,12 +1,12 @@
-"""HTTP plumbing shared by both bindings: request bodies (declared JSON, size-limited, strictly
-parsed), JSON answers negotiated by ``Accept``, the URL's text, the API Gateway event, the caller,
-the base URL and the call context. (``A2A-Version`` is the rows' to read: :mod:`.rows`.)
+"""HTTP plumbing shared by both bindings: the request body (declared JSON, size-limited, strictly
+parsed), the JSON answer's media type by ``Accept``, the URL's text, the API Gateway event, the
+caller and the call context. (``A2A-Version`` is read where a call meets its row: :mod:`.rows`.)
 
-Content negotiation of JSON answers by ``Accept`` (:class:`NegotiatedJson`), in one place for every
-route: A2A v1.0.1 recommends ``application/a2a+json`` for the HTTP+JSON binding (spec 11.1); v1.0.0 and
-0.3 clients know ``application/json``. Each route answers with its binding's type by default (v1.0
-REST ``application/a2a+json``; JSON-RPC, the v0.3 REST routes and the card ``application/json``),
-and this middleware switches a JSON answer (success or error) to the other type when the client's
+**Answers by ``Accept``** (:class:`NegotiatedJson`, one middleware for every route). A2A v1.0.1
+recommends ``application/a2a+json`` for the HTTP+JSON binding (spec 11.1); v1.0.0 and 0.3 clients
+know ``application/json``. Each route answers with its binding's type by default (v1.0 REST
+``application/a2a+json``; JSON-RPC, the v0.3 REST routes and the card ``application/json``), and
+the middleware switches a JSON answer (success or error) to the other type when the client's
 ``Accept`` prefers it: a client that accepts only ``application/json`` gets it from the v1.0 REST
 routes, one that accepts only ``application/a2a+json`` gets that from JSON-RPC. Quality values and
 wildcards count (RFC 9110 12.5.1): the most specific range that matches a type gives its weight, a
@@ -41,7 +41,6 @@ __all__ = [
     "A2A_JSON",
     "JSON",
     "JSON_MEDIA_TYPES",
-    "JSON_TYPES",
     "MAX_JSON_DEPTH",
     "NegotiatedJson",
     "authenticate_request",
@@ -78,7 +77,9 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-JSON_MEDIA_TYPES = ("application/json", "application/a2a+json")
+A2A_JSON = "application/a2a+json"
+JSON = "application/json"
+JSON_MEDIA_TYPES = (JSON, A2A_JSON)
 """The request bodies every route takes: JSON-RPC's (spec 9.1) and HTTP+JSON's (spec 11.1), on
 both bindings and both protocol versions, parameters (``charset``) ignored as RFC 8259 says.
 Other ``+json`` types are refused: each names a format of its own (``merge-patch+json``,
@@ -177,10 +178,6 @@ async def read_json(request: Request, limit: int) -> JsonValue:
 
 # --------------------------------------------------------------------------- JSON answers, by Accept
 
-A2A_JSON = "application/a2a+json"
-JSON = "application/json"
-JSON_TYPES = (A2A_JSON, JSON)
-
 
 def _ranges(accept: str) -> list[tuple[str, float]]:
     """``Accept`` as (media range, weight) pairs; malformed members are skipped."""
@@ -213,7 +210,7 @@ def _weight(media_type: str, ranges: list[tuple[str, float]]) -> float:
 
 
 def choose_json_type(accept: str | None, default: str) -> str:
-    """The JSON media type to answer with: ``default`` (one of :data:`JSON_TYPES`) unless ``accept``
+    """The JSON media type to answer with: ``default`` (one of :data:`JSON_MEDIA_TYPES`) unless ``accept``
     gives the other a higher weight."""
     if not accept or not accept.strip():
         return default
@@ -239,7 +236,7 @@ class NegotiatedJson:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 current = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-                if current in JSON_TYPES:
+                if current in JSON_MEDIA_TYPES:
                     chosen = choose_json_type(accept, current)
                     if chosen != current:
                         headers["content-type"] = chosen
