@@ -39,6 +39,6 @@ package, and no module here imports it (``tests/test_architecture.py`` checks th
 
 A request, end to end: ``functions/send_message.py`` names ``methods.SEND_MESSAGE``; the
 transport finds its binding row (``transport/rows.py``, v0.3 rows in ``transport/v03.py``) and
-:func:`.transport.invoke.invoke` runs it: version, caller, request message, call context, then
+:func:`.transport.rows.invoke` runs it: version, caller, request message, call context, then
 ``operations.send_message`` against the runtime's ``TaskStore`` and ``WorkQueue``.
 """

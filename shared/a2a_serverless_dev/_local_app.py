@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from a2a_serverless.errors import A2AError
-from a2a_serverless.transport._http import asks_for_v1, is_legacy_request
 from a2a_serverless.transport._render import jsonrpc_error
 from a2a_serverless.transport.rest import error_response
+from a2a_serverless.transport.rows import asks_for_v1, is_legacy_request
 
 from ._hosts import Authorities, Refusal
 from .console import CONSOLE_PATH, SECURITY_HEADERS, with_console

@@ -41,7 +41,7 @@ from a2a_serverless.models import (
     TaskState,
     TaskStatus,
 )
-from a2a_serverless.models._types import ProtoEnum
+from a2a_serverless.models._base import ProtoEnum
 
 if TYPE_CHECKING:
     from conftest import A2AProto
@@ -171,7 +171,7 @@ INT_RANGES = {
     "lf.a2a.v1.ListTaskPushNotificationConfigsRequest.page_size": (0, 100),
 }
 
-# Strings that travel in HTTP headers (models/_types.py): what no header can carry is InvalidParams by
+# Strings that travel in HTTP headers (models/_base.py): what no header can carry is InvalidParams by
 # design, so the valid ones are printable ASCII (media type, token, credentials) or free of control
 # characters (file name, webhook URL).
 _PRINTABLE_ASCII = st.characters(min_codepoint=0x20, max_codepoint=0x7E)

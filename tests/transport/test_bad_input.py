@@ -34,8 +34,8 @@ from a2a_serverless.config import Settings
 from a2a_serverless.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
 from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport import app as app_module
-from a2a_serverless.transport import invoke as invoke_module
 from a2a_serverless.transport import jsonrpc as jsonrpc_module
+from a2a_serverless.transport import rows as rows_module
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
 from testkit.stores import LEAK_MARKERS, SpyStore
@@ -1031,7 +1031,7 @@ async def test_unrenderable_error_keeps_the_binding_shape(
     """An A2A error that cannot be encoded (a lone surrogate from somewhere) becomes a generic
     internal error in the binding's own shape: never an escape to the app-level handler, which
     answered a JSON-RPC call with a REST body."""
-    monkeypatch.setattr(invoke_module, "call_context", _raise(error))
+    monkeypatch.setattr(rows_module, "call_context", _raise(error))
     rpc = await h.rpc("GetTask", {"id": "{done}"}, rpc_id="keep-me")
     assert rpc.status_code == 200, rpc.text
     assert rpc.headers["content-type"].startswith("application/json")

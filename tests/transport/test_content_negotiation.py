@@ -12,7 +12,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from a2a_serverless.transport.negotiation import A2A_JSON, JSON, choose_json_type
+from a2a_serverless.transport._http import A2A_JSON, JSON, choose_json_type
 from testkit.asgi import memory_app
 
 V1 = {"A2A-Version": "1.0"}

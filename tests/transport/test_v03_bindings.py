@@ -311,7 +311,7 @@ async def test_x_a2a_extensions_header_is_read(client: Client) -> None:
         captured.append(ctx.extensions)
         return ctx
 
-    _http_call_context = "a2a_serverless.transport.invoke.call_context"
+    _http_call_context = "a2a_serverless.transport.rows.call_context"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_http_call_context, spy)
         await client.rpc(

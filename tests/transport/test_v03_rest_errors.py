@@ -31,7 +31,7 @@ from a2a_serverless.config import Settings
 from a2a_serverless.errors import A2AError
 from a2a_serverless.models import StreamResponse
 from a2a_serverless.runtime import Runtime
-from a2a_serverless.transport import invoke, sse
+from a2a_serverless.transport import rows, sse
 from a2a_serverless.transport._render import V03_REST_STATUS, rest_error, v03_rest_error
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.transport.rest import error_response
@@ -323,13 +323,13 @@ async def test_stream_errors_after_the_first_byte_are_v03_error_events(
     the stream is an ``error`` event whose data is the v0.3 body, which
     ``LegacyRestTransport._parseSseErrorEvent`` types."""
     given: list[Any] = []
-    original = invoke.sse_response
+    original = rows.sse_response
 
     def spy(stream: Any, render: Any, render_error: Any, **kwargs: Any) -> Any:
         given.append(render_error)
         return original(stream, render, render_error, **kwargs)
 
-    monkeypatch.setattr(invoke, "sse_response", spy)
+    monkeypatch.setattr(rows, "sse_response", spy)
     async with http.stream("POST", "/v1/message:stream", json=send_body("hello")) as response:
         assert response.status_code == 200
         await response.aread()

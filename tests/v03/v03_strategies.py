@@ -31,7 +31,7 @@ names = st.text(min_size=1, max_size=8)
 # Ids that go into a REST resource name ("tasks/{id}/pushNotificationConfigs/{id}") have no "/".
 resource_ids = names.filter(lambda s: "/" not in s)
 optional_text = st.none() | names
-# Strings that travel in HTTP headers (a2a_serverless.models._types): printable ASCII (media type,
+# Strings that travel in HTTP headers (a2a_serverless.models._base): printable ASCII (media type,
 # token, credentials) or without control characters (file name, webhook URL).
 header_names = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=8)
 optional_header_text = st.none() | header_names

@@ -6,8 +6,7 @@ functions) do not pay for creating them at their cold start."""
 
 from typing import TYPE_CHECKING
 
-from ._base import ProtoModel
-from ._types import format_timestamp, utc_now
+from ._base import ProtoModel, format_timestamp, utc_now
 from .core import *  # noqa: F403
 from .core import __all__ as _core_all
 from .requests import *  # noqa: F403

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import List  # noqa: UP035 - StringList has a field called "list"
 
 from ..json_types import Json
-from ._base import ProtoModel
-from ._types import NonEmptyStr
+from ._base import NonEmptyStr, ProtoModel
 
 __all__ = [
     "APIKeySecurityScheme",

@@ -7,8 +7,7 @@ from typing import Self
 from pydantic import Field, model_validator
 
 from ..json_types import Json, JsonValue
-from ._base import ProtoModel
-from ._types import (
+from ._base import (
     Bytes,
     FileName,
     HeaderText,
@@ -16,6 +15,7 @@ from ._types import (
     NonEmptyHeaderText,
     NonEmptyStr,
     ProtoEnum,
+    ProtoModel,
     Timestamp,
     UrlText,
 )

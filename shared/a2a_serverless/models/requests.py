@@ -7,8 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..json_types import Json
-from ._base import ProtoModel
-from ._types import Int32, NonEmptyStr, Timestamp
+from ._base import Int32, NonEmptyStr, ProtoModel, Timestamp
 from .core import Message, Task, TaskPushNotificationConfig, TaskState
 
 __all__ = [

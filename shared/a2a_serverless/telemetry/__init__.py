@@ -21,8 +21,18 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from . import _names as n
-from ._call import ServerCall
-from ._switch import CONTENT_ENV, DIR_ENV, SWITCH_ENV, TracingConfigError, checked, reset, switch
+from ._switch import (
+    CONTENT_ENV,
+    DIR_ENV,
+    SWITCH_ENV,
+    ServerCall,
+    TracingConfigError,
+    checked,
+    reset,
+    server_call,
+    switch,
+    traceparent,
+)
 
 __all__ = [
     "CONTENT_ENV",
@@ -51,29 +61,6 @@ R = TypeVar("R")
 
 def tracing_on() -> bool:
     return switch().on
-
-
-_OFF_CALL = ServerCall()
-
-
-def server_call(method: str, headers: Mapping[str, str]) -> ServerCall:
-    """The server span of an A2A call of ``method`` (its v1.0 name), a child of the request's own
-    trace context when its ``headers`` carry one."""
-    current = switch()
-    if not current.on:
-        return _OFF_CALL
-    from ._server import LiveServerCall
-
-    return LiveServerCall(method, headers, current.content)
-
-
-def traceparent() -> str:
-    """The current span's W3C ``traceparent`` ('' when tracing is off or nothing is traced)."""
-    if not switch().on:
-        return ""
-    from ._spans import carrier_of
-
-    return carrier_of()
 
 
 def enqueue(task_id: str, message_id: str) -> contextlib.AbstractContextManager[str]:

@@ -12,14 +12,14 @@ from opentelemetry.trace import Span, SpanKind
 from starlette.responses import Response, StreamingResponse
 
 from . import _names as n
-from ._call import ServerCall
 from ._spans import flush_entry, record_error, set_text, tracer
 
 __all__ = ["LiveServerCall"]
 
 
-class LiveServerCall(ServerCall):
-    """The server span of one A2A call (:func:`a2a_serverless.telemetry.server_call`)."""
+class LiveServerCall:
+    """The server span of one A2A call (:func:`a2a_serverless.telemetry.server_call`), a
+    :class:`._switch.ServerCall`."""
 
     def __init__(self, method: str, headers: Mapping[str, str], content: bool) -> None:
         self._content = content
@@ -75,7 +75,7 @@ class LiveServerCall(ServerCall):
         if isinstance(state, str) and state.startswith("TASK_STATE_"):
             self._span.set_attribute(n.A2A_TASK_STATE, state)
 
-    def streaming(self, response: Response) -> Response:  # type: ignore[override]
+    def streaming(self, response: Response) -> Response:
         """The span lasts until the stream's body is done (the convention's "time to produce the
         response stream"), not just until it opened: it ends when the body's iteration does, at its
         end or when it is closed (a client that went away)."""

@@ -8,6 +8,11 @@ nothing turns tracing off, and then no OpenTelemetry module is ever imported.
 
 Not part of :mod:`a2a_serverless.config`: tracing is decided before (and apart from) the settings of
 the function, and reading it costs the functions that never trace nothing but this module.
+
+The request path asks it through the two entry points here, which answer at once when tracing is
+off: :func:`server_call` (the transport's span of an A2A call: :class:`ServerCall`, a do-nothing one
+when off, :mod:`._server`'s live one when on) and :func:`traceparent` (what the store writes with a
+log item). The package re-exports them with its other entry points (:mod:`a2a_serverless.telemetry`).
 """
 
 from __future__ import annotations
@@ -16,21 +21,30 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import env_flag
 from ._errors import TracingConfigError
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from starlette.responses import Response
 
 __all__ = [
     "CONTENT_ENV",
     "DIR_ENV",
     "MODES",
     "SWITCH_ENV",
+    "ServerCall",
     "Switch",
     "TracingConfigError",
     "checked",
     "parse",
     "reset",
+    "server_call",
     "switch",
+    "traceparent",
 ]
 
 SWITCH_ENV = "A2A_TRACING"
@@ -125,3 +139,66 @@ def reset() -> None:
     global _current
     with _lock:
         _current = None
+
+
+class ServerCall(Protocol):
+    """What the transport holds of an A2A call's server span, used as ``with server_call(...) as
+    call:`` around one call: the span is current inside, and an exception leaving the block is its
+    error."""
+
+    def __enter__(self) -> ServerCall: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    def request(self, *, version: str, tenant: str, fields: Mapping[str, object]) -> None:
+        """The request as v1.0 ProtoJSON: its message, task and context ids (never its text)."""
+
+    def result(self, body: object) -> None:
+        """A unary call's answer (the task's id, context and state, when it holds a Task)."""
+
+    def streaming(self, response: Response) -> Response:
+        """A streamed answer: the span ends when its body does."""
+
+
+class _OffCall:
+    """The server call when tracing is off: does nothing."""
+
+    def __enter__(self) -> _OffCall:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        return None
+
+    def request(self, *, version: str, tenant: str, fields: Mapping[str, object]) -> None:
+        return None
+
+    def result(self, body: object) -> None:
+        return None
+
+    def streaming(self, response: Response) -> Response:
+        return response
+
+
+_OFF_CALL = _OffCall()
+
+
+def server_call(method: str, headers: Mapping[str, str]) -> ServerCall:
+    """The server span of an A2A call of ``method`` (its v1.0 name), a child of the request's own
+    trace context when its ``headers`` carry one."""
+    current = switch()
+    if not current.on:
+        return _OFF_CALL
+    from ._server import LiveServerCall
+
+    return LiveServerCall(method, headers, current.content)
+
+
+def traceparent() -> str:
+    """The current span's W3C ``traceparent`` ('' when tracing is off or nothing is traced)."""
+    if not switch().on:
+        return ""
+    from ._spans import carrier_of
+
+    return carrier_of()

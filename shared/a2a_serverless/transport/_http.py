@@ -1,4 +1,20 @@
-"""HTTP plumbing shared by both bindings: body limits, version negotiation, the call context."""
+"""HTTP plumbing shared by both bindings: the request body (declared JSON, size-limited, strictly
+parsed), the JSON answer's media type by ``Accept``, the URL's text, the API Gateway event, the
+caller and the call context. (``A2A-Version`` is read where a call meets its row: :mod:`.rows`.)
+
+**Answers by ``Accept``** (:class:`NegotiatedJson`, one middleware for every route). A2A v1.0.1
+recommends ``application/a2a+json`` for the HTTP+JSON binding (spec 11.1); v1.0.0 and 0.3 clients
+know ``application/json``. Each route answers with its binding's type by default (v1.0 REST
+``application/a2a+json``; JSON-RPC, the v0.3 REST routes and the card ``application/json``), and
+the middleware switches a JSON answer (success or error) to the other type when the client's
+``Accept`` prefers it: a client that accepts only ``application/json`` gets it from the v1.0 REST
+routes, one that accepts only ``application/a2a+json`` gets that from JSON-RPC. Quality values and
+wildcards count (RFC 9110 12.5.1): the most specific range that matches a type gives its weight, a
+tie keeps the route's type. An ``Accept`` that allows neither (``text/html``, ``q=0``) still gets
+JSON in the route's type rather than a 406: the body is the same either way, and an A2A error is
+more use to such a client than an empty refusal. Event streams are not touched. Every negotiated
+answer says ``Vary: Accept`` so that caches keep the variants apart.
+"""
 
 from __future__ import annotations
 
@@ -9,44 +25,37 @@ import re
 from typing import NoReturn
 from urllib.parse import unquote_to_bytes
 
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..auth import Principal, authenticate
 from ..config import env_flag
-from ..errors import (
-    InvalidParamsError,
-    JSONParseError,
-    PayloadTooLargeError,
-    UnsupportedMediaTypeError,
-    VersionNotSupportedError,
-)
+from ..errors import InvalidParamsError, JSONParseError, PayloadTooLargeError, UnsupportedMediaTypeError
 from ..json_types import Json, JsonValue
 from ..operations import IDEMPOTENCY_KEY_HEADER, CallContext
 from ..runtime import Runtime
-from ..versions import SUPPORTED, ProtocolVersion
+from ..versions import ProtocolVersion
 
 __all__ = [
+    "A2A_JSON",
+    "JSON",
     "JSON_MEDIA_TYPES",
     "MAX_JSON_DEPTH",
-    "asks_for_v1",
+    "NegotiatedJson",
     "authenticate_request",
     "base_url",
     "call_context",
     "check_url_text",
+    "choose_json_type",
     "gateway_base_url",
-    "is_legacy_request",
-    "negotiate_version",
     "parse_json",
     "read_body",
     "read_json",
     "read_json_body",
     "request_id",
+    "sam_local",
 ]
-
-V1 = ProtocolVersion.V1_0
-V03 = ProtocolVersion.V0_3
-SUPPORTED_VERSIONS = ", ".join(SUPPORTED)
-_VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
 
 MAX_JSON_DEPTH = 100
 """Deepest nesting of arrays and objects a request body may have (protobuf's own default
@@ -68,7 +77,9 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-JSON_MEDIA_TYPES = ("application/json", "application/a2a+json")
+A2A_JSON = "application/a2a+json"
+JSON = "application/json"
+JSON_MEDIA_TYPES = (JSON, A2A_JSON)
 """The request bodies every route takes: JSON-RPC's (spec 9.1) and HTTP+JSON's (spec 11.1), on
 both bindings and both protocol versions, parameters (``charset``) ignored as RFC 8259 says.
 Other ``+json`` types are refused: each names a format of its own (``merge-patch+json``,
@@ -165,6 +176,79 @@ async def read_json(request: Request, limit: int) -> JsonValue:
     return parse_json(await read_json_body(request, limit))
 
 
+# --------------------------------------------------------------------------- JSON answers, by Accept
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    """``Accept`` as (media range, weight) pairs; malformed members are skipped."""
+    out: list[tuple[str, float]] = []
+    for member in accept.split(","):
+        media, *params = (p.strip() for p in member.split(";"))
+        if "/" not in media:
+            continue
+        weight = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = min(1.0, max(0.0, float(value.strip())))
+                except ValueError:
+                    weight = 0.0
+        out.append((media.lower(), weight))
+    return out
+
+
+def _weight(media_type: str, ranges: list[tuple[str, float]]) -> float:
+    """The weight of ``media_type``: that of the most specific range matching it (0 if none)."""
+    kind = media_type.split("/", 1)[0]
+    best, specificity = 0.0, 0
+    for media, weight in ranges:
+        level = 3 if media == media_type else 2 if media == f"{kind}/*" else 1 if media == "*/*" else 0
+        if level > specificity:
+            best, specificity = weight, level
+    return best
+
+
+def choose_json_type(accept: str | None, default: str) -> str:
+    """The JSON media type to answer with: ``default`` (one of :data:`JSON_MEDIA_TYPES`) unless ``accept``
+    gives the other a higher weight."""
+    if not accept or not accept.strip():
+        return default
+    ranges = _ranges(accept)
+    other = JSON if default == A2A_JSON else A2A_JSON
+    return other if _weight(other, ranges) > _weight(default, ranges) else default
+
+
+class NegotiatedJson:
+    """ASGI middleware: a JSON answer's ``Content-Type`` as :func:`choose_json_type` decides, with
+    ``Vary: Accept``. Streams pass through untouched (their headers are not JSON)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        accept = ", ".join(Headers(scope=scope).getlist("accept"))
+
+        async def send_negotiated(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                current = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+                if current in JSON_MEDIA_TYPES:
+                    chosen = choose_json_type(accept, current)
+                    if chosen != current:
+                        headers["content-type"] = chosen
+                    headers.add_vary_header("Accept")
+            await send(message)
+
+        await self.app(scope, receive, send_negotiated)
+
+
+# --------------------------------------------------------------------------- the request
+
+
 def check_url_text(request: Request) -> None:
     """Refuse a URL whose path or query, once percent-decoded, is not UTF-8 (``%ED%A0%80``, an
     encoded surrogate, or any invalid sequence) or holds a lone surrogate.
@@ -183,65 +267,6 @@ def check_url_text(request: Request) -> None:
             f"{key}={value}".encode()
     except (UnicodeDecodeError, UnicodeEncodeError):
         raise InvalidParamsError("The request URL is not valid UTF-8 once percent-decoded") from None
-
-
-def negotiate_version(
-    request: Request, serves: ProtocolVersion, *, what: str, lenient_missing: bool = False
-) -> ProtocolVersion:
-    """The protocol version of a request to an endpoint (or JSON-RPC method) that speaks ``serves``
-    (A2A specification, section 3.6 Versioning), or ``VersionNotSupportedError``.
-
-    ``A2A-Version`` comes from the header or the query parameter, ``Major.Minor`` with any patch
-    ignored. Absent or blank means 0.3: a v0.3 endpoint takes it as such, and a v1.0 endpoint
-    refuses it unless ``lenient_missing`` (for 1.0 clients that omit the header). ``1.x`` up to our
-    minor is 1.0; ``0.3`` is 0.3; anything else, or a version this endpoint does not speak (the v1.0
-    method names asked for with 0.3, the ``/v1`` paths of the 0.3 REST binding asked for with 1.0),
-    is refused. ``what`` names the endpoint in the error message.
-    """
-    raw = _raw_version(request)
-    if not raw:
-        if serves == V03 or lenient_missing:
-            return serves
-        raise VersionNotSupportedError(
-            f"{what} is part of A2A {serves}, and a request without A2A-Version is 0.3: send A2A-Version: {serves}",
-            metadata={"supportedVersions": SUPPORTED_VERSIONS},
-        )
-    match = _VERSION.match(raw)
-    asked = (int(match.group(1)), int(match.group(2))) if match else None
-    version = V1 if asked is not None and asked[0] == 1 and asked[1] <= 0 else V03 if asked == (0, 3) else None
-    if version is None:
-        raise VersionNotSupportedError(
-            f"Version {raw[:16]!r} is not supported; this agent serves {SUPPORTED_VERSIONS}",
-            metadata={"supportedVersions": SUPPORTED_VERSIONS},
-        )
-    if version != serves:
-        raise VersionNotSupportedError(
-            f"{what} is part of A2A {serves}, not {version}", metadata={"supportedVersions": SUPPORTED_VERSIONS}
-        )
-    return version
-
-
-def is_legacy_request(request: Request) -> bool:
-    """Whether the caller speaks 0.3 by its ``A2A-Version`` (absent, or 0.x): the error format to
-    use before the method is known."""
-    raw = _raw_version(request)
-    return not raw or raw.startswith("0.")
-
-
-def asks_for_v1(request: Request) -> bool:
-    """Whether ``A2A-Version`` asks for a 1.x this agent serves: then only v1.0 names exist."""
-    match = _VERSION.match(_raw_version(request))
-    return match is not None and int(match.group(1)) == 1 and int(match.group(2)) <= 0
-
-
-def states_version(request: Request) -> bool:
-    """Whether the caller sent ``A2A-Version`` at all: clients written before the header (0.3 era)
-    never do; a 1.0-era client speaking 0.3 (a compat mode) says ``0.3``."""
-    return bool(_raw_version(request))
-
-
-def _raw_version(request: Request) -> str:
-    return (request.headers.get("a2a-version") or request.query_params.get("A2A-Version") or "").strip()
 
 
 def aws_event(request: Request) -> Json | None:
@@ -295,6 +320,16 @@ def base_url(request: Request, runtime: Runtime) -> str:
     return str(request.base_url).rstrip("/")
 
 
+SAM_LOCAL = "sam_local"
+"""The app's state attribute (``app.state.sam_local``) that says it serves under ``sam local``."""
+
+
+def sam_local() -> bool:
+    """Whether this process serves under ``sam local`` (``AWS_SAM_LOCAL``, which SAM CLI sets): read
+    once, when the app is built, into its state (:data:`SAM_LOCAL`)."""
+    return env_flag(os.environ.get("AWS_SAM_LOCAL"))
+
+
 _DOMAIN = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
 
 
@@ -307,8 +342,9 @@ def gateway_base_url(request: Request) -> str | None:
     a mapping's base path is not in the event: a custom domain's URL is better configured).
 
     None without an API Gateway event (a local server; an ALB's event has no ``domainName``), and
-    under ``sam local``, whose API writes the client's ``Host`` as ``domainName``."""
-    if env_flag(os.environ.get("AWS_SAM_LOCAL")):
+    under ``sam local``, whose API writes the client's ``Host`` as ``domainName`` (the app reads
+    ``AWS_SAM_LOCAL`` once, when it is built: :func:`sam_local`)."""
+    if getattr(request.app.state, SAM_LOCAL, False):
         return None
     event = aws_event(request)
     context = event.get("requestContext") if event is not None else None

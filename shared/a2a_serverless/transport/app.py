@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -31,11 +31,11 @@ from ..push import JWKS_PATH
 from ..runtime import Runtime
 from ..v03.card import merged_card
 from ..wiring import get_runtime
-from ._http import asks_for_v1, base_url, is_legacy_request, request_id
+from ._http import SAM_LOCAL, NegotiatedJson, base_url, request_id, sam_local
 from ._render import internal_error, jsonrpc_error, rest_error, v03_rest_error
 from .jsonrpc import handle_jsonrpc
-from .negotiation import NegotiatedJson
 from .rest import REST_MEDIA_TYPE, error_response, rest_routes
+from .rows import asks_for_v1, is_legacy_request
 
 __all__ = ["CARD_PATH", "JWKS_PATH", "create_app"]
 
@@ -66,8 +66,8 @@ def create_app(
         starts = methods is None or bool({SEND_MESSAGE.name, SEND_STREAMING_MESSAGE.name} & set(methods))
         cold_start(durable_function=starts)
 
-    def current() -> Runtime:
-        return runtime if runtime is not None else get_runtime()
+    # The process's runtime is wiring's to give, at each request (built at the first).
+    current = get_runtime if runtime is None else _given(runtime)
 
     async def jsonrpc_endpoint(request: Request) -> Response:
         return await handle_jsonrpc(request, current(), methods)
@@ -92,11 +92,17 @@ def create_app(
 
         routes.append(Route(HOOK_PATH, hook_endpoint, methods=["POST"]))
     routes.extend(rest_routes(current, methods))
-    return Starlette(
+    app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_exception, Exception: _unexpected},
         middleware=[Middleware(NegotiatedJson)],
     )
+    setattr(app.state, SAM_LOCAL, sam_local())
+    return app
+
+
+def _given(runtime: Runtime) -> Callable[[], Runtime]:
+    return lambda: runtime
 
 
 def _log_as_the_functions_do() -> None:

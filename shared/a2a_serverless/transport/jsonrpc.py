@@ -25,10 +25,9 @@ from ..errors import (
 from ..json_types import Json
 from ..runtime import Runtime
 from ..versions import ProtocolVersion
-from ._http import asks_for_v1, is_legacy_request, read_json, request_id, states_version
+from ._http import read_json, request_id
 from ._render import internal_error, jsonrpc_error
-from .invoke import Framing, invoke
-from .rows import V1_JSONRPC_ROWS, Endpoint
+from .rows import V1_JSONRPC_ROWS, Endpoint, Framing, asks_for_v1, invoke, is_legacy_request, states_version
 from .sse import sse_error_response
 from .v03 import JSONRPC_ROWS as V03_JSONRPC_ROWS
 

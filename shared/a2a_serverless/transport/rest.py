@@ -21,10 +21,9 @@ from ..errors import A2AError, InvalidRequestError, UnsupportedOperationError
 from ..json_types import Json
 from ..runtime import Runtime
 from ..versions import ProtocolVersion
-from ._http import asks_for_v1, check_url_text, parse_json, read_json_body, request_id
+from ._http import check_url_text, parse_json, read_json_body, request_id
 from ._render import internal_error, rest_error, v03_rest_error, v03_rest_status
-from .invoke import Framing, invoke
-from .rows import REST_MEDIA_TYPE, V1_REST_ROWS, Endpoint
+from .rows import REST_MEDIA_TYPE, V1_REST_ROWS, Endpoint, Framing, asks_for_v1, invoke
 from .v03 import REST_ROWS as V03_REST_ROWS
 
 __all__ = ["REST_MEDIA_TYPE", "TENANT_PREFIX", "error_response", "rest_routes"]
