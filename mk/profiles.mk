@@ -4,7 +4,9 @@
 # Lambda layer's) answering a recorded event per function. infra/profiles/run.py drives them; their
 # virtualenvs live in .venv-profiles/, reused while what they were installed from is unchanged.
 
-PROFILES_RUN = $(BIN)/python infra/profiles/run.py --python "$(PYTHON)" --python313 "$(PY313)"
+# Two at a time: most of a profile is `pip install`, which keeps one core busy.
+PROFILE_JOBS ?= 2
+PROFILES_RUN = $(BIN)/python infra/profiles/run.py --python "$(PYTHON)" --python313 "$(PY313)" --jobs $(PROFILE_JOBS)
 
 TEST_STEPS += profiles
 

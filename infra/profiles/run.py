@@ -17,7 +17,8 @@ The virtualenvs live in ``.venv-profiles/``. One is reused only while what it wa
 unchanged (a stamp file names the checksum of ``pyproject.toml``, the generated project's
 ``pyproject.toml`` without the kit's content label, and the interpreter); an init project's is given
 the new kit as its README says (``pip install --find-links kit -e .`` again). Prints one line per
-profile; a failure prints its command and that command's output, once.
+profile as it ends; a failure prints its command and that command's output, once. ``--jobs N`` runs N
+profiles at once (``make profiles`` runs two: most of a profile is ``pip install``, one core each).
 """
 
 # The commands are the documented ones, with arguments built here (no shell, no user input); the
@@ -41,6 +42,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -427,25 +429,36 @@ def profiles(names: Sequence[str], python: str, python313: str) -> list[tuple[st
     return chosen
 
 
+def run_one(label: str, run: Callable[[], str], lock: threading.Lock) -> bool:
+    """Run one profile and print its line (and, if it failed, its command's output) whole."""
+    started = time.monotonic()
+    try:
+        note = run()
+    except Failed as failure:
+        with lock:
+            print(f"profile {label}: FAILED in {time.monotonic() - started:.0f} s: {failure}: {failure.command}")
+            print(failure.output.rstrip(), flush=True)
+        return False
+    with lock:
+        print(f"profile {label}: ok in {time.monotonic() - started:.0f} s ({note})", flush=True)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("profiles", nargs="+", choices=["dev", "init", "frameworks", "base"])
     parser.add_argument("--python", default="python3", help="the interpreter venvs are made with (make's PYTHON)")
     parser.add_argument("--python313", default="python3.13", help="the base profile's (the functions' runtime)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="profiles run at once (each has its own venv, directory and ports)"
+    )
     args = parser.parse_args(argv)
     ROOT.mkdir(exist_ok=True)
-    failed = 0
-    for label, run in profiles(args.profiles, args.python, args.python313):
-        started = time.monotonic()
-        try:
-            note = run()
-        except Failed as failure:
-            failed += 1
-            print(f"profile {label}: FAILED in {time.monotonic() - started:.0f} s: {failure}: {failure.command}")
-            print(failure.output.rstrip(), flush=True)
-            continue
-        print(f"profile {label}: ok in {time.monotonic() - started:.0f} s ({note})", flush=True)
-    return 1 if failed else 0
+    lock = threading.Lock()
+    chosen = profiles(args.profiles, args.python, args.python313)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(lambda profile: run_one(*profile, lock), chosen))
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
