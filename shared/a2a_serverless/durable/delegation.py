@@ -31,11 +31,20 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
+from ..delegation._common import (
+    OF_STATE,
+    Delegation,
+    Outcome,
+    Relay,
+    cancel_quietly,
+    cancel_remote,
+    detail,
+    finish_shielded,
+)
+from ..delegation.hook import hook_url, new_ref, token_digest
+from ..delegation.remote import ENDED, RemoteAgent, RemoteAgentError
 from ..json_types import Json, JsonValue
 from ..models import Message, StreamResponse, Task, TaskPushNotificationConfig
-from ._common import OF_STATE, Delegation, Outcome, Relay, cancel_quietly, cancel_remote, detail, finish_shielded
-from .hook import hook_url, new_ref, token_digest
-from .remote import ENDED, RemoteAgent, RemoteAgentError
 
 if TYPE_CHECKING:
     from ..execution.api import RequestContext
