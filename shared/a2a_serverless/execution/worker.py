@@ -27,6 +27,10 @@ The rules are :mod:`a2a_serverless.transitions`; this module drives them:
    (:func:`~a2a_serverless.transitions.settle`, conditional on the run's message, so a late event
    of the executor is refused), logs one WARNING with the task id, and returns. :mod:`._own_loop`
    says what becomes of the executor.
+
+The steps are the same in every execution mode; one :class:`~.run_mode.RunMode` says what differs
+(how the run is claimed, where the executor's events and steps go, how a cancel reaches it): the
+queue's by default, a durable turn's in durable mode (:mod:`a2a_serverless.durable.turns`).
 """
 
 from __future__ import annotations
