@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ports", "aws", "telemetry"),
     ("lifecycle", "transitions", "mutation", "blobs", "auth", "v03"),
     ("runtime",),
-    ("operations", "methods", "card", "execution", "push", "delegation"),
+    ("operations", "methods", "card", "execution", "push", "delegation", "durable"),
     ("frameworks",),
     ("adapters",),
     ("wiring",),

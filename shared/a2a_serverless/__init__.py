@@ -21,8 +21,10 @@ either):
 4. **Runtime**: :mod:`.runtime` (what a call needs: settings, store, queue, executor...).
 5. **Core**: :mod:`.operations` (one function per A2A method), :mod:`.methods` (the typed method
    table), :mod:`.card` (the agent card and its signatures), :mod:`.execution` (the executor API,
-   the worker, the run log, the sweeper, durable runs), :mod:`.push` (dispatch, delivery, signing;
-   ``verify`` for receivers), :mod:`.delegation` (executors calling other A2A agents).
+   the worker and its run modes, the run log, the sweeper), :mod:`.push` (dispatch, delivery,
+   signing; ``verify`` for receivers), :mod:`.delegation` (executors calling other A2A agents),
+   :mod:`.durable` (durable execution mode: each task one durable execution, waits that hold no
+   function).
    :mod:`.frameworks` (agent frameworks' streams bridged to tasks; each adapter imports its
    framework inside its own module) sits just under the core it builds on.
 6. **Adapters**: :mod:`.adapters` (DynamoDB, SQS, S3, Lambda durable functions, KMS, in-memory).

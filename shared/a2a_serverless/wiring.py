@@ -128,7 +128,7 @@ def _work_queue(settings: Settings, store: TaskStore, durable: DurableRuns | Non
     """The configured work queue: the durable executions in durable mode, else SQS when a queue is
     configured; None when neither (then the runtime runs its work in process)."""
     if durable is not None:
-        from .execution.durable import DurableQueue
+        from .durable.queue import DurableQueue
 
         return DurableQueue(store, durable)
     if settings.queue_url:

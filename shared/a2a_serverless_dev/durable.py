@@ -6,7 +6,7 @@ checkpoints, replays and resumes it. Locally the official runner of durable exec
 (``aws-durable-execution-sdk-python-testing``, :class:`~a2a_serverless_dev.local_durable.
 LocalDurableRuns`) stands in for Lambda's durable-execution service, in the process that serves the
 API: its runtime starts and resumes executions on it, and the runner invokes the durable worker (the
-SDK's ``durable_execution`` over :func:`~a2a_serverless.execution.durable.run_task`, with a runtime
+SDK's ``durable_execution`` over :func:`~a2a_serverless.durable.turns.run_task`, with a runtime
 of the same settings: the stack's DynamoDB table in moto, as every function uses). Waits take real
 time (no skipped clock); a task waiting for input holds no invocation.
 
@@ -144,7 +144,7 @@ class LocalDurableWorker:
         self.runtime: Runtime = build_runtime(settings, store=store, durable=self.runs)
 
     def _run(self, event: Any, context: DurableContext) -> Json:
-        from a2a_serverless.execution.durable import run_task
+        from a2a_serverless.durable.turns import run_task
 
         return run_task(event, context, self.runtime)
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from a2a_serverless.adapters._dynamodb_codec import log_item, push_item
 from a2a_serverless.adapters.sqs import SqsDeliveryQueue, SqsWorkQueue
-from a2a_serverless.execution.durable import DurableQueue
+from a2a_serverless.durable.queue import DurableQueue
 from a2a_serverless.json_types import Json
 from a2a_serverless.models import TaskPushNotificationConfig
 from a2a_serverless.ports import Scope, TaskStore, WorkItem

@@ -75,6 +75,6 @@ class ChoreAgent(AgentExecutor):
 
 class DurableDelegatingAgent(DelegatingAgent):
     """:class:`DelegatingAgent` for durable mode: it marks steps, so its delegation waits with no
-    function running (``a2a_serverless.delegation.durable``)."""
+    function running (``a2a_serverless.durable.delegation``)."""
 
     durable_steps = True

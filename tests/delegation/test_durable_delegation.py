@@ -1,5 +1,5 @@
 """Durable delegation: in durable mode an executor with steps delegates with no function running
-while the remote works (``a2a_serverless.delegation.durable``).
+while the remote works (``a2a_serverless.durable.delegation``).
 
 Our delegating agent runs on the official local runner of durable executions (checkpoints, replay,
 callback waits, as on Lambda) and is served over HTTP, so the remote's pushes reach its push
@@ -31,7 +31,7 @@ from starlette.types import Message as AsgiMessage
 
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import Settings
-from a2a_serverless.execution.durable import _CallbackWait
+from a2a_serverless.durable.steps import _CallbackWait
 from a2a_serverless.ports import Scope as StoreScope
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime

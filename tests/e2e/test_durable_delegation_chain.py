@@ -6,7 +6,7 @@ stack's push receiver (``POST /_a2a/delegations/{ref}``, at the stack's public U
 as a durable callback, with no invocation of the durable worker running, until a push wakes it.
 
 Pushes, not polls, do the waking: with a remote that pushes, the next read without a push is
-300 s away (``delegation.durable.PUSH_RECHECK_SECONDS``), far past every hang guard here, and the
+300 s away (``durable.delegation_wait.PUSH_RECHECK_SECONDS``), far past every hang guard here, and the
 durable worker runs a few invocations per task (``GET /_local/durable``) however long the remote
 works. A remote without push support is polled with durable waits."""
 

@@ -23,8 +23,8 @@ from aws_durable_execution_sdk_python.execution import InvocationStatus
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import ConfigError, Settings
+from a2a_serverless.durable.turns import INPUT_WAIT_TEXT
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext
-from a2a_serverless.execution.durable import INPUT_WAIT_TEXT
 from a2a_serverless.execution.updater import TaskUpdater
 from a2a_serverless.models import (
     CancelTaskRequest,

@@ -8,7 +8,8 @@ our run is canceled or out of time, and returns a :class:`Delegation` saying how
 
 In queue mode the worker holds the run while the remote works (:mod:`.relay`). In durable mode, for
 an executor with ``durable_steps``, nothing runs while it works: the remote's push (verified by the
-token we gave it, :mod:`.hook`) or a poll at a durable wait's end resumes the run (:mod:`.durable`).
+token we gave it, :mod:`.hook`) or a poll at a durable wait's end resumes the run
+(:mod:`a2a_serverless.durable.delegation`).
 
 The names are imported on first use: the API's functions import :mod:`.hook` alone (the push
 receiver), without the HTTP client the rest needs.

@@ -3,7 +3,7 @@
 Queue mode (here): the worker holds our run while the remote works, so the delegation is bounded by
 the run's deadline (``context.deadline``) as well as its own ``limit``, and costs the worker's time
 throughout (``docs/executors.md``, "Calling other agents"). Durable mode, for an executor with
-``durable_steps``: :mod:`.durable`, where nothing runs while the remote works.
+``durable_steps``: :mod:`a2a_serverless.durable.delegation`, where nothing runs while the remote works.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ async def delegate(
     outbound = _outbound(message, key)
     prefix = artifact_prefix if artifact_prefix is not None else f"{key[-8:]}:"
     relay = Relay(updater, prefix, artifacts=relay_artifacts, status=relay_status)
-    if context.steps.durable:  # no function runs while the remote works (.durable)
-        from .durable import delegate_durably
+    if context.steps.durable:  # no function runs while the remote works (a2a_serverless.durable)
+        from ..durable.delegation import delegate_durably
 
         return await delegate_durably(context, remote, outbound, key, relay, limit=limit, cancel_timeout=cancel_timeout)
     return await _relayed(remote, outbound, key, relay, _budget(context, limit, cancel_timeout), cancel_timeout)

@@ -27,6 +27,10 @@ The rules are :mod:`a2a_serverless.transitions`; this module drives them:
    (:func:`~a2a_serverless.transitions.settle`, conditional on the run's message, so a late event
    of the executor is refused), logs one WARNING with the task id, and returns. :mod:`._own_loop`
    says what becomes of the executor.
+
+The steps are the same in every execution mode; one :class:`~.run_mode.RunMode` says what differs
+(how the run is claimed, where the executor's events and steps go, how a cancel reaches it): the
+queue's by default, a durable turn's in durable mode (:mod:`a2a_serverless.durable.turns`).
 """
 
 from __future__ import annotations
@@ -37,14 +41,11 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 from .. import telemetry
 from ..blobs import has_references
-from ..errors import TaskNotFoundError
 from ..models import Message, SendMessageConfiguration, Task
-from ..mutation import Committed, mutate
 from ..ports import Scope, TaskRecord, WorkItem
 from ..runtime import Runtime
 from ..transitions import (
@@ -52,18 +53,17 @@ from ..transitions import (
     INTERRUPTED_TEXT,
     LEASE_LOST_TEXT,
     OUT_OF_TIME_TEXT,
-    Claim,
     RunEnd,
     RunLost,
-    claim,
     settle,
 )
 from ._monitor import CANCEL_POLL_SECONDS, RunMonitor
 from ._own_loop import RunGuard, run_on_own_loop
-from ._supervisor import RemainingMillis, deadline_of, end_by, supervise
+from ._supervisor import Deadline, RemainingMillis, deadline_of, end_by, supervise
 from .agent_state import AgentState
-from .api import Event, EventQueue, RequestContext, Steps
+from .api import RequestContext
 from .run_log import RunLog, RunWriter
+from .run_mode import QUEUED, RunMode
 from .run_report import RUN_LOST, RunReport, Written, report_run
 
 __all__ = [
@@ -72,8 +72,6 @@ __all__ = [
     "INTERRUPTED_TEXT",
     "LEASE_LOST_TEXT",
     "OUT_OF_TIME_TEXT",
-    "Resumable",
-    "claim_run",
     "process_work_item",
     "run_work_item",
 ]
@@ -89,48 +87,15 @@ def process_work_item(
     *,
     receive_count: int = 1,
     remaining_ms: RemainingMillis | None = None,
-    resumable: Resumable | None = None,
+    mode: RunMode = QUEUED,
 ) -> RunReport | None:
     """Synchronous entry point (the SQS handler calls this once per record): what the run did, or
     None when the item started no run (a duplicate, a task that is gone or was interrupted). It
-    returns once the run is over, or has been stopped and its executor would not end (step 5)."""
+    returns once the run is over, or has been stopped and its executor would not end (step 5).
+    ``mode`` says how the run is claimed and driven (:mod:`.run_mode`: the queue's by default)."""
     guard: RunGuard[RunReport | None] = RunGuard(item.task_id)
-    run = run_work_item(
-        runtime, item, receive_count=receive_count, remaining_ms=remaining_ms, resumable=resumable, guard=guard
-    )
+    run = run_work_item(runtime, item, receive_count=receive_count, remaining_ms=remaining_ms, mode=mode, guard=guard)
     return run_on_own_loop(run, guard)
-
-
-@dataclass(frozen=True)
-class Resumable:
-    """How a durable execution runs a turn across invocations (:mod:`.durable`): the run was
-    claimed by an earlier step (``record`` is the task as read now), the executor's
-    ``context.steps`` come from ``steps``, events the executor emits while ``replaying()`` were
-    stored by an earlier invocation and are dropped, and ``suspend`` are the exceptions that end
-    this invocation without settling (the execution goes on in the next one)."""
-
-    record: TaskRecord
-    steps: Callable[[RunLog], Steps]
-    replaying: Callable[[], bool]
-    suspend: tuple[type[BaseException], ...]
-
-
-def claim_run(runtime: Runtime, item: WorkItem, receive_count: int) -> Committed[Claim] | None:
-    """Claim the run of ``item`` (:func:`~a2a_serverless.transitions.claim`); None when its task
-    no longer exists."""
-    settings = runtime.settings
-    rule = partial(
-        claim,
-        message_id=item.message_id,
-        receive_count=receive_count,
-        now=int(time.time()),
-        lease_seconds=settings.run_lease_seconds,
-        max_history=settings.max_history,
-    )
-    try:
-        return mutate(runtime.store, Scope(item.tenant, item.owner), item.task_id, rule)
-    except TaskNotFoundError:
-        return None
 
 
 @telemetry.traced_run
@@ -140,110 +105,132 @@ async def run_work_item(
     *,
     receive_count: int = 1,
     remaining_ms: RemainingMillis | None = None,
-    resumable: Resumable | None = None,
+    mode: RunMode = QUEUED,
     guard: RunGuard[RunReport | None] | None = None,
 ) -> RunReport | None:
     started = time.monotonic()
     guard = guard if guard is not None else RunGuard(item.task_id)
-    scope = Scope(item.tenant, item.owner)
     settings = runtime.settings
     # Load the executor before claiming: a bad import path raises ConfigError here, the item goes
     # back to SQS untouched, and after maxReceiveCount the dead-letter handler fails the task.
     executor = runtime.executor
-    if resumable is not None:
-        record = resumable.record
-    else:
-        claimed = await asyncio.to_thread(claim_run, runtime, item, receive_count)
-        if claimed is None:
-            logger.warning("work item for a task that no longer exists", extra={"task_id": item.task_id})
-            return None
-        if claimed.result is Claim.INTERRUPTED:
-            logger.error("run was interrupted; task failed", extra={"task_id": item.task_id})
-            return None
-        if claimed.result is Claim.SKIPPED:
-            logger.info("duplicate or stale work item skipped", extra={"task_id": item.task_id})
-            return None
-        record = claimed.record
-    # The executor gets every part as it was sent, stored ones read back whatever their size.
-    current = record.task
-    if has_references(current):
-        current = await asyncio.to_thread(runtime.parts.present, current, scope, current.id, None)
-    context = RequestContext(
-        task_id=record.task.id,
-        context_id=record.task.context_id,
-        message=next((m for m in reversed(current.history) if m.message_id == item.message_id), None),
-        current_task=current,
-        configuration=SendMessageConfiguration.model_validate_json(item.configuration) if item.configuration else None,
-        metadata=json.loads(item.metadata) if item.metadata else {},
-        tenant=scope.tenant,
-        caller=scope.owner,
-        requested_extensions=item.extensions,
-        related_tasks=await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id),
-        state=_agent_state(runtime, scope),
-        deadline=deadline.at if (deadline := deadline_of(remaining_ms)) is not None else None,
-    )
+    record = await mode.claim(runtime, item, receive_count)
+    if record is None:
+        return None
+    context, deadline = await _request_context(runtime, item, record, remaining_ms)
     writer = RunWriter(runtime.store, record)
     log = RunLog(writer, message_id=item.message_id, settings=settings, offloader=runtime.offloader)
-    loop = asyncio.get_running_loop()
     canceled, lost = asyncio.Event(), asyncio.Event()
-    cancel = canceled.set
-    if resumable is not None:
-        # A durable run that replays is stopped where it left off (in the wait CancelTask woke, or
-        # the step it was in), not part-way through the replay: there its code handles the cancel
-        # (a delegation cancels its remote task).
-        cancel = partial(_once_replayed, resumable.replaying, canceled)
-
-    def on_cancel() -> None:
-        now = time.monotonic()
-        guard.stop(RunEnd.CANCELED, at=now, by=end_by(RunEnd.CANCELED, now))
-        _call_soon(loop, cancel)
-
-    def on_lost() -> None:
-        now = time.monotonic()
-        guard.stop(None, at=now, by=end_by(None, now))
-        _call_soon(loop, lost.set)
-
-    monitor = RunMonitor(
-        runtime.store,
-        writer,
-        item.message_id,
-        lease_seconds=settings.run_lease_seconds,
-        on_cancel=on_cancel,
-        on_lost=on_lost,
-        alive=(lambda: remaining_ms() > 0) if remaining_ms is not None else (lambda: True),
-    )
+    monitor = _monitor(runtime, writer, item.message_id, guard, partial(mode.stop, canceled), lost, remaining_ms)
     guard.arm(partial(_end_without_it, writer, monitor, item.message_id, settings.max_history, started, log.written))
     if deadline is not None:
         guard.stop(RunEnd.OUT_OF_TIME, at=deadline.at, by=deadline.abandon_by)
     monitor.start()
     try:
         async with log:
-            events: EventQueue = log
-            suspend: tuple[type[BaseException], ...] = ()
-            if resumable is not None:
-                context.steps = resumable.steps(log)
-                events = _Replayed(log, resumable.replaying)
-                suspend = resumable.suspend
-            end = await supervise(executor, context, log, events, canceled, lost, deadline, guard, suspend)
+            context.steps = mode.steps(log)
+            ran = await supervise(
+                executor, context, log, mode.events(log), canceled, lost, deadline, guard, mode.suspend
+            )
+            end = await _flushed(log, ran, guard)
             if end is None:
-                _note_lost(guard, "the run lost its task to another writer; stopped")
                 return report_run(RUN_LOST, started, None, log.written)
-            try:
-                await log.flush()
-            except RunLost:
-                _note_lost(guard, "the run lost its task to another writer")
-                return report_run(RUN_LOST, started, None, log.written)
-            except Exception:
-                end = RunEnd.FAILED  # (logged by the log's committer)
-        rule_end = partial(settle, message_id=item.message_id, end=end, max_history=settings.max_history)
-        try:
-            settled = (await asyncio.to_thread(writer.transact, rule_end)).record
-        except Exception:
-            logger.exception("could not settle task", extra={"task_id": record.task.id})
-            settled = None
+        settled = await _settled(writer, item.message_id, end, settings.max_history)
     finally:
         monitor.stop()
     return report_run(end, started, settled, log.written)
+
+
+async def _request_context(
+    runtime: Runtime, item: WorkItem, record: TaskRecord, remaining_ms: RemainingMillis | None
+) -> tuple[RequestContext, Deadline | None]:
+    """What the executor is asked to do (``record`` as the run claimed it), and the run's deadline."""
+    scope = Scope(item.tenant, item.owner)
+    # The executor gets every part as it was sent, stored ones read back whatever their size.
+    current = record.task
+    if has_references(current):
+        current = await asyncio.to_thread(runtime.parts.present, current, scope, current.id, None)
+    message = next((m for m in reversed(current.history) if m.message_id == item.message_id), None)
+    configuration = SendMessageConfiguration.model_validate_json(item.configuration) if item.configuration else None
+    metadata = json.loads(item.metadata) if item.metadata else {}
+    related = await asyncio.to_thread(_related_tasks, runtime, scope, record.task, item.message_id)
+    state = _agent_state(runtime, scope)
+    deadline = deadline_of(remaining_ms)
+    context = RequestContext(
+        task_id=record.task.id,
+        context_id=record.task.context_id,
+        message=message,
+        current_task=current,
+        configuration=configuration,
+        metadata=metadata,
+        tenant=scope.tenant,
+        caller=scope.owner,
+        requested_extensions=item.extensions,
+        related_tasks=related,
+        state=state,
+        deadline=deadline.at if deadline is not None else None,
+    )
+    return context, deadline
+
+
+def _monitor(
+    runtime: Runtime,
+    writer: RunWriter,
+    message_id: str,
+    guard: RunGuard[RunReport | None],
+    stop: Callable[[], None],
+    lost: asyncio.Event,
+    remaining_ms: RemainingMillis | None,
+) -> RunMonitor:
+    """The run's monitor (step 2), not yet started: CancelTask's mark calls ``stop`` on the run's
+    loop (as the run's mode says), a task another writer ended sets ``lost``; either gives the
+    guard the time the run then has to end (step 5)."""
+    loop = asyncio.get_running_loop()
+
+    def on_cancel() -> None:
+        now = time.monotonic()
+        guard.stop(RunEnd.CANCELED, at=now, by=end_by(RunEnd.CANCELED, now))
+        _call_soon(loop, stop)
+
+    def on_lost() -> None:
+        now = time.monotonic()
+        guard.stop(None, at=now, by=end_by(None, now))
+        _call_soon(loop, lost.set)
+
+    return RunMonitor(
+        runtime.store,
+        writer,
+        message_id,
+        lease_seconds=runtime.settings.run_lease_seconds,
+        on_cancel=on_cancel,
+        on_lost=on_lost,
+        alive=(lambda: remaining_ms() > 0) if remaining_ms is not None else (lambda: True),
+    )
+
+
+async def _flushed(log: RunLog, end: RunEnd | None, guard: RunGuard[RunReport | None]) -> RunEnd | None:
+    """How the run ended once what it emitted is committed (step 4): None when it lost its task."""
+    if end is None:
+        _note_lost(guard, "the run lost its task to another writer; stopped")
+        return None
+    try:
+        await log.flush()
+    except RunLost:
+        _note_lost(guard, "the run lost its task to another writer")
+        return None
+    except Exception:
+        return RunEnd.FAILED  # (logged by the log's committer)
+    return end
+
+
+async def _settled(writer: RunWriter, message_id: str, end: RunEnd, max_history: int) -> TaskRecord | None:
+    """Settle the task as the run ended (step 4): the record as committed, None if that failed."""
+    rule = partial(settle, message_id=message_id, end=end, max_history=max_history)
+    try:
+        return (await asyncio.to_thread(writer.transact, rule)).record
+    except Exception:
+        logger.exception("could not settle task", extra={"task_id": writer.record.task_id})
+        return None
 
 
 def _end_without_it(
@@ -283,27 +270,6 @@ def _note_lost(guard: RunGuard[RunReport | None], message: str) -> None:
     worker settled its task, and this is only the abandoned run catching up."""
     level = logging.INFO if guard.abandoned else logging.WARNING
     logger.log(level, message, extra={"task_id": guard.task_id})
-
-
-def _once_replayed(replaying: Callable[[], bool], canceled: asyncio.Event) -> None:
-    """Set ``canceled`` once the run no longer replays (checked on the run's loop)."""
-    if not replaying():
-        canceled.set()
-    else:
-        asyncio.get_running_loop().call_later(0.01, _once_replayed, replaying, canceled)
-
-
-class _Replayed:
-    """The event queue of a resumed durable turn: what the executor emits while the execution
-    replays was stored by an earlier invocation, and is dropped."""
-
-    def __init__(self, log: RunLog, replaying: Callable[[], bool]) -> None:
-        self._log = log
-        self._replaying = replaying
-
-    async def enqueue_event(self, event: Event) -> None:
-        if not self._replaying():
-            await self._log.enqueue_event(event)
 
 
 def _related_tasks(runtime: Runtime, scope: Scope, task: Task, message_id: str) -> list[Task]:

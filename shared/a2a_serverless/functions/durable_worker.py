@@ -1,11 +1,11 @@
 """Lambda entry point of the durable worker (``ExecutionMode: Durable``): each task runs as one
-durable execution (:mod:`a2a_serverless.execution.durable`), started by SendMessage."""
+durable execution (:mod:`a2a_serverless.durable.turns`), started by SendMessage."""
 
 from aws_durable_execution_sdk_python.context import DurableContext
 from aws_durable_execution_sdk_python.execution import durable_execution
 from aws_lambda_powertools import Logger
 
-from a2a_serverless.execution.durable import run_task
+from a2a_serverless.durable.turns import run_task
 from a2a_serverless.execution.run_report import RunReport
 from a2a_serverless.json_types import Json
 from a2a_serverless.lambda_._metrics import record_run

@@ -1,5 +1,6 @@
 """The ``DurableRuns`` port: starts and resumes the durable execution that runs a task
-(``A2A_EXECUTION_MODE=durable``; see ``docs/durable-tasks.md``).
+(``A2A_EXECUTION_MODE=durable``, the mode of :mod:`a2a_serverless.durable`; see
+``docs/durable-tasks.md``).
 
 On AWS this is Lambda's durable-execution API (:mod:`a2a_serverless.adapters.lambda_durable`);
 locally and in tests, the official local runner of durable executions
