@@ -1,4 +1,4 @@
-"""``TaskStore`` in process memory: the honest fake of :mod:`.dynamodb_store`.
+"""``TaskStore`` in process memory: the honest fake of :mod:`.dynamodb.store`.
 
 It keeps what DynamoDB keeps, as serialized JSON: a small head per task, the event log, the
 snapshot written at checkpoints, push configs and idempotency keys; a read assembles the task from

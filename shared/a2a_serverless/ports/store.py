@@ -5,7 +5,7 @@ Every method takes a :class:`~.scope.Scope` (tenant + owner). Implementations ke
 caller can never read, list or change another caller's data: a task outside the scope simply does
 not exist. Two implementations honour this contract (``tests/contract/test_task_store.py`` runs the
 same cases against both): :mod:`a2a_serverless.adapters.memory_store` and
-:mod:`a2a_serverless.adapters.dynamodb_store`.
+:mod:`a2a_serverless.adapters.dynamodb.store`.
 
 **What is stored.** A task is a small *head* (its bookkeeping: version, state, the run it waits for
 or runs, the cancel mark, the lease), an append-only *event log* (the source of truth), and a

@@ -1,14 +1,14 @@
 """``TaskStore`` on the single DynamoDB table ``TasksTable`` of ``template.yaml``.
 
-Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`._dynamodb_codec`):
+Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.codec`):
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
 cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>`` and ``pk=IDEM#<tenant>#<owner>#<key>``, the
 send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``); under
 ``pk=DELEG#<ref>`` (``sk=DELEG``), what the opaque reference of a delegation's push receiver stands
-for (:mod:`._dynamodb_delegation`). Reads:
-:mod:`._dynamodb_reads`.
+for (:mod:`.delegation`). Reads:
+:mod:`.reads`.
 
 Indexes (each projects only what its readers need, so an ordinary commit, which changes neither
 what ListTasks sorts and filters on nor the lease, writes no index):
@@ -26,7 +26,7 @@ Writes are conditional and atomic: a create is one transaction (head, send key, 
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
 ``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
 single conditional put when it writes only the head (the cancel mark of a running task is an
-UpdateItem: :mod:`._dynamodb_marks`). botocore's standard retry mode retries throttling and
+UpdateItem: :mod:`.marks`). botocore's standard retry mode retries throttling and
 transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
 unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
 caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from botocore.exceptions import ClientError
 
-from ..blobs import PartOffloader
-from ..lifecycle import DEFAULT_MAX_HISTORY
-from ..models import StreamResponse, TaskPushNotificationConfig, utc_now
-from ..ports.push_marks import PushProgress
-from ..ports.store import (
+from ...blobs import PartOffloader
+from ...lifecycle import DEFAULT_MAX_HISTORY
+from ...models import StreamResponse, TaskPushNotificationConfig, utc_now
+from ...ports.push_marks import PushProgress
+from ...ports.store import (
     AcceptedMessage,
     DuplicateMessage,
     PushTarget,
@@ -61,8 +61,8 @@ from ..ports.store import (
     TaskRecord,
     VersionConflict,
 )
-from ..versions import CURRENT, ProtocolVersion
-from ._dynamodb_codec import (
+from ...versions import CURRENT, ProtocolVersion
+from .codec import (
     LEASE_SHARDS,
     META_SK,
     PUSH_SK_PREFIX,
@@ -82,7 +82,7 @@ from ._dynamodb_codec import (
     snapshot_item,
     ttl_epoch,
 )
-from ._dynamodb_queries import (
+from .queries import (
     expired_leases_query,
     listing_queries,
     push_configs_query,
@@ -91,12 +91,7 @@ from ._dynamodb_queries import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import PutTypeDef
-from ._dynamodb_delegation import DynamoDBDelegationRefs
-from ._dynamodb_marks import mark_cancel
-from ._dynamodb_push import push_progress, push_target_from_item, raise_push_mark
-from ._dynamodb_reads import read_events, read_listed, read_task
-from ._dynamodb_table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
-from ._store_common import (
+from .._store_common import (
     check_listing_position,
     check_page_size,
     decode_page_token,
@@ -111,6 +106,11 @@ from ._store_common import (
     status_floor,
     to_millis,
 )
+from .delegation import DynamoDBDelegationRefs
+from .marks import mark_cancel
+from .push import push_progress, push_target_from_item, raise_push_mark
+from .reads import read_events, read_listed, read_task
+from .table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
 
 __all__ = ["DynamoDBTaskStore"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from ..ports.store import Scope, TaskQuery
-from ._dynamodb_codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
+from ...ports.store import Scope, TaskQuery
+from .codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
 
 __all__ = [
     "ListingQueries",

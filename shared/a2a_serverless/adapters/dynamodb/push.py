@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..ports.push_marks import PushProgress, PushTarget
-from ..ports.store import Scope
-from ..versions import stored_version
-from ._dynamodb_codec import PUSH_SK_PREFIX, Item, Keys, config_from_item, push_sk
-from ._dynamodb_queries import push_progress_query
-from ._dynamodb_table import Table
+from ...ports.push_marks import PushProgress, PushTarget
+from ...ports.store import Scope
+from ...versions import stored_version
+from .codec import PUSH_SK_PREFIX, Item, Keys, config_from_item, push_sk
+from .queries import push_progress_query
+from .table import Table
 
 __all__ = ["push_progress", "push_target_from_item", "raise_push_mark"]
 

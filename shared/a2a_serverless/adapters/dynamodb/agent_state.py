@@ -14,10 +14,10 @@ import time
 import zlib
 from typing import TYPE_CHECKING
 
-from ..ports.agent_state import MAX_STATE_BYTES, SavedState, StateConflict
-from ..ports.store import Scope
-from ._dynamodb_codec import Item, Keys
-from ._dynamodb_table import NOT_EXISTS, Table
+from ...ports.agent_state import MAX_STATE_BYTES, SavedState, StateConflict
+from ...ports.store import Scope
+from .codec import Item, Keys
+from .table import NOT_EXISTS, Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 from botocore.exceptions import ClientError
 
-from ..aws import dynamodb_client
-from ._dynamodb_codec import Item
-from ._dynamodb_queries import QueryArgs
+from ...aws import dynamodb_client
+from .codec import Item
+from .queries import QueryArgs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..models import format_timestamp
-from ..ports.store import Scope
-from ._dynamodb_codec import META_SK, Keys
-from ._dynamodb_table import Table
+from ...models import format_timestamp
+from ...ports.store import Scope
+from .codec import META_SK, Keys
+from .table import Table
 
 __all__ = ["mark_cancel"]
 

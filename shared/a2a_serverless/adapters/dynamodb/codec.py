@@ -1,4 +1,4 @@
-"""Keys and items of the tasks table (layout: :mod:`.dynamodb_store`), in low-level client form.
+"""Keys and items of the tasks table (layout: :mod:`.store`), in low-level client form.
 
 Every key component that comes from a caller is percent-encoded (``quote(value, safe="")``), so a
 ``#`` inside a tenant, owner or id can never make one scope's key equal to another's. JSON payloads
@@ -16,12 +16,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from .. import telemetry
-from ..json_types import Json
-from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
-from ..ports.store import AcceptedMessage, Checkpoint, KeyKind, Scope, SendKey, TaskHead, TaskRecord
-from ..versions import ProtocolVersion, stored_version
-from ._store_common import parse_timestamp
+from ... import telemetry
+from ...json_types import Json
+from ...models import TaskPushNotificationConfig, TaskState, format_timestamp
+from ...ports.store import AcceptedMessage, Checkpoint, KeyKind, Scope, SendKey, TaskHead, TaskRecord
+from ...versions import ProtocolVersion, stored_version
+from .._store_common import parse_timestamp
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, PutTypeDef
