@@ -1,10 +1,10 @@
 """The DynamoDB adapters: ``TaskStore`` and ``AgentStateStore`` on the single table ``TasksTable``
 of ``template.yaml``.
 
-One door: :class:`.table.Table` is the only holder of the boto3 client, and each conditional write
-is one of its named methods. Around it, :mod:`.store` (the task store: its item layout and write
-rules), :mod:`.reads` (a task assembled from its snapshot and log), :mod:`.queries` (Query
-arguments), :mod:`.push` (push configs' delivery marks), :mod:`.delegation` (delegation
+One door: :mod:`.table` holds the table's keys and items and :class:`.table.Table`, the only
+holder of the boto3 client, whose named methods are the table's conditional writes. Around it,
+:mod:`.store` (the task store: its item layout and write rules), :mod:`.reads` (a task assembled
+from its snapshot and log), :mod:`.queries` (Query arguments), :mod:`.delegation` (delegation
 references) and :mod:`.agent_state` (agents' saved state).
 """
 

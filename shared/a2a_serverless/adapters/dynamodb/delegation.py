@@ -17,7 +17,7 @@ from urllib.parse import quote
 from ...ports.delegation import DelegationRef
 from ...ports.store import Scope, VersionConflict
 from .codec import Item, ttl_epoch
-from .table import NOT_EXISTS, Table
+from .table import Table
 
 __all__ = ["DynamoDBDelegationRefs"]
 
@@ -45,7 +45,7 @@ class DynamoDBDelegationRefs:
         }
         if (ttl := ttl_epoch(self._clock(), self._ttl_days)) is not None:
             item["ttl"] = {"N": str(ttl)}
-        if not self._table.put_if(self._table.put(item, NOT_EXISTS)):
+        if not self._table.put_new(item):
             raise VersionConflict("this delegation reference is taken")
 
     def find_delegation_ref(self, ref: str) -> DelegationRef | None:

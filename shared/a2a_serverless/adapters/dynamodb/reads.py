@@ -32,7 +32,7 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
     the snapshot come out newer than the head anyway, the read is repeated."""
     pk = Keys(scope).task_pk(task_id)
     for _ in range(_READ_ATTEMPTS):
-        items = table.client.query(TableName=table.name, **task_query(pk)).get("Items", [])
+        items = table.query_page(task_query(pk))
         by_sk = {str(item["sk"]["S"]): item for item in items}
         found = by_sk.get(META_SK)
         if found is None:

@@ -1,6 +1,6 @@
 """``TaskStore`` on the single DynamoDB table ``TasksTable`` of ``template.yaml``.
 
-Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.codec`):
+Item layout (``docs/architecture.md``, Data; keys, items and conditions are :mod:`.table`'s):
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
@@ -26,7 +26,7 @@ Writes are conditional and atomic: a create is one transaction (head, send key, 
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
 ``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
 single conditional put when it writes only the head (the cancel mark of a running task is an
-UpdateItem: :mod:`.marks`). botocore's standard retry mode retries throttling and
+UpdateItem: :meth:`.table.Table.mark_cancel`). botocore's standard retry mode retries throttling and
 transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
 unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
 caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
@@ -41,8 +41,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
-
-from botocore.exceptions import ClientError
 
 from ...blobs import PartOffloader
 from ...lifecycle import DEFAULT_MAX_HISTORY
@@ -62,35 +60,6 @@ from ...ports.store import (
     VersionConflict,
 )
 from ...versions import CURRENT, ProtocolVersion
-from .codec import (
-    LEASE_SHARDS,
-    META_SK,
-    PUSH_SK_PREFIX,
-    Item,
-    Keys,
-    accepted_message_from,
-    config_from_item,
-    head_condition,
-    head_from_item,
-    head_item,
-    log_item,
-    push_item,
-    push_sk,
-    push_upsert,
-    send_key_address,
-    send_key_item,
-    snapshot_item,
-    ttl_epoch,
-)
-from .queries import (
-    expired_leases_query,
-    listing_queries,
-    push_configs_query,
-)
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import PutTypeDef
 from .._store_common import (
     check_listing_position,
     check_page_size,
@@ -106,11 +75,35 @@ from .._store_common import (
     status_floor,
     to_millis,
 )
+from .codec import (
+    LEASE_SHARDS,
+    META_SK,
+    PUSH_SK_PREFIX,
+    Item,
+    Keys,
+    accepted_message_from,
+    config_from_item,
+    head_from_item,
+    head_item,
+    log_item,
+    mark_of,
+    push_item,
+    push_sk,
+    push_target_from_item,
+    push_upsert,
+    send_key_address,
+    send_key_item,
+    snapshot_item,
+    ttl_epoch,
+)
 from .delegation import DynamoDBDelegationRefs
-from .marks import mark_cancel
-from .push import push_progress, push_target_from_item, raise_push_mark
+from .queries import expired_leases_query, listing_queries, push_configs_query, push_progress_query
 from .reads import read_events, read_listed, read_task
-from .table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
+from .table import CancellationReason, Table, WriteCancelled
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import PutTypeDef
 
 __all__ = ["DynamoDBTaskStore"]
 
@@ -143,6 +136,7 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
 
     @property
     def client(self) -> DynamoDBClient:
+        """The table's client (:attr:`.table.Table.client`), for what observes its calls."""
         return self._table.client
 
     # ------------------------------------------------------------------ tasks
@@ -164,7 +158,7 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
         ttl = ttl_epoch(created_at, self._ttl_days)
         items: list[PutTypeDef] = [
-            self._table.put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), NOT_EXISTS)
+            self._table.new_put(head_item(stored, listing_key(record.task, created_at), ttl, created_at))
         ]
         if key is not None:
             items.append(self._key_put(record.scope, key, record.task_id, ttl))
@@ -180,11 +174,10 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
             try:
                 self._table.transact(items)
                 return stored
-            except ClientError as exc:
-                reasons = cancellation_reasons(exc)
-                codes = [str(reason.get("Code") or "None") for reason in reasons]
+            except WriteCancelled as cancelled:
+                codes = cancelled.codes
                 if key is not None:
-                    self._raise_if_duplicate(record.scope, key, reasons, 1)
+                    self._raise_if_duplicate(record.scope, key, cancelled.reasons, 1)
                 if "ConditionalCheckFailed" in codes:
                     raise VersionConflict(f"task {record.task_id} already exists") from None
                 attempts += 1
@@ -195,15 +188,8 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
             time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
 
     def _key_put(self, scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> PutTypeDef:
-        """The send key's conditional put (the key is free, or names the task it ``replaces``); a
-        failed condition returns the key that exists."""
-        if key.replaces:
-            put = self._table.put(send_key_item(scope, key, task_id, ttl), f"{NOT_EXISTS} OR taskId = :replaces")
-            put["ExpressionAttributeValues"] = {":replaces": {"S": key.replaces}}
-        else:
-            put = self._table.put(send_key_item(scope, key, task_id, ttl), NOT_EXISTS)
-        put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        return put
+        """The send key's conditional put (the key is free, or names the task it ``replaces``)."""
+        return self._table.send_key_put(send_key_item(scope, key, task_id, ttl), key.replaces)
 
     def _raise_if_duplicate(self, scope: Scope, key: SendKey, reasons: list[CancellationReason], index: int) -> None:
         """DuplicateMessage when the transaction failed on the send key at ``index``."""
@@ -228,7 +214,8 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         return head_from_item(scope, item)[0] if item is not None else None
 
     def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
-        return mark_cancel(self._table, scope, task_id, message_id, self._clock())
+        key: Item = {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": META_SK}}
+        return self._table.mark_cancel(key, message_id, self._clock())
 
     def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
         item = self._table.get(*send_key_address(scope, key))
@@ -250,27 +237,23 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         created_at = record.created_at
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        head_put = self._table.put(head_item(stored, listing_key(record.task, created_at), ttl, now))
-        head = head_condition(head_put, record.version, record.last_seq)
+        head = self._table.head_put(
+            head_item(stored, listing_key(record.task, created_at), ttl, now), record.version, record.last_seq
+        )
+        puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
+        if plan.snapshot is not None:
+            snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
+            puts.append(self._table.put(snap))
+        if key is not None:
+            puts.insert(0, self._key_put(record.scope, key, record.task_id, ttl))
         try:
-            if not plan.payloads and plan.snapshot is None and key is None:
-                self.client.put_item(**head)
-            else:
-                puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
-                if plan.snapshot is not None:
-                    snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
-                    puts.append(self._table.put(snap))
-                if key is not None:
-                    puts.insert(0, self._key_put(record.scope, key, record.task_id, ttl))
-                self._table.transact([head, *puts])
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code")
-            reasons = cancellation_reasons(exc)
+            self._table.write([head, *puts])  # the head alone: one PutItem
+        except WriteCancelled as cancelled:
+            reasons = cancelled.reasons
             if key is not None and not (reasons and reasons[0].get("Code") == "ConditionalCheckFailed"):
                 # The head held (a failed head is a VersionConflict: the caller re-reads and decides).
                 self._raise_if_duplicate(record.scope, key, reasons, 1)
-            codes = {str(reason.get("Code")) for reason in reasons}
-            if code == "ConditionalCheckFailedException" or codes & _LOST_RACE:
+            if set(cancelled.codes) & _LOST_RACE:
                 raise VersionConflict(f"task {record.task_id} changed since it was read") from None
             raise
         return stored
@@ -338,7 +321,7 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         config = push_config_for(config)
         ttl = ttl_epoch(self._clock(), self._ttl_days)
         upsert = push_upsert(scope, config, ttl, start_after_seq, protocol_version)
-        self.client.update_item(TableName=self._table.name, **upsert)
+        self._table.upsert(upsert)
         return config
 
     def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
@@ -350,13 +333,20 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         return push_target_from_item(item) if item is not None else None
 
     def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return raise_push_mark(self._table, scope, task_id, config_id, "deliveredSeq", seq)
+        return self._table.raise_mark(self._push_key(scope, task_id, config_id), "deliveredSeq", seq)
 
     def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return raise_push_mark(self._table, scope, task_id, config_id, "triedSeq", seq)
+        return self._table.raise_mark(self._push_key(scope, task_id, config_id), "triedSeq", seq)
 
     def push_progress(self, scope: Scope, task_id: str) -> dict[str, PushProgress]:
-        return push_progress(self._table, scope, task_id)
+        """Config id -> its marks, for every config of the task (one Query that projects the keys and
+        the marks: no config bodies)."""
+        return {
+            str(item["sk"]["S"])[len(PUSH_SK_PREFIX) :]: PushProgress(
+                mark_of(item, "deliveredSeq"), mark_of(item, "triedSeq")
+            )
+            for item in self._table.query(push_progress_query(scope, task_id))
+        }
 
     def list_push_configs(
         self, scope: Scope, task_id: str, page_size: int = 100, page_token: str = ""
@@ -379,8 +369,7 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         return [config_from_item(item) for item in page], token
 
     def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
-        key = {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}}
-        self.client.delete_item(TableName=self._table.name, Key=key)
+        self._table.delete(self._push_key(scope, task_id, config_id))
 
     # ------------------------------------------------------------------ helpers
 
@@ -389,6 +378,10 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
     ) -> list[PutTypeDef]:
         puts: list[PutTypeDef] = []
         for group in pack_events(payloads):
-            puts.append(self._table.put(log_item(scope, task_id, first_seq, group, now, ttl), NOT_EXISTS))
+            puts.append(self._table.new_put(log_item(scope, task_id, first_seq, group, now, ttl)))
             first_seq += len(group)
         return puts
+
+    @staticmethod
+    def _push_key(scope: Scope, task_id: str, config_id: str) -> Item:
+        return {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}}
