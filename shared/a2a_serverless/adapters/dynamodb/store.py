@@ -38,13 +38,12 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from ...blobs import PartOffloader
 from ...lifecycle import DEFAULT_MAX_HISTORY
-from ...models import StreamResponse, TaskPushNotificationConfig, utc_now
+from ...models import TaskPushNotificationConfig, utc_now
 from ...ports.push_marks import PushProgress
 from ...ports.store import (
     AcceptedMessage,
@@ -61,6 +60,8 @@ from ...ports.store import (
 )
 from ...versions import CURRENT, ProtocolVersion
 from .._store_common import (
+    Planned,
+    TaskStoreBase,
     check_listing_position,
     check_page_size,
     decode_page_token,
@@ -68,12 +69,9 @@ from .._store_common import (
     listing_fingerprint,
     listing_key,
     pack_events,
-    plan_commit,
-    plan_create,
     push_config_for,
     push_fingerprint,
     status_floor,
-    to_millis,
 )
 from .codec import (
     LEASE_SHARDS,
@@ -111,7 +109,7 @@ _CREATE_ATTEMPTS = 5
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
-class DynamoDBTaskStore(DynamoDBDelegationRefs):
+class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
     """The production store; ``client`` by default created on first use and kept (warm starts)."""
 
     notifies_changes: ClassVar[bool] = False
@@ -141,45 +139,33 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
 
     # ------------------------------------------------------------------ tasks
 
-    def create_task(
-        self,
-        record: TaskRecord,
-        events: Sequence[StreamResponse],
-        *,
-        key: SendKey | None = None,
-        push_config: TaskPushNotificationConfig | None = None,
-    ) -> TaskRecord:
-        if self._offloader is not None:
-            record, events = self._offloader.offload(record, events)
-        plan = plan_create(record, events)
-        payloads = plan.payloads
-        push = push_config_for(push_config, record.task_id) if push_config is not None else None
-        created_at = to_millis(record.created_at or self._clock())
-        stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
+    def _write_create(
+        self, stored: TaskRecord, plan: Planned, key: SendKey | None, push: TaskPushNotificationConfig | None
+    ) -> None:
+        """One transaction: the head (if its key is free), the send key, the log items, the
+        snapshot, the push config."""
+        scope, task_id, created_at = stored.scope, stored.task_id, stored.created_at
+        assert created_at is not None  # (create_task set it)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        items: list[PutTypeDef] = [
-            self._table.new_put(head_item(stored, listing_key(record.task, created_at), ttl, created_at))
-        ]
+        items = [self._table.new_put(head_item(stored, listing_key(stored.task, created_at), ttl, created_at))]
         if key is not None:
-            items.append(self._key_put(record.scope, key, record.task_id, ttl))
-        items += self._log_puts(record.scope, record.task_id, 1, payloads, created_at, ttl)
+            items.append(self._key_put(scope, key, task_id, ttl))
+        items += self._log_puts(scope, task_id, 1, plan.payloads, created_at, ttl)
         if plan.snapshot is not None:
-            items.append(
-                self._table.put(snapshot_item(record.scope, record.task_id, len(payloads), plan.snapshot, ttl))
-            )
+            items.append(self._table.put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
         if push is not None:
-            items.append(self._table.put(push_item(record.scope, push, ttl, record.protocol_version)))
+            items.append(self._table.put(push_item(scope, push, ttl, stored.protocol_version)))
         attempts = 0
         while True:
             try:
                 self._table.transact(items)
-                return stored
+                return
             except WriteCancelled as cancelled:
                 codes = cancelled.codes
                 if key is not None:
-                    self._raise_if_duplicate(record.scope, key, cancelled.reasons, 1)
+                    self._raise_if_duplicate(scope, key, cancelled.reasons, 1)
                 if "ConditionalCheckFailed" in codes:
-                    raise VersionConflict(f"task {record.task_id} already exists") from None
+                    raise VersionConflict(f"task {task_id} already exists") from None
                 attempts += 1
                 if "TransactionConflict" not in codes or attempts >= _CREATE_ATTEMPTS:
                     raise
@@ -221,40 +207,29 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         item = self._table.get(*send_key_address(scope, key))
         return accepted_message_from(item) if item is not None else None
 
-    def commit(
-        self,
-        record: TaskRecord,
-        events: Sequence[StreamResponse] = (),
-        *,
-        snapshot: bool = False,
-        key: SendKey | None = None,
-    ) -> TaskRecord:
-        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
-        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
-        record = plan.written(record)
-        now = self._clock()
-        stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
-        created_at = record.created_at
+    def _write_commit(self, read: TaskRecord, stored: TaskRecord, plan: Planned, key: SendKey | None) -> TaskRecord:
+        """The head put over the one ``read`` was read at; with events, a snapshot or a send key, one
+        transaction with them (the head alone: one PutItem)."""
+        scope, task_id, created_at, now = read.scope, read.task_id, read.created_at, self._clock()
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
         head = self._table.head_put(
-            head_item(stored, listing_key(record.task, created_at), ttl, now), record.version, record.last_seq
+            head_item(stored, listing_key(read.task, created_at), ttl, now), read.version, read.last_seq
         )
-        puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
+        puts = self._log_puts(scope, task_id, read.last_seq + 1, plan.payloads, now, ttl)
         if plan.snapshot is not None:
-            snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
-            puts.append(self._table.put(snap))
+            puts.append(self._table.put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
         if key is not None:
-            puts.insert(0, self._key_put(record.scope, key, record.task_id, ttl))
+            puts.insert(0, self._key_put(scope, key, task_id, ttl))
         try:
-            self._table.write([head, *puts])  # the head alone: one PutItem
+            self._table.write([head, *puts])
         except WriteCancelled as cancelled:
             reasons = cancelled.reasons
             if key is not None and not (reasons and reasons[0].get("Code") == "ConditionalCheckFailed"):
                 # The head held (a failed head is a VersionConflict: the caller re-reads and decides).
-                self._raise_if_duplicate(record.scope, key, reasons, 1)
+                self._raise_if_duplicate(scope, key, reasons, 1)
             if set(cancelled.codes) & _LOST_RACE:
-                raise VersionConflict(f"task {record.task_id} changed since it was read") from None
+                raise VersionConflict(f"task {task_id} changed since it was read") from None
             raise
         return stored
 
@@ -324,19 +299,14 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         self._table.upsert(upsert)
         return config
 
-    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
-        target = self.get_push_target(scope, task_id, config_id)
-        return target.config if target is not None else None
-
     def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
         item = self._table.get(Keys(scope).task_pk(task_id), push_sk(config_id))
         return push_target_from_item(item) if item is not None else None
 
-    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return self._table.raise_mark(self._push_key(scope, task_id, config_id), "deliveredSeq", seq)
-
-    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return self._table.raise_mark(self._push_key(scope, task_id, config_id), "triedSeq", seq)
+    def _raise_push_mark(self, scope: Scope, task_id: str, config_id: str, seq: int, *, tried: bool) -> bool:
+        return self._table.raise_mark(
+            self._push_key(scope, task_id, config_id), "triedSeq" if tried else "deliveredSeq", seq
+        )
 
     def push_progress(self, scope: Scope, task_id: str) -> dict[str, PushProgress]:
         """Config id -> its marks, for every config of the task (one Query that projects the keys and
