@@ -81,7 +81,7 @@ def build_runtime(
             blobs = offloader.blobs
             store = MemoryTaskStore(offloader=offloader)
         else:
-            from .adapters.dynamodb import DynamoDBTaskStore
+            from .adapters.dynamodb.store import DynamoDBTaskStore
 
             if offloader is None and settings.blob_bucket:
                 from .adapters.s3_blobs import S3BlobStore
@@ -131,7 +131,7 @@ def _agent_state_store(settings: Settings, store: TaskStore) -> AgentStateStore:
         from .adapters.memory_agent_state import MemoryAgentStateStore
 
         return MemoryAgentStateStore()
-    from .adapters.dynamodb import DynamoDBAgentStateStore
+    from .adapters.dynamodb.agent_state import DynamoDBAgentStateStore
 
     return DynamoDBAgentStateStore(settings.table_name, ttl_days=settings.task_ttl_days)
 

@@ -10,6 +10,10 @@ rules, ordering, page tokens and size limits. One lock makes every operation ato
 It differs where only AWS can: items never expire (no TTL), and ListTasks is strongly consistent
 (the DynamoDB indexes are eventually consistent). And it can tell waiters when a task changes
 (:meth:`wait_for_change`, :meth:`wait_for_events`), where DynamoDB callers poll.
+
+``create_task`` and ``commit`` (offload, plan, write) are
+:class:`~a2a_serverless.adapters._store_common.TaskStoreBase`'s, as for DynamoDB: this module
+writes what they plan, in one step under the lock.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """``TaskStore`` on the single DynamoDB table ``TasksTable`` of ``template.yaml``.
 
-Item layout (``docs/architecture.md``, Data; keys, items and conditions are :mod:`.table`'s):
+Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.codec`, and every
+call goes through :class:`.table.Table`):
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
 cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>`` and ``pk=IDEM#<tenant>#<owner>#<key>``, the
 send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``); under
 ``pk=DELEG#<ref>`` (``sk=DELEG``), what the opaque reference of a delegation's push receiver stands
-for (:mod:`.delegation`). Reads:
-:mod:`.reads`.
+for (:mod:`.delegation`). Reads: :mod:`.reads`.
 
 Indexes (each projects only what its readers need, so an ordinary commit, which changes neither
 what ListTasks sorts and filters on nor the lease, writes no index):
@@ -30,6 +30,8 @@ UpdateItem: :meth:`.table.Table.mark_cancel`). botocore's standard retry mode re
 transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
 unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
 caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
+``create_task`` and ``commit`` themselves (offload, plan, write) are
+:class:`~a2a_serverless.adapters._store_common.TaskStoreBase`'s; this module writes what they plan.
 """
 
 from __future__ import annotations
