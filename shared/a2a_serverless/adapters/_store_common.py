@@ -43,6 +43,7 @@ __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
     "MAX_TRANSACTION_ITEMS",
     "SNAPSHOT_MIN_TAIL_BYTES",
+    "ListingPosition",
     "Planned",
     "TaskStoreBase",
     "check_listing_position",
@@ -54,6 +55,7 @@ __all__ = [
     "encode_page_token",
     "listing_fingerprint",
     "listing_key",
+    "listing_position",
     "pack_events",
     "parse_timestamp",
     "plan_commit",
@@ -147,6 +149,29 @@ def decode_page_token(token: str, fingerprint: str) -> str:
 def check_listing_position(position: str, floor: str) -> None:
     if len(position) <= _TIMESTAMP_WIDTH or position[_TIMESTAMP_WIDTH] != "#" or position < floor:
         raise InvalidPageToken("malformed page token")
+
+
+@dataclass(frozen=True, slots=True)
+class ListingPosition:
+    """Where a ListTasks page starts: the fingerprint its token is bound to, the lowest listing key
+    ``status_after`` admits ('' when unset) and the position after which the page goes on ('': the
+    first page)."""
+
+    fingerprint: str
+    floor: str
+    cursor: str
+
+
+def listing_position(scope: Scope, query: TaskQuery) -> ListingPosition:
+    """The page size and token checked (ValueError, InvalidPageToken), and where the page starts."""
+    check_page_size(query.page_size)
+    fingerprint = listing_fingerprint(scope, query)
+    floor = status_floor(query)
+    cursor = ""
+    if query.page_token:
+        cursor = decode_page_token(query.page_token, fingerprint)
+        check_listing_position(cursor, floor)
+    return ListingPosition(fingerprint, floor, cursor)
 
 
 def check_page_size(page_size: int) -> None:

@@ -50,16 +50,14 @@ from ..versions import CURRENT, ProtocolVersion
 from ._store_common import (
     Planned,
     TaskStoreBase,
-    check_listing_position,
     check_page_size,
     commit_listing_key,
     decode_page_token,
     encode_page_token,
-    listing_fingerprint,
     listing_key,
+    listing_position,
     push_config_for,
     push_fingerprint,
-    status_floor,
 )
 
 __all__ = ["MemoryTaskStore"]
@@ -244,13 +242,8 @@ class MemoryTaskStore(TaskStoreBase):
 
     def list_tasks(self, scope: Scope, query: TaskQuery) -> TaskPage:
         """Newest first; see :meth:`DynamoDBTaskStore.list_tasks` for the paging contract."""
-        check_page_size(query.page_size)
-        fingerprint = listing_fingerprint(scope, query)
-        floor = status_floor(query)
-        cursor = ""
-        if query.page_token:
-            cursor = decode_page_token(query.page_token, fingerprint)
-            check_listing_position(cursor, floor)
+        position = listing_position(scope, query)
+        fingerprint, floor, cursor = position.fingerprint, position.floor, position.cursor
         with self._lock:
             matches = [
                 (key, stored)

@@ -64,16 +64,14 @@ from ...versions import CURRENT, ProtocolVersion
 from .._store_common import (
     Planned,
     TaskStoreBase,
-    check_listing_position,
     check_page_size,
     decode_page_token,
     encode_page_token,
-    listing_fingerprint,
     listing_key,
+    listing_position,
     pack_events,
     push_config_for,
     push_fingerprint,
-    status_floor,
 )
 from .codec import (
     LEASE_SHARDS,
@@ -248,13 +246,8 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
         after it (a strongly consistent Query). The indexes are eventually consistent: a task created
         or changed a moment ago may be missing or in its old place here (``get_task`` is not).
         """
-        check_page_size(query.page_size)
-        fingerprint = listing_fingerprint(scope, query)
-        floor = status_floor(query)
-        cursor = ""
-        if query.page_token:
-            cursor = decode_page_token(query.page_token, fingerprint)
-            check_listing_position(cursor, floor)
+        position = listing_position(scope, query)
+        fingerprint, floor, cursor = position.fingerprint, position.floor, position.cursor
         queries = listing_queries(scope, query, floor, cursor)
         sort_key = queries.sort_key
         matches: list[Item] = []
