@@ -106,7 +106,7 @@ def _store(settings: Settings, offloader: PartOffloader | None) -> tuple[TaskSto
 
         offloader = offloader or PartOffloader(MemoryBlobStore(), settings.blob_threshold_bytes)
         return MemoryTaskStore(offloader=offloader), offloader
-    from .adapters.dynamodb_store import DynamoDBTaskStore
+    from .adapters.dynamodb.store import DynamoDBTaskStore
 
     if offloader is None and settings.blob_bucket:
         from .adapters.s3_blobs import S3BlobStore
@@ -146,7 +146,7 @@ def _agent_state_store(settings: Settings, store: TaskStore) -> AgentStateStore:
         from .adapters.memory_agent_state import MemoryAgentStateStore
 
         return MemoryAgentStateStore()
-    from .adapters.dynamodb_agent_state import DynamoDBAgentStateStore
+    from .adapters.dynamodb.agent_state import DynamoDBAgentStateStore
 
     return DynamoDBAgentStateStore(settings.table_name, ttl_days=settings.task_ttl_days)
 

@@ -17,7 +17,7 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 from moto.core.models import botocore_stubber
 
-from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
+from a2a_serverless.adapters.dynamodb.store import DynamoDBTaskStore
 from a2a_serverless.adapters.sqs import SqsWorkQueue
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from a2a_serverless.adapters.dynamodb_agent_state import DynamoDBAgentStateStore
+from a2a_serverless.adapters.dynamodb.agent_state import DynamoDBAgentStateStore
 from a2a_serverless.adapters.memory_agent_state import MemoryAgentStateStore
 from a2a_serverless.adapters.memory_blobs import MemoryBlobStore
 from a2a_serverless.execution.agent_state import INLINE_STATE_BYTES, AgentState

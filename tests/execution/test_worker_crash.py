@@ -18,7 +18,7 @@ from typing import Any
 import boto3
 import pytest
 
-from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
+from a2a_serverless.adapters.dynamodb.store import DynamoDBTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
 from a2a_serverless.execution.sweeper import sweep
@@ -36,7 +36,7 @@ CHUNKS = 12
 
 WORKER_SCRIPT = """
 import sys
-from a2a_serverless.adapters.dynamodb_store import DynamoDBTaskStore
+from a2a_serverless.adapters.dynamodb.store import DynamoDBTaskStore
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.ports import WorkItem

@@ -9,7 +9,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .dynamodb_store import DynamoDBTaskStore
+    from .dynamodb.store import DynamoDBTaskStore
     from .memory_blobs import MemoryBlobStore
     from .memory_store import MemoryTaskStore
     from .s3_blobs import S3BlobStore
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["DynamoDBTaskStore", "MemoryBlobStore", "MemoryTaskStore", "S3BlobStore", "SqsDeliveryQueue", "SqsWorkQueue"]
 
 _MODULES = {
-    "DynamoDBTaskStore": ".dynamodb_store",
+    "DynamoDBTaskStore": ".dynamodb.store",
     "MemoryBlobStore": ".memory_blobs",
     "MemoryTaskStore": ".memory_store",
     "S3BlobStore": ".s3_blobs",

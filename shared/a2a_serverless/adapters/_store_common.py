@@ -1,7 +1,12 @@
-"""What both ``TaskStore`` adapters must compute identically, so the in-memory fake cannot drift
-from DynamoDB: listing sort keys, page tokens, transaction limits and argument checks.
+"""What both ``TaskStore`` adapters share, so the in-memory fake cannot drift from DynamoDB: the
+sequence of their public writes (:class:`TaskStoreBase`), listing sort keys, page tokens,
+transaction limits and argument checks.
 
-Pure Python (no boto3): the memory store imports it too.
+:class:`TaskStoreBase` writes each public write once, over a few primitives each store provides:
+store the large parts apart (the offloader), plan the write (:func:`plan_create`,
+:func:`plan_commit`: sizes checked, the checkpoint decided, the stored record worked out), then
+write it (``_write_create``, ``_write_commit``: one DynamoDB transaction, or one step under the
+memory store's lock). Pure Python (no boto3): the memory store imports it too.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ import base64
 import binascii
 import hashlib
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, format_timestamp
 from ..ports.store import (
@@ -20,10 +27,15 @@ from ..ports.store import (
     Checkpoint,
     InvalidPageToken,
     ItemTooLarge,
+    PushTarget,
     Scope,
+    SendKey,
     TaskQuery,
     TaskRecord,
 )
+
+if TYPE_CHECKING:
+    from ..blobs import PartOffloader
 
 __all__ = [
     "LOG_ITEM_BYTES",
@@ -31,7 +43,9 @@ __all__ = [
     "MAX_ITEM_PAYLOAD_BYTES",
     "MAX_TRANSACTION_ITEMS",
     "SNAPSHOT_MIN_TAIL_BYTES",
+    "ListingPosition",
     "Planned",
+    "TaskStoreBase",
     "check_listing_position",
     "check_page_size",
     "check_payload_size",
@@ -41,6 +55,7 @@ __all__ = [
     "encode_page_token",
     "listing_fingerprint",
     "listing_key",
+    "listing_position",
     "pack_events",
     "parse_timestamp",
     "plan_commit",
@@ -134,6 +149,29 @@ def decode_page_token(token: str, fingerprint: str) -> str:
 def check_listing_position(position: str, floor: str) -> None:
     if len(position) <= _TIMESTAMP_WIDTH or position[_TIMESTAMP_WIDTH] != "#" or position < floor:
         raise InvalidPageToken("malformed page token")
+
+
+@dataclass(frozen=True, slots=True)
+class ListingPosition:
+    """Where a ListTasks page starts: the fingerprint its token is bound to, the lowest listing key
+    ``status_after`` admits ('' when unset) and the position after which the page goes on ('': the
+    first page)."""
+
+    fingerprint: str
+    floor: str
+    cursor: str
+
+
+def listing_position(scope: Scope, query: TaskQuery) -> ListingPosition:
+    """The page size and token checked (ValueError, InvalidPageToken), and where the page starts."""
+    check_page_size(query.page_size)
+    fingerprint = listing_fingerprint(scope, query)
+    floor = status_floor(query)
+    cursor = ""
+    if query.page_token:
+        cursor = decode_page_token(query.page_token, fingerprint)
+        check_listing_position(cursor, floor)
+    return ListingPosition(fingerprint, floor, cursor)
 
 
 def check_page_size(page_size: int) -> None:
@@ -283,3 +321,75 @@ def push_config_for(config: TaskPushNotificationConfig, task_id: str = "") -> Ta
     if not config.id or not config.task_id:
         raise ValueError("push config needs both id and task_id")
     return config
+
+
+class TaskStoreBase(ABC):
+    """The public writes of a ``TaskStore``, written once: each store provides the primitives
+    (:meth:`_write_create`, :meth:`_write_commit`, :meth:`get_push_target`, :meth:`_raise_push_mark`)
+    and its ``_clock`` and ``_offloader``."""
+
+    _clock: Callable[[], datetime]
+    _offloader: PartOffloader | None
+
+    def create_task(
+        self,
+        record: TaskRecord,
+        events: Sequence[StreamResponse],
+        *,
+        key: SendKey | None = None,
+        push_config: TaskPushNotificationConfig | None = None,
+    ) -> TaskRecord:
+        if self._offloader is not None:
+            record, events = self._offloader.offload(record, events)
+        plan = plan_create(record, events)
+        push = push_config_for(push_config, record.task_id) if push_config is not None else None
+        created_at = to_millis(record.created_at or self._clock())
+        stored = replace(
+            record, version=1, last_seq=plan.new_last_seq, created_at=created_at, checkpoint=plan.checkpoint
+        )
+        self._write_create(stored, plan, key, push)
+        return stored
+
+    def commit(
+        self,
+        record: TaskRecord,
+        events: Sequence[StreamResponse] = (),
+        *,
+        snapshot: bool = False,
+        key: SendKey | None = None,
+    ) -> TaskRecord:
+        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
+        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
+        record = plan.written(record)
+        stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
+        return self._write_commit(record, stored, plan, key)
+
+    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        target = self.get_push_target(scope, task_id, config_id)
+        return target.config if target is not None else None
+
+    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        return self._raise_push_mark(scope, task_id, config_id, seq, tried=False)
+
+    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        return self._raise_push_mark(scope, task_id, config_id, seq, tried=True)
+
+    @abstractmethod
+    def _write_create(
+        self, stored: TaskRecord, plan: Planned, key: SendKey | None, push: TaskPushNotificationConfig | None
+    ) -> None:
+        """Write a new task as one atomic step: its head (``stored``), the send key, the planned
+        events and snapshot, the push config. DuplicateMessage, VersionConflict as ``create_task``."""
+
+    @abstractmethod
+    def _write_commit(self, read: TaskRecord, stored: TaskRecord, plan: Planned, key: SendKey | None) -> TaskRecord:
+        """Write ``stored`` over the head ``read`` was read at, with the planned events and snapshot
+        and the send key, as one atomic step; returns the record as stored. Raises as ``commit``."""
+
+    @abstractmethod
+    def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None: ...
+
+    @abstractmethod
+    def _raise_push_mark(self, scope: Scope, task_id: str, config_id: str, seq: int, *, tried: bool) -> bool:
+        """Raise the config's delivery cursor (``tried``: its failed-attempt mark) to ``seq`` if the
+        config exists and the mark is lower; whether it moved."""

@@ -1,4 +1,4 @@
-"""``AgentStateStore`` in process memory: the honest fake of :mod:`.dynamodb_agent_state` (copies
+"""``AgentStateStore`` in process memory: the honest fake of :mod:`.dynamodb.agent_state` (copies
 on read and write, the same conditions and limits; entries never expire)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``TaskStore`` in process memory: the honest fake of :mod:`.dynamodb_store`.
+"""``TaskStore`` in process memory: the honest fake of :mod:`.dynamodb.store`.
 
 It keeps what DynamoDB keeps, as serialized JSON: a small head per task, the event log, the
 snapshot written at checkpoints, push configs and idempotency keys; a read assembles the task from
@@ -10,6 +10,10 @@ rules, ordering, page tokens and size limits. One lock makes every operation ato
 It differs where only AWS can: items never expire (no TTL), and ListTasks is strongly consistent
 (the DynamoDB indexes are eventually consistent). And it can tell waiters when a task changes
 (:meth:`wait_for_change`, :meth:`wait_for_events`), where DynamoDB callers poll.
+
+``create_task`` and ``commit`` (offload, plan, write) are
+:class:`~a2a_serverless.adapters._store_common.TaskStoreBase`'s, as for DynamoDB: this module
+writes what they plan, in one step under the lock.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import ClassVar
 from ..blobs import PartOffloader
 from ..lifecycle import DEFAULT_MAX_HISTORY, fold
 from ..models import StreamResponse, Task, TaskPushNotificationConfig, utc_now
+from ..ports.delegation import DelegationRef
 from ..ports.push_marks import PushProgress
 from ..ports.store import (
     AcceptedMessage,
@@ -42,21 +47,17 @@ from ..ports.store import (
     VersionConflict,
 )
 from ..versions import CURRENT, ProtocolVersion
-from ._memory_delegation import MemoryDelegationRefs
 from ._store_common import (
-    check_listing_position,
+    Planned,
+    TaskStoreBase,
     check_page_size,
     commit_listing_key,
     decode_page_token,
     encode_page_token,
-    listing_fingerprint,
     listing_key,
-    plan_commit,
-    plan_create,
+    listing_position,
     push_config_for,
     push_fingerprint,
-    status_floor,
-    to_millis,
 )
 
 __all__ = ["MemoryTaskStore"]
@@ -81,7 +82,7 @@ class _Head:
     checkpoint: Checkpoint
 
 
-class MemoryTaskStore(MemoryDelegationRefs):
+class MemoryTaskStore(TaskStoreBase):
     """Thread-safe in-memory task store (tests, benchmarks, ``A2A_STORE=memory``)."""
 
     notifies_changes: ClassVar[bool] = True
@@ -94,7 +95,6 @@ class MemoryTaskStore(MemoryDelegationRefs):
         max_history: int = DEFAULT_MAX_HISTORY,
         offloader: PartOffloader | None = None,
     ) -> None:
-        super().__init__()
         self._clock = clock
         self._max_history = max_history
         self._offloader = offloader
@@ -108,43 +108,34 @@ class MemoryTaskStore(MemoryDelegationRefs):
         self._messages: dict[_SendKeyAddress, AcceptedMessage] = {}
         self._watchers: dict[_Key, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         """Coroutines in :meth:`wait_for_events`, woken through their loops when the log grows."""
+        self._refs: dict[str, DelegationRef] = {}
+        """Delegation references (``ports.delegation``): apart from the tasks, as DynamoDB keeps them."""
 
     # ------------------------------------------------------------------ tasks
 
-    def create_task(
-        self,
-        record: TaskRecord,
-        events: Sequence[StreamResponse],
-        *,
-        key: SendKey | None = None,
-        push_config: TaskPushNotificationConfig | None = None,
-    ) -> TaskRecord:
-        if self._offloader is not None:
-            record, events = self._offloader.offload(record, events)
-        plan = plan_create(record, events)
-        payloads = plan.payloads
-        push = push_config_for(push_config, record.task_id) if push_config is not None else None
-        created_at = to_millis(record.created_at or self._clock())
-        stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
-        task_key = _task_key(record.scope, record.task_id)
+    def _write_create(
+        self, stored: TaskRecord, plan: Planned, key: SendKey | None, push: TaskPushNotificationConfig | None
+    ) -> None:
+        task_key = _task_key(stored.scope, stored.task_id)
+        created_at = stored.created_at
+        assert created_at is not None  # (create_task set it)
         with self._lock:
             if key is not None:
-                self._check_new_key(record.scope, key)
+                self._check_new_key(stored.scope, key)
             log = self._events.get(task_key, {})
-            if task_key in self._heads or any(seq in log for seq in range(1, len(payloads) + 1)):
-                raise VersionConflict(f"task {record.task_id} already exists")
+            if task_key in self._heads or any(seq in log for seq in range(1, len(plan.payloads) + 1)):
+                raise VersionConflict(f"task {stored.task_id} already exists")
             self._heads[task_key] = _Head(
-                stored.head, record.task.context_id, listing_key(record.task, created_at), stored.checkpoint
+                stored.head, stored.task.context_id, listing_key(stored.task, created_at), stored.checkpoint
             )
             if key is not None:
-                self._messages[_key_address(record.scope, key)] = AcceptedMessage(record.task_id, key.fingerprint)
-            self._events[task_key] = {**log, **dict(enumerate(payloads, start=1))}
+                self._messages[_key_address(stored.scope, key)] = AcceptedMessage(stored.task_id, key.fingerprint)
+            self._events[task_key] = {**log, **dict(enumerate(plan.payloads, start=1))}
             if plan.snapshot is not None:
                 self._snapshots[task_key] = (plan.new_last_seq, plan.snapshot)
             if push is not None:
-                self._push.setdefault(task_key, {})[push.id] = _Push(push.to_json(), 0, record.protocol_version)
+                self._push.setdefault(task_key, {})[push.id] = _Push(push.to_json(), 0, stored.protocol_version)
             self._notify(task_key)
-        return stored
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
         key = _task_key(scope, task_id)
@@ -217,40 +208,23 @@ class MemoryTaskStore(MemoryDelegationRefs):
         if accepted is not None and not (key.replaces and accepted.task_id == key.replaces):
             raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint)
 
-    def commit(
-        self,
-        record: TaskRecord,
-        events: Sequence[StreamResponse] = (),
-        *,
-        snapshot: bool = False,
-        key: SendKey | None = None,
-    ) -> TaskRecord:
-        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
-        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
-        record = plan.written(record)
-        task_key = _task_key(record.scope, record.task_id)
-        new_key = commit_listing_key(record.task, record.created_at)
+    def _write_commit(self, read: TaskRecord, stored: TaskRecord, plan: Planned, key: SendKey | None) -> TaskRecord:
+        task_key = _task_key(read.scope, read.task_id)
+        new_key = commit_listing_key(read.task, read.created_at)
         with self._lock:
             current = self._heads.get(task_key)
-            if current is None or (current.head.version, current.head.last_seq) != (record.version, record.last_seq):
-                raise VersionConflict(f"task {record.task_id} changed since it was read")
+            if current is None or (current.head.version, current.head.last_seq) != (read.version, read.last_seq):
+                raise VersionConflict(f"task {read.task_id} changed since it was read")
             log = self._events.setdefault(task_key, {})
-            first = record.last_seq + 1
+            first = read.last_seq + 1
             if any(seq in log for seq in range(first, first + len(plan.payloads))):
-                raise VersionConflict(f"task {record.task_id} changed since it was read")
+                raise VersionConflict(f"task {read.task_id} changed since it was read")
             if key is not None:
-                self._check_new_key(record.scope, key)
-                self._messages[_key_address(record.scope, key)] = AcceptedMessage(record.task_id, key.fingerprint)
-            # created_at is written once, at creation.
-            stored = replace(
-                record,
-                version=record.version + 1,
-                last_seq=plan.new_last_seq,
-                checkpoint=plan.checkpoint,
-                created_at=current.head.created_at,
-            )
+                self._check_new_key(read.scope, key)
+                self._messages[_key_address(read.scope, key)] = AcceptedMessage(read.task_id, key.fingerprint)
+            stored = replace(stored, created_at=current.head.created_at)  # written once, at creation
             self._heads[task_key] = _Head(
-                stored.head, record.task.context_id, new_key or current.listing_key, plan.checkpoint
+                stored.head, read.task.context_id, new_key or current.listing_key, plan.checkpoint
             )
             log.update(enumerate(plan.payloads, start=first))
             if plan.snapshot is not None:
@@ -268,13 +242,8 @@ class MemoryTaskStore(MemoryDelegationRefs):
 
     def list_tasks(self, scope: Scope, query: TaskQuery) -> TaskPage:
         """Newest first; see :meth:`DynamoDBTaskStore.list_tasks` for the paging contract."""
-        check_page_size(query.page_size)
-        fingerprint = listing_fingerprint(scope, query)
-        floor = status_floor(query)
-        cursor = ""
-        if query.page_token:
-            cursor = decode_page_token(query.page_token, fingerprint)
-            check_listing_position(cursor, floor)
+        position = listing_position(scope, query)
+        fingerprint, floor, cursor = position.fingerprint, position.floor, position.cursor
         with self._lock:
             matches = [
                 (key, stored)
@@ -322,9 +291,6 @@ class MemoryTaskStore(MemoryDelegationRefs):
             configs[config.id] = _Push(config.to_json(), existing.delivered_seq, protocol_version, existing.tried_seq)
         return config
 
-    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
-        return target.config if (target := self.get_push_target(scope, task_id, config_id)) is not None else None
-
     def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
         with self._lock:
             push = self._push.get(_task_key(scope, task_id), {}).get(config_id)
@@ -332,12 +298,6 @@ class MemoryTaskStore(MemoryDelegationRefs):
             return None
         config = TaskPushNotificationConfig.model_validate_json(push.text)
         return PushTarget(config, push.delivered_seq, push.protocol_version, push.tried_seq)
-
-    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return self._raise_push_mark(scope, task_id, config_id, seq, tried=False)
-
-    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return self._raise_push_mark(scope, task_id, config_id, seq, tried=True)
 
     def _raise_push_mark(self, scope: Scope, task_id: str, config_id: str, seq: int, *, tried: bool) -> bool:
         with self._lock:
@@ -368,6 +328,22 @@ class MemoryTaskStore(MemoryDelegationRefs):
     def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         with self._lock:
             self._push.get(_task_key(scope, task_id), {}).pop(config_id, None)
+
+    # ------------------------------------------------------------------ delegation references
+
+    def put_delegation_ref(self, ref: str, target: DelegationRef) -> None:
+        with self._lock:
+            if ref in self._refs:
+                raise VersionConflict("this delegation reference is taken")
+            self._refs[ref] = target
+
+    def find_delegation_ref(self, ref: str) -> DelegationRef | None:
+        with self._lock:
+            return self._refs.get(ref)
+
+    def delete_delegation_ref(self, ref: str) -> None:
+        with self._lock:
+            self._refs.pop(ref, None)
 
     # ------------------------------------------------------------------ helpers
 

@@ -10,7 +10,7 @@ Entries are opaque bytes with a ``version``; a save is conditional on the versio
 loaded (0: the entry must not exist), so two runs of one context cannot silently overwrite each
 other's memory. Entries expire with the deployment's task TTL after their last save (DynamoDB).
 Implementations: :mod:`a2a_serverless.adapters.memory_agent_state` and
-:mod:`a2a_serverless.adapters.dynamodb_agent_state`. Entries larger than one item are stored as
+:mod:`a2a_serverless.adapters.dynamodb.agent_state`. Entries larger than one item are stored as
 objects by the caller (:mod:`a2a_serverless.execution.agent_state`), never here.
 """
 

@@ -5,7 +5,7 @@ Every method takes a :class:`~.scope.Scope` (tenant + owner). Implementations ke
 caller can never read, list or change another caller's data: a task outside the scope simply does
 not exist. Two implementations honour this contract (``tests/contract/test_task_store.py`` runs the
 same cases against both): :mod:`a2a_serverless.adapters.memory_store` and
-:mod:`a2a_serverless.adapters.dynamodb_store`.
+:mod:`a2a_serverless.adapters.dynamodb.store`.
 
 **What is stored.** A task is a small *head* (its bookkeeping: version, state, the run it waits for
 or runs, the cancel mark, the lease), an append-only *event log* (the source of truth), and a
@@ -74,9 +74,10 @@ class Checkpoint:
     tail: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class TaskHead:
-    """A task's bookkeeping without its content: what waiters and watchers poll (one small read).
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskBookkeeping:
+    """A task's bookkeeping, declared once: what its head (:class:`TaskHead`) and its record
+    (:class:`TaskRecord`) both carry, besides the task's id and state.
 
     ``version`` grows with every commit; ``last_seq`` is the newest event's sequence number (0 before
     any). ``pending_message_id`` names the user message the next worker run must process ('' when
@@ -96,41 +97,35 @@ class TaskHead:
     """
 
     scope: Scope
+    version: int = 0
+    last_seq: int = 0
+    cancel_requested: bool = False
+    pending_message_id: str = ""
+    running_message_id: str = ""
+    lease_until: int = 0
+    replied: bool = False
+    created_at: datetime | None = None
+    protocol_version: ProtocolVersion = CURRENT
+    waiting_callback: str = ""
+    waiting_token: str = ""
+    push_woken: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskHead(TaskBookkeeping):
+    """A task's bookkeeping without its content, with its id and state: what waiters and watchers
+    poll (one small read)."""
+
     task_id: str
     state: TaskState
-    version: int = 0
-    last_seq: int = 0
-    cancel_requested: bool = False
-    pending_message_id: str = ""
-    running_message_id: str = ""
-    lease_until: int = 0
-    replied: bool = False
-    created_at: datetime | None = None
-    protocol_version: ProtocolVersion = CURRENT
-    waiting_callback: str = ""
-    waiting_token: str = ""
-    push_woken: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRecord:
-    """A task with its bookkeeping: the protocol ``Task`` (assembled from the snapshot and the log)
-    plus the head's fields (see :class:`TaskHead`) and where the snapshot stands."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRecord(TaskBookkeeping):
+    """A task with its bookkeeping: the protocol ``Task`` (assembled from the snapshot and the log,
+    it gives the id and the state), the bookkeeping of its head and where the snapshot stands."""
 
-    scope: Scope
     task: Task
-    version: int = 0
-    last_seq: int = 0
-    cancel_requested: bool = False
-    pending_message_id: str = ""
-    running_message_id: str = ""
-    lease_until: int = 0
-    replied: bool = False
-    created_at: datetime | None = None
-    protocol_version: ProtocolVersion = CURRENT
-    waiting_callback: str = ""
-    waiting_token: str = ""
-    push_woken: str = ""
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
     @property
@@ -149,16 +144,17 @@ class TaskRecord:
     @classmethod
     def of(cls, head: TaskHead, task: Task, checkpoint: Checkpoint) -> TaskRecord:
         """The record a store assembles from a head, the task it read and the head's checkpoint."""
-        return cls(task=task, checkpoint=checkpoint, **{name: getattr(head, name) for name in _CARRIED})
+        return cls(task=task, checkpoint=checkpoint, **{name: getattr(head, name) for name in _BOOKKEEPING})
 
     @property
     def head(self) -> TaskHead:
-        carried = {name: getattr(self, name) for name in _CARRIED}
+        """The head alone (what :meth:`TaskStore.get_head` returns)."""
+        carried = {name: getattr(self, name) for name in _BOOKKEEPING}
         return TaskHead(task_id=self.task.id, state=self.task.status.state, **carried)
 
 
-_CARRIED = tuple(f.name for f in fields(TaskHead) if f.name not in ("task_id", "state"))
-"""The head's fields a record carries as they are (its task gives the id and the state)."""
+_BOOKKEEPING = tuple(f.name for f in fields(TaskBookkeeping))
+"""The fields a head and a record share (the record's task gives the id and the state)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Keys and items of the tasks table (layout: :mod:`.dynamodb_store`), in low-level client form.
+"""Keys and items of the tasks table (layout: :mod:`.store`), in the low-level client's form.
 
 Every key component that comes from a caller is percent-encoded (``quote(value, safe="")``), so a
 ``#`` inside a tenant, owner or id can never make one scope's key equal to another's. JSON payloads
@@ -16,15 +16,16 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from .. import telemetry
-from ..json_types import Json
-from ..models import TaskPushNotificationConfig, TaskState, format_timestamp
-from ..ports.store import AcceptedMessage, Checkpoint, KeyKind, Scope, SendKey, TaskHead, TaskRecord
-from ..versions import ProtocolVersion, stored_version
-from ._store_common import parse_timestamp
+from ... import telemetry
+from ...json_types import Json
+from ...models import TaskPushNotificationConfig, TaskState, format_timestamp
+from ...ports.push_marks import PushTarget
+from ...ports.store import AcceptedMessage, Checkpoint, KeyKind, Scope, SendKey, TaskHead, TaskRecord
+from ...versions import ProtocolVersion, stored_version
+from .._store_common import parse_timestamp
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, PutTypeDef
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 __all__ = [
     "EVENT_SK_LAST",
@@ -39,18 +40,22 @@ __all__ = [
     "accepted_message_from",
     "config_from_item",
     "event_sk",
-    "head_condition",
     "head_from_item",
     "head_item",
     "lease_shard",
     "log_item",
     "log_item_from",
+    "mark_of",
+    "number",
     "push_item",
+    "push_sk",
+    "push_target_from_item",
     "push_upsert",
     "read_payload",
     "send_key_address",
     "send_key_item",
     "snapshot_item",
+    "string",
     "ttl_epoch",
 ]
 
@@ -135,24 +140,24 @@ def ttl_epoch(start: datetime, ttl_days: int) -> int | None:
     return int((start + timedelta(days=ttl_days)).timestamp()) if ttl_days > 0 else None
 
 
-def _s(value: str) -> AttributeValueTypeDef:
+def string(value: str) -> AttributeValueTypeDef:
     return {"S": value}
 
 
-def _n(value: int) -> AttributeValueTypeDef:
+def number(value: int) -> AttributeValueTypeDef:
     return {"N": str(value)}
 
 
 def _with_ttl(item: Item, ttl: int | None) -> Item:
     if ttl is not None:
-        item["ttl"] = _n(ttl)
+        item["ttl"] = number(ttl)
     return item
 
 
 def _payload(name: str, text: str) -> Item:
     """``text`` as attribute ``name``, or compressed as ``name + "Z"`` when that saves write units."""
     raw = text.encode("utf-8")
-    return {name + "Z": {"B": zlib.compress(raw, 6)}} if len(raw) >= _COMPRESS_FROM else {name: _s(text)}
+    return {name + "Z": {"B": zlib.compress(raw, 6)}} if len(raw) >= _COMPRESS_FROM else {name: string(text)}
 
 
 def read_payload(item: Item, name: str) -> str:
@@ -176,53 +181,38 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
     keys = Keys(record.scope)
     pk = keys.task_pk(record.task_id)
     item: Item = {
-        "pk": _s(pk),
-        "sk": _s(META_SK),
-        "version": _n(record.version),
-        "lastSeq": _n(record.last_seq),
-        "snapSeq": _n(record.checkpoint.seq),
-        "snapBytes": _n(record.checkpoint.size),
-        "tailBytes": _n(record.checkpoint.tail),
-        "state": _s(record.state.value),
-        "contextId": _s(record.task.context_id),
+        "pk": string(pk),
+        "sk": string(META_SK),
+        "version": number(record.version),
+        "lastSeq": number(record.last_seq),
+        "snapSeq": number(record.checkpoint.seq),
+        "snapBytes": number(record.checkpoint.size),
+        "tailBytes": number(record.checkpoint.tail),
+        "state": string(record.state.value),
+        "contextId": string(record.task.context_id),
         "cancelRequested": {"BOOL": record.cancel_requested},
-        "pendingMessageId": _s(record.pending_message_id),
-        "runningMessageId": _s(record.running_message_id),
+        "pendingMessageId": string(record.pending_message_id),
+        "runningMessageId": string(record.running_message_id),
         "replied": {"BOOL": record.replied},
-        "protocolVersion": _s(record.protocol_version),
-        "tenant": _s(record.scope.tenant),
-        "owner": _s(record.scope.owner),
-        "taskId": _s(record.task_id),
-        "createdAt": _s(format_timestamp(record.created_at)),
-        "updatedAt": _s(format_timestamp(updated_at)),
+        "protocolVersion": string(record.protocol_version),
+        "tenant": string(record.scope.tenant),
+        "owner": string(record.scope.owner),
+        "taskId": string(record.task_id),
+        "createdAt": string(format_timestamp(record.created_at)),
+        "updatedAt": string(format_timestamp(updated_at)),
     }
     if not record.replied:
         item |= {
-            "gsi1pk": _s(keys.scope_gsi_pk()),
-            "gsi1sk": _s(listing_key),
-            "gsi2pk": _s(keys.context_gsi_pk(record.task.context_id)),
-            "gsi2sk": _s(listing_key),
+            "gsi1pk": string(keys.scope_gsi_pk()),
+            "gsi1sk": string(listing_key),
+            "gsi2pk": string(keys.context_gsi_pk(record.task.context_id)),
+            "gsi2sk": string(listing_key),
         }
     if record.lease_until:
-        item |= {"leaseUntil": _n(record.lease_until), "leaseShard": _s(lease_shard(pk))}
+        item |= {"leaseUntil": number(record.lease_until), "leaseShard": string(lease_shard(pk))}
     waits = {"waitingCallback": record.waiting_callback, "waitingToken": record.waiting_token}
-    item |= {name: _s(value) for name, value in {**waits, "pushWoken": record.push_woken}.items() if value}
+    item |= {name: string(value) for name, value in {**waits, "pushWoken": record.push_woken}.items() if value}
     return _with_ttl(item, ttl)
-
-
-HEAD_REPLACES = "#version = :expectedVersion AND #lastSeq = :expectedLastSeq"
-
-
-def head_condition(put: PutTypeDef, expected_version: int, expected_last_seq: int) -> PutTypeDef:
-    """``put`` conditioned on replacing the head at this version and last seq (and nothing else:
-    on a missing head the comparison is false)."""
-    put["ConditionExpression"] = HEAD_REPLACES
-    put["ExpressionAttributeNames"] = {"#version": "version", "#lastSeq": "lastSeq"}
-    put["ExpressionAttributeValues"] = {
-        ":expectedVersion": _n(expected_version),
-        ":expectedLastSeq": _n(expected_last_seq),
-    }
-    return put
 
 
 def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
@@ -264,16 +254,16 @@ def log_item(
     to it."""
     last_seq = first_seq + len(payloads) - 1
     item: Item = {
-        "pk": _s(Keys(scope).task_pk(task_id)),
-        "sk": _s(event_sk(last_seq)),
-        "seq": _n(last_seq),
-        "first": _n(first_seq),
+        "pk": string(Keys(scope).task_pk(task_id)),
+        "sk": string(event_sk(last_seq)),
+        "seq": number(last_seq),
+        "first": number(first_seq),
         **_payload("events", "[" + ",".join(payloads) + "]"),
-        "taskId": _s(task_id),
-        "tenant": _s(scope.tenant),
-        "owner": _s(scope.owner),
-        "createdAt": _s(format_timestamp(now)),
-        **({"trace": _s(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
+        "taskId": string(task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
+        "createdAt": string(format_timestamp(now)),
+        **({"trace": string(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
     }
     return _with_ttl(item, ttl)
 
@@ -294,13 +284,13 @@ def log_item_from(item: Item) -> LogItem:
 
 def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int | None) -> Item:
     item: Item = {
-        "pk": _s(Keys(scope).task_pk(task_id)),
-        "sk": _s(SNAPSHOT_SK),
-        "seq": _n(seq),
+        "pk": string(Keys(scope).task_pk(task_id)),
+        "sk": string(SNAPSHOT_SK),
+        "seq": number(seq),
         **_payload("task", task_json),
-        "taskId": _s(task_id),
-        "tenant": _s(scope.tenant),
-        "owner": _s(scope.owner),
+        "taskId": string(task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
     }
     return _with_ttl(item, ttl)
 
@@ -324,14 +314,14 @@ def send_key_item(scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> 
     """A send key: the task the request went to and the request's fingerprint."""
     pk, sk = send_key_address(scope, key)
     item: Item = {
-        "pk": _s(pk),
-        "sk": _s(sk),
-        "taskId": _s(task_id),
-        "tenant": _s(scope.tenant),
-        "owner": _s(scope.owner),
+        "pk": string(pk),
+        "sk": string(sk),
+        "taskId": string(task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
     }
     if key.fingerprint:
-        item["fp"] = _s(key.fingerprint)
+        item["fp"] = string(key.fingerprint)
     return _with_ttl(item, ttl)
 
 
@@ -344,10 +334,10 @@ def push_item(
 ) -> Item:
     """A new config item, its delivery cursor at 0 (inline configs, created with their task)."""
     item: Item = {
-        "pk": _s(Keys(scope).task_pk(config.task_id)),
-        "sk": _s(push_sk(config.id)),
+        "pk": string(Keys(scope).task_pk(config.task_id)),
+        "sk": string(push_sk(config.id)),
         **_push_attributes(scope, config, protocol_version),
-        "deliveredSeq": _n(0),
+        "deliveredSeq": number(0),
     }
     return _with_ttl(item, ttl)
 
@@ -362,16 +352,16 @@ def push_upsert(
     """UpdateItem arguments (minus ``TableName``) that create or replace a config, keeping the
     delivery cursor of a config that exists and starting a new one at ``start_after_seq``."""
     # Every name goes through ExpressionAttributeNames: "owner" and "ttl" are reserved words.
-    ttl_attribute = {"ttl": _n(ttl)} if ttl is not None else {}
+    ttl_attribute = {"ttl": number(ttl)} if ttl is not None else {}
     attributes = {**_push_attributes(scope, config, protocol_version), **ttl_attribute}
     names = {f"#{name}": name for name in [*attributes, "deliveredSeq"]}
-    values = {f":{name}": value for name, value in attributes.items()} | {":start": _n(start_after_seq)}
+    values = {f":{name}": value for name, value in attributes.items()} | {":start": number(start_after_seq)}
     assignments = [f"#{name} = :{name}" for name in attributes if name != "ttl"]
     if ttl is not None:
         assignments.append("#ttl = if_not_exists(#ttl, :ttl)")
     assignments.append("#deliveredSeq = if_not_exists(#deliveredSeq, :start)")
     return {
-        "Key": {"pk": _s(Keys(scope).task_pk(config.task_id)), "sk": _s(push_sk(config.id))},
+        "Key": {"pk": string(Keys(scope).task_pk(config.task_id)), "sk": string(push_sk(config.id))},
         "UpdateExpression": "SET " + ", ".join(assignments),
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": values,
@@ -380,15 +370,25 @@ def push_upsert(
 
 def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_version: ProtocolVersion) -> Item:
     return {
-        "config": _s(config.to_json()),
-        "protocolVersion": _s(protocol_version),
-        "configId": _s(config.id),
-        "taskId": _s(config.task_id),
-        "tenant": _s(scope.tenant),
-        "owner": _s(scope.owner),
-        **({"trace": _s(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
+        "config": string(config.to_json()),
+        "protocolVersion": string(protocol_version),
+        "configId": string(config.id),
+        "taskId": string(config.task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
+        **({"trace": string(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
     }
 
 
 def config_from_item(item: Item) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig.model_validate_json(item["config"]["S"])
+
+
+def push_target_from_item(item: Item) -> PushTarget:
+    version = stored_version(item.get("protocolVersion", {}).get("S"))
+    return PushTarget(config_from_item(item), mark_of(item, "deliveredSeq"), version, mark_of(item, "triedSeq"))
+
+
+def mark_of(item: Item, name: str) -> int:
+    """A push config's delivery mark (0 when unset)."""
+    return int(item.get(name, {}).get("N", "0"))

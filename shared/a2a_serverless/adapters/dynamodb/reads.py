@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pydantic import TypeAdapter
 
-from ..lifecycle import fold
-from ..models import StreamResponse, Task
-from ..ports.store import Scope, StoredEvent, TaskRecord, VersionConflict
-from ._dynamodb_codec import META_SK, SNAPSHOT_SK, Item, Keys, LogItem, head_from_item, log_item_from, read_payload
-from ._dynamodb_queries import events_query, task_query
-from ._dynamodb_table import Table
+from ...lifecycle import fold
+from ...models import StreamResponse, Task
+from ...ports.store import Scope, StoredEvent, TaskRecord, VersionConflict
+from .codec import META_SK, SNAPSHOT_SK, Item, Keys, LogItem, head_from_item, log_item_from, read_payload
+from .queries import events_query, task_query
+from .table import Table
 
 __all__ = ["events_of", "read_events", "read_listed", "read_task"]
 
@@ -32,7 +32,7 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
     the snapshot come out newer than the head anyway, the read is repeated."""
     pk = Keys(scope).task_pk(task_id)
     for _ in range(_READ_ATTEMPTS):
-        items = table.client.query(TableName=table.name, **task_query(pk)).get("Items", [])
+        items = table.query_page(task_query(pk))
         by_sk = {str(item["sk"]["S"]): item for item in items}
         found = by_sk.get(META_SK)
         if found is None:

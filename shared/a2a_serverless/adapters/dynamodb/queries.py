@@ -9,14 +9,13 @@ position, never table keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
 
-from ..ports.store import Scope, TaskQuery
-from ._dynamodb_codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
+from ...ports.store import Scope, TaskQuery
+from .codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
+from .table import QueryArgs
 
 __all__ = [
     "ListingQueries",
-    "QueryArgs",
     "events_query",
     "expired_leases_query",
     "listing_queries",
@@ -24,22 +23,6 @@ __all__ = [
     "push_progress_query",
     "task_query",
 ]
-
-
-class QueryArgs(TypedDict, total=False):
-    """The Query arguments this module builds (``TableName`` is the store's to add)."""
-
-    IndexName: str
-    KeyConditionExpression: str
-    FilterExpression: str
-    ExpressionAttributeNames: dict[str, str]
-    ExpressionAttributeValues: Item
-    ScanIndexForward: bool
-    Limit: int
-    ConsistentRead: bool
-    ProjectionExpression: str
-    ExclusiveStartKey: Item
-    Select: Literal["COUNT"]
 
 
 def task_query(pk: str) -> QueryArgs:

@@ -14,10 +14,10 @@ import time
 import zlib
 from typing import TYPE_CHECKING
 
-from ..ports.agent_state import MAX_STATE_BYTES, SavedState, StateConflict
-from ..ports.store import Scope
-from ._dynamodb_codec import Item, Keys
-from ._dynamodb_table import NOT_EXISTS, Table
+from ...ports.agent_state import MAX_STATE_BYTES, SavedState, StateConflict
+from ...ports.store import Scope
+from .codec import Item, Keys
+from .table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -60,11 +60,7 @@ class DynamoDBAgentStateStore:
         }
         if self._ttl_days > 0:
             item["ttl"] = {"N": str(int(time.time()) + self._ttl_days * 86400)}
-        condition = NOT_EXISTS if version == 0 else "#version = :version"
-        args = self._table.put(item, condition)
-        if version:
-            args["ExpressionAttributeNames"] = {"#version": "version"}
-            args["ExpressionAttributeValues"] = {":version": {"N": str(version)}}
-        if not self._table.put_if(args):
+        saved = self._table.put_at_version(item, version) if version else self._table.put_new(item)
+        if not saved:
             raise StateConflict(f"agent state {key!r} changed since it was loaded")
         return version + 1

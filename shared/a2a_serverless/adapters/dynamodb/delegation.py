@@ -1,4 +1,4 @@
-"""The delegation references of :class:`.dynamodb_store.DynamoDBTaskStore` (``ports.delegation``).
+"""The delegation references of :class:`.store.DynamoDBTaskStore` (``ports.delegation``).
 
 One item each, ``pk=DELEG#<ref>``, ``sk=DELEG``: ``tenant``, ``owner``, ``taskId`` and
 ``tokenDigest``, and ``ttl`` (the store's ``ttl_days`` from its creation; the delegation deletes it
@@ -14,10 +14,10 @@ from collections.abc import Callable
 from datetime import datetime
 from urllib.parse import quote
 
-from ..ports.delegation import DelegationRef
-from ..ports.store import Scope, VersionConflict
-from ._dynamodb_codec import Item, ttl_epoch
-from ._dynamodb_table import NOT_EXISTS, Table
+from ...ports.delegation import DelegationRef
+from ...ports.store import Scope, VersionConflict
+from .codec import Item, ttl_epoch
+from .table import Table
 
 __all__ = ["DynamoDBDelegationRefs"]
 
@@ -45,7 +45,7 @@ class DynamoDBDelegationRefs:
         }
         if (ttl := ttl_epoch(self._clock(), self._ttl_days)) is not None:
             item["ttl"] = {"N": str(ttl)}
-        if not self._table.put_if(self._table.put(item, NOT_EXISTS)):
+        if not self._table.put_new(item):
             raise VersionConflict("this delegation reference is taken")
 
     def find_delegation_ref(self, ref: str) -> DelegationRef | None:

@@ -1,14 +1,14 @@
 """``TaskStore`` on the single DynamoDB table ``TasksTable`` of ``template.yaml``.
 
-Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`._dynamodb_codec`):
+Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.codec`, and every
+call goes through :class:`.table.Table`):
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
 cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>`` and ``pk=IDEM#<tenant>#<owner>#<key>``, the
 send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``); under
 ``pk=DELEG#<ref>`` (``sk=DELEG``), what the opaque reference of a delegation's push receiver stands
-for (:mod:`._dynamodb_delegation`). Reads:
-:mod:`._dynamodb_reads`.
+for (:mod:`.delegation`). Reads: :mod:`.reads`.
 
 Indexes (each projects only what its readers need, so an ordinary commit, which changes neither
 what ListTasks sorts and filters on nor the lease, writes no index):
@@ -26,10 +26,12 @@ Writes are conditional and atomic: a create is one transaction (head, send key, 
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
 ``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
 single conditional put when it writes only the head (the cancel mark of a running task is an
-UpdateItem: :mod:`._dynamodb_marks`). botocore's standard retry mode retries throttling and
+UpdateItem: :meth:`.table.Table.mark_cancel`). botocore's standard retry mode retries throttling and
 transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
 unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
 caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
+``create_task`` and ``commit`` themselves (offload, plan, write) are
+:class:`~a2a_serverless.adapters._store_common.TaskStoreBase`'s; this module writes what they plan.
 """
 
 from __future__ import annotations
@@ -38,17 +40,14 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
-from botocore.exceptions import ClientError
-
-from ..blobs import PartOffloader
-from ..lifecycle import DEFAULT_MAX_HISTORY
-from ..models import StreamResponse, TaskPushNotificationConfig, utc_now
-from ..ports.push_marks import PushProgress
-from ..ports.store import (
+from ...blobs import PartOffloader
+from ...lifecycle import DEFAULT_MAX_HISTORY
+from ...models import TaskPushNotificationConfig, utc_now
+from ...ports.push_marks import PushProgress
+from ...ports.store import (
     AcceptedMessage,
     DuplicateMessage,
     PushTarget,
@@ -61,8 +60,20 @@ from ..ports.store import (
     TaskRecord,
     VersionConflict,
 )
-from ..versions import CURRENT, ProtocolVersion
-from ._dynamodb_codec import (
+from ...versions import CURRENT, ProtocolVersion
+from .._store_common import (
+    Planned,
+    TaskStoreBase,
+    check_page_size,
+    decode_page_token,
+    encode_page_token,
+    listing_key,
+    listing_position,
+    pack_events,
+    push_config_for,
+    push_fingerprint,
+)
+from .codec import (
     LEASE_SHARDS,
     META_SK,
     PUSH_SK_PREFIX,
@@ -70,47 +81,27 @@ from ._dynamodb_codec import (
     Keys,
     accepted_message_from,
     config_from_item,
-    head_condition,
     head_from_item,
     head_item,
     log_item,
+    mark_of,
     push_item,
     push_sk,
+    push_target_from_item,
     push_upsert,
     send_key_address,
     send_key_item,
     snapshot_item,
     ttl_epoch,
 )
-from ._dynamodb_queries import (
-    expired_leases_query,
-    listing_queries,
-    push_configs_query,
-)
+from .delegation import DynamoDBDelegationRefs
+from .queries import expired_leases_query, listing_queries, push_configs_query, push_progress_query
+from .reads import read_events, read_listed, read_task
+from .table import CancellationReason, Table, WriteCancelled
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import PutTypeDef
-from ._dynamodb_delegation import DynamoDBDelegationRefs
-from ._dynamodb_marks import mark_cancel
-from ._dynamodb_push import push_progress, push_target_from_item, raise_push_mark
-from ._dynamodb_reads import read_events, read_listed, read_task
-from ._dynamodb_table import NOT_EXISTS, CancellationReason, Table, cancellation_reasons
-from ._store_common import (
-    check_listing_position,
-    check_page_size,
-    decode_page_token,
-    encode_page_token,
-    listing_fingerprint,
-    listing_key,
-    pack_events,
-    plan_commit,
-    plan_create,
-    push_config_for,
-    push_fingerprint,
-    status_floor,
-    to_millis,
-)
 
 __all__ = ["DynamoDBTaskStore"]
 
@@ -118,7 +109,7 @@ _CREATE_ATTEMPTS = 5
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
-class DynamoDBTaskStore(DynamoDBDelegationRefs):
+class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
     """The production store; ``client`` by default created on first use and kept (warm starts)."""
 
     notifies_changes: ClassVar[bool] = False
@@ -143,50 +134,38 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
 
     @property
     def client(self) -> DynamoDBClient:
+        """The table's client (:attr:`.table.Table.client`), for what observes its calls."""
         return self._table.client
 
     # ------------------------------------------------------------------ tasks
 
-    def create_task(
-        self,
-        record: TaskRecord,
-        events: Sequence[StreamResponse],
-        *,
-        key: SendKey | None = None,
-        push_config: TaskPushNotificationConfig | None = None,
-    ) -> TaskRecord:
-        if self._offloader is not None:
-            record, events = self._offloader.offload(record, events)
-        plan = plan_create(record, events)
-        payloads = plan.payloads
-        push = push_config_for(push_config, record.task_id) if push_config is not None else None
-        created_at = to_millis(record.created_at or self._clock())
-        stored = replace(record, version=1, last_seq=len(payloads), created_at=created_at, checkpoint=plan.checkpoint)
+    def _write_create(
+        self, stored: TaskRecord, plan: Planned, key: SendKey | None, push: TaskPushNotificationConfig | None
+    ) -> None:
+        """One transaction: the head (if its key is free), the send key, the log items, the
+        snapshot, the push config."""
+        scope, task_id, created_at = stored.scope, stored.task_id, stored.created_at
+        assert created_at is not None  # (create_task set it)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        items: list[PutTypeDef] = [
-            self._table.put(head_item(stored, listing_key(record.task, created_at), ttl, created_at), NOT_EXISTS)
-        ]
+        items = [self._table.new_put(head_item(stored, listing_key(stored.task, created_at), ttl, created_at))]
         if key is not None:
-            items.append(self._key_put(record.scope, key, record.task_id, ttl))
-        items += self._log_puts(record.scope, record.task_id, 1, payloads, created_at, ttl)
+            items.append(self._key_put(scope, key, task_id, ttl))
+        items += self._log_puts(scope, task_id, 1, plan.payloads, created_at, ttl)
         if plan.snapshot is not None:
-            items.append(
-                self._table.put(snapshot_item(record.scope, record.task_id, len(payloads), plan.snapshot, ttl))
-            )
+            items.append(self._table.put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
         if push is not None:
-            items.append(self._table.put(push_item(record.scope, push, ttl, record.protocol_version)))
+            items.append(self._table.put(push_item(scope, push, ttl, stored.protocol_version)))
         attempts = 0
         while True:
             try:
                 self._table.transact(items)
-                return stored
-            except ClientError as exc:
-                reasons = cancellation_reasons(exc)
-                codes = [str(reason.get("Code") or "None") for reason in reasons]
+                return
+            except WriteCancelled as cancelled:
+                codes = cancelled.codes
                 if key is not None:
-                    self._raise_if_duplicate(record.scope, key, reasons, 1)
+                    self._raise_if_duplicate(scope, key, cancelled.reasons, 1)
                 if "ConditionalCheckFailed" in codes:
-                    raise VersionConflict(f"task {record.task_id} already exists") from None
+                    raise VersionConflict(f"task {task_id} already exists") from None
                 attempts += 1
                 if "TransactionConflict" not in codes or attempts >= _CREATE_ATTEMPTS:
                     raise
@@ -195,15 +174,8 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
             time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
 
     def _key_put(self, scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> PutTypeDef:
-        """The send key's conditional put (the key is free, or names the task it ``replaces``); a
-        failed condition returns the key that exists."""
-        if key.replaces:
-            put = self._table.put(send_key_item(scope, key, task_id, ttl), f"{NOT_EXISTS} OR taskId = :replaces")
-            put["ExpressionAttributeValues"] = {":replaces": {"S": key.replaces}}
-        else:
-            put = self._table.put(send_key_item(scope, key, task_id, ttl), NOT_EXISTS)
-        put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        return put
+        """The send key's conditional put (the key is free, or names the task it ``replaces``)."""
+        return self._table.send_key_put(send_key_item(scope, key, task_id, ttl), key.replaces)
 
     def _raise_if_duplicate(self, scope: Scope, key: SendKey, reasons: list[CancellationReason], index: int) -> None:
         """DuplicateMessage when the transaction failed on the send key at ``index``."""
@@ -228,50 +200,36 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         return head_from_item(scope, item)[0] if item is not None else None
 
     def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
-        return mark_cancel(self._table, scope, task_id, message_id, self._clock())
+        key: Item = {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": META_SK}}
+        return self._table.mark_cancel(key, message_id, self._clock())
 
     def find_key(self, scope: Scope, key: SendKey) -> AcceptedMessage | None:
         item = self._table.get(*send_key_address(scope, key))
         return accepted_message_from(item) if item is not None else None
 
-    def commit(
-        self,
-        record: TaskRecord,
-        events: Sequence[StreamResponse] = (),
-        *,
-        snapshot: bool = False,
-        key: SendKey | None = None,
-    ) -> TaskRecord:
-        events, offload = self._offloader.for_commit(record, events) if self._offloader else (events, None)
-        plan = plan_commit(record, events, snapshot=snapshot, offload=offload)
-        record = plan.written(record)
-        now = self._clock()
-        stored = replace(record, version=record.version + 1, last_seq=plan.new_last_seq, checkpoint=plan.checkpoint)
-        created_at = record.created_at
+    def _write_commit(self, read: TaskRecord, stored: TaskRecord, plan: Planned, key: SendKey | None) -> TaskRecord:
+        """The head put over the one ``read`` was read at; with events, a snapshot or a send key, one
+        transaction with them (the head alone: one PutItem)."""
+        scope, task_id, created_at, now = read.scope, read.task_id, read.created_at, self._clock()
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        head_put = self._table.put(head_item(stored, listing_key(record.task, created_at), ttl, now))
-        head = head_condition(head_put, record.version, record.last_seq)
+        head = self._table.head_put(
+            head_item(stored, listing_key(read.task, created_at), ttl, now), read.version, read.last_seq
+        )
+        puts = self._log_puts(scope, task_id, read.last_seq + 1, plan.payloads, now, ttl)
+        if plan.snapshot is not None:
+            puts.append(self._table.put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
+        if key is not None:
+            puts.insert(0, self._key_put(scope, key, task_id, ttl))
         try:
-            if not plan.payloads and plan.snapshot is None and key is None:
-                self.client.put_item(**head)
-            else:
-                puts = self._log_puts(record.scope, record.task_id, record.last_seq + 1, plan.payloads, now, ttl)
-                if plan.snapshot is not None:
-                    snap = snapshot_item(record.scope, record.task_id, plan.new_last_seq, plan.snapshot, ttl)
-                    puts.append(self._table.put(snap))
-                if key is not None:
-                    puts.insert(0, self._key_put(record.scope, key, record.task_id, ttl))
-                self._table.transact([head, *puts])
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code")
-            reasons = cancellation_reasons(exc)
+            self._table.write([head, *puts])
+        except WriteCancelled as cancelled:
+            reasons = cancelled.reasons
             if key is not None and not (reasons and reasons[0].get("Code") == "ConditionalCheckFailed"):
                 # The head held (a failed head is a VersionConflict: the caller re-reads and decides).
-                self._raise_if_duplicate(record.scope, key, reasons, 1)
-            codes = {str(reason.get("Code")) for reason in reasons}
-            if code == "ConditionalCheckFailedException" or codes & _LOST_RACE:
-                raise VersionConflict(f"task {record.task_id} changed since it was read") from None
+                self._raise_if_duplicate(scope, key, reasons, 1)
+            if set(cancelled.codes) & _LOST_RACE:
+                raise VersionConflict(f"task {task_id} changed since it was read") from None
             raise
         return stored
 
@@ -288,13 +246,8 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         after it (a strongly consistent Query). The indexes are eventually consistent: a task created
         or changed a moment ago may be missing or in its old place here (``get_task`` is not).
         """
-        check_page_size(query.page_size)
-        fingerprint = listing_fingerprint(scope, query)
-        floor = status_floor(query)
-        cursor = ""
-        if query.page_token:
-            cursor = decode_page_token(query.page_token, fingerprint)
-            check_listing_position(cursor, floor)
+        position = listing_position(scope, query)
+        fingerprint, floor, cursor = position.fingerprint, position.floor, position.cursor
         queries = listing_queries(scope, query, floor, cursor)
         sort_key = queries.sort_key
         matches: list[Item] = []
@@ -338,25 +291,27 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         config = push_config_for(config)
         ttl = ttl_epoch(self._clock(), self._ttl_days)
         upsert = push_upsert(scope, config, ttl, start_after_seq, protocol_version)
-        self.client.update_item(TableName=self._table.name, **upsert)
+        self._table.upsert(upsert)
         return config
-
-    def get_push_config(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
-        target = self.get_push_target(scope, task_id, config_id)
-        return target.config if target is not None else None
 
     def get_push_target(self, scope: Scope, task_id: str, config_id: str) -> PushTarget | None:
         item = self._table.get(Keys(scope).task_pk(task_id), push_sk(config_id))
         return push_target_from_item(item) if item is not None else None
 
-    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return raise_push_mark(self._table, scope, task_id, config_id, "deliveredSeq", seq)
-
-    def mark_push_tried(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
-        return raise_push_mark(self._table, scope, task_id, config_id, "triedSeq", seq)
+    def _raise_push_mark(self, scope: Scope, task_id: str, config_id: str, seq: int, *, tried: bool) -> bool:
+        return self._table.raise_mark(
+            self._push_key(scope, task_id, config_id), "triedSeq" if tried else "deliveredSeq", seq
+        )
 
     def push_progress(self, scope: Scope, task_id: str) -> dict[str, PushProgress]:
-        return push_progress(self._table, scope, task_id)
+        """Config id -> its marks, for every config of the task (one Query that projects the keys and
+        the marks: no config bodies)."""
+        return {
+            str(item["sk"]["S"])[len(PUSH_SK_PREFIX) :]: PushProgress(
+                mark_of(item, "deliveredSeq"), mark_of(item, "triedSeq")
+            )
+            for item in self._table.query(push_progress_query(scope, task_id))
+        }
 
     def list_push_configs(
         self, scope: Scope, task_id: str, page_size: int = 100, page_token: str = ""
@@ -379,8 +334,7 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
         return [config_from_item(item) for item in page], token
 
     def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
-        key = {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}}
-        self.client.delete_item(TableName=self._table.name, Key=key)
+        self._table.delete(self._push_key(scope, task_id, config_id))
 
     # ------------------------------------------------------------------ helpers
 
@@ -389,6 +343,10 @@ class DynamoDBTaskStore(DynamoDBDelegationRefs):
     ) -> list[PutTypeDef]:
         puts: list[PutTypeDef] = []
         for group in pack_events(payloads):
-            puts.append(self._table.put(log_item(scope, task_id, first_seq, group, now, ttl), NOT_EXISTS))
+            puts.append(self._table.new_put(log_item(scope, task_id, first_seq, group, now, ttl)))
             first_seq += len(group)
         return puts
+
+    @staticmethod
+    def _push_key(scope: Scope, task_id: str, config_id: str) -> Item:
+        return {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": push_sk(config_id)}}
