@@ -10,8 +10,7 @@ from a2a_serverless.config import Settings
 from a2a_serverless.errors import InvalidParamsError
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import TaskState
-from a2a_serverless.operations._send_keys import send_key
-from a2a_serverless.operations.send_message import _continue_task, submit_message
+from a2a_serverless.operations.send_message import _continue_task, send_key, submit_message
 from a2a_serverless.wiring import build_runtime
 from testkit.calls import CTX, SCOPE, send_request
 from testkit.queues import RecordingQueue

@@ -39,7 +39,7 @@ def check_id_length(field: str, value: str) -> None:
 
 
 IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
-"""The request header that keys a SendMessage instead of its messageId (:mod:`._send_keys`): 1 to
+"""The request header that keys a SendMessage instead of its messageId (:mod:`.send_message`, its send keys): 1 to
 :data:`MAX_ID_LENGTH` printable ASCII characters, since it is part of a DynamoDB key as an id is."""
 
 
