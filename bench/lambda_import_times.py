@@ -39,7 +39,11 @@ uses, the runtime, the authorizer's JWT stack in ``jwt`` mode) rather than at im
 with the in-memory store (``A2A_STORE=memory``) and no network, so they leave out what every
 deployed function's first request adds the same way before and after: boto3 and the AWS clients
 (their connections), and, in ``jwt`` mode, fetching the issuer's keys. Building the call's event is
-not timed.
+not timed. The two workers are the exception: their first call is the first AWS client their first
+invocation makes (the worker's DynamoDB client; the durable worker's Lambda client, which the durable
+SDK makes at the start of every invocation, before the handler's body), with boto3 imported if it is
+not yet: where a cut of the import moves boto3 to, like for like. (A durable invocation cannot run
+further offline: it reads and checkpoints its state through the Lambda API.)
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ def api_event(method, path):
     event["requestContext"]["path"] = "/v1" + path
     event["body"] = None
     return event"""
+# Lambda sets both; a client needs its Region (boto3 reads AWS_DEFAULT_REGION).
+_REGION = "import os\nos.environ.update(AWS_REGION='us-east-1', AWS_DEFAULT_REGION='us-east-1')"
 FIRST_CALLS: dict[str, tuple[str, str, str]] = {
     # function: (what the first call is, its event (not timed), the call)
     "AgentCardFunction": (
@@ -108,6 +114,16 @@ FIRST_CALLS: dict[str, tuple[str, str, str]] = {
         "none mode, a request allowed",
         "event = json.load(open('/events/apigw_request_authorizer.json'))",
         "assert handler(event, Context())['principalId'] == 'anonymous'",
+    ),
+    "WorkerFunction": (
+        "its first AWS client (DynamoDB, boto3)",
+        _REGION,
+        "from a2a_serverless.aws import dynamodb_client\ndynamodb_client()",
+    ),
+    "DurableWorkerFunction": (
+        "the SDK's Lambda client (boto3), made as every invocation starts",
+        _REGION,
+        "from aws_durable_execution_sdk_python.lambda_service import LambdaClient\nLambdaClient.initialize_client()",
     ),
 }
 FIRST_CALL_JWT = (
@@ -130,6 +146,7 @@ FLOORS = {
     ),
     "pydantic and Powertools (logging, metrics) alone": "import aws_lambda_powertools\nfrom pydantic import BaseModel",
     "the durable SDK alone (its boto3 from the image)": "import aws_durable_execution_sdk_python.execution",
+    "boto3 alone (from the image; every function's first AWS client loads it)": "import boto3",
 }
 REFERENCE_IMPORT = "import _reference_server"
 REFERENCE_APP = REFERENCE_IMPORT + "\n_reference_server.create_reference_app('http://127.0.0.1:8000')"
