@@ -142,16 +142,18 @@ RESOLVED_BEFORE_SAM = frozenset(
         "SnapStart",
         "FunctionArn",
         "PublishLambdaVersion",
+        "Layers",
     }
 )
 """The properties whose ``Fn::If`` the AWS::LanguageExtensions transform must resolve before SAM's:
 SAM takes only a string in AutoPublishAlias and VersionDeletionPolicy and a boolean in
-PublishLambdaVersion, and an authorizer's FunctionArn may name an alias only one branch has."""
+PublishLambdaVersion, an authorizer's FunctionArn may name an alias only one branch has, and SAM
+publishes a new version when a layer changes only for a function whose Layers is a list."""
 
 
 def language_extensions(template: Mapping[str, Any], parameters: Mapping[str, str]) -> dict[str, Any]:
     """``template`` after the part of AWS::LanguageExtensions (listed first in its Transform) that SAM
-    depends on: each ``Fn::If`` under a property of :data:`RESOLVED_BEFORE_SAM` resolved for these
+    depends on: each ``Fn::If`` under a resource's property of :data:`RESOLVED_BEFORE_SAM` resolved for these
     parameter values, an ``AWS::NoValue`` branch removing the property. The transform resolves every
     intrinsic it can; the others are left here to CloudFormation, which gives them the same values."""
     conditions = template.get("Conditions", {})
@@ -189,8 +191,8 @@ def language_extensions(template: Mapping[str, Any], parameters: Mapping[str, st
                 result[key] = walk(chosen)
         return result
 
-    resolved: dict[str, Any] = walk(template)
-    return resolved
+    # Resources only: the transform leaves SAM's Globals as they are (SAM CLI's run of it does).
+    return {**template, "Resources": walk(template["Resources"])}
 
 
 def for_checkov(translated: Mapping[str, Any], parameters: Mapping[str, str]) -> dict[str, Any]:
