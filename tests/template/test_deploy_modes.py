@@ -3,9 +3,9 @@ finds nothing above informational in the translation, which is what CloudFormati
 ``sam validate --lint`` and test_cfn_lint.py lint the template before translation and cannot see,
 say, a dependency cycle through what SAM generates.
 
-The modes are a pairwise covering array (tests/template/modes.py), not the full product: with 13
-mode parameters the product is 18432 modes at about 2 s of cfn-lint each (10 hours on one core), while
-every pair of values of two parameters appears in one of the array's 13 modes (about 30 s here). The
+The modes are a pairwise covering array (tests/template/modes.py), not the full product: with 14
+mode parameters the product is 36864 modes at about 2 s of cfn-lint each (20 hours on one core), while
+every pair of values of two parameters appears in one of the array's 13 modes (about 35 s here). The
 values come from the template's own AllowedValues, so a new value is covered without a change here.
 
 A combination that cannot work is refused before anything is created, by the template's Rules
