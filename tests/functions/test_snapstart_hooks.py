@@ -7,17 +7,21 @@ here a module of that name records what is registered, and moto serves the AWS c
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 import sys
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from lambda_events import EVENTS, body, invoke
 
+import a2a_serverless
 from a2a_serverless.aws import dynamodb_client
 from a2a_serverless.lambda_ import snapstart
 from a2a_serverless.lambda_.authorizer import authorizer_services, reset_authorizer_services
@@ -191,3 +195,51 @@ def test_the_authorizers_key_fetcher_made_before_the_snapshot_is_made_again(
     after = authorizer_services()
     assert after is not before
     assert after.keys is not before.keys
+
+
+# Run in a process of its own, so the kit's modules are imported afresh: each call that makes an id
+# or a temporary file is recorded from before the first import.
+_RECORD_INIT = """
+import importlib, json, secrets, sys, tempfile, uuid
+made = []
+def recorded(module, name):
+    real = getattr(module, name)
+    def call(*args, **kwargs):
+        made.append(name)
+        return real(*args, **kwargs)
+    setattr(module, name, call)
+for name in ("uuid1", "uuid4"):
+    recorded(uuid, name)
+for name in ("token_bytes", "token_hex", "token_urlsafe"):
+    recorded(secrets, name)
+for name in ("mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryFile", "TemporaryDirectory"):
+    recorded(tempfile, name)
+importlib.import_module("a2a_serverless.functions." + sys.argv[1])
+print(json.dumps(made))
+"""
+
+
+@pytest.mark.parametrize("module", ["worker", "gateway", "send_message", "authorizer", "push_delivery", "sweeper"])
+def test_no_id_or_temporary_file_is_made_at_init(module: str, tmp_path: Path) -> None:
+    # Given a deployed function's environment
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(Path(a2a_serverless.__file__).parents[1]),
+        "AWS_LAMBDA_FUNCTION_NAME": "a2a-test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "A2A_STORE": "dynamodb",
+        "A2A_TABLE_NAME": "tasks",
+        "A2A_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/work.fifo",
+        "A2A_AUTH_MODE": "apigateway",
+        "TMPDIR": str(tmp_path),
+    }
+    # When the entry point's init runs (its import: the kit's modules and its cold start)
+    done = subprocess.run(
+        [sys.executable, "-c", _RECORD_INIT, module], env=environment, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    # Then it made no id and no temporary file: nothing a snapshot would give every environment alike
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert list(tmp_path.iterdir()) == []
