@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from ..config import ConfigError, Settings
 from ._observability import logger
+from .snapstart import register as register_snapstart_hooks
 from .startup import StartupError, check, executor_failure
 
 __all__ = ["cold_start"]
@@ -21,7 +22,9 @@ def cold_start(
     function runs the executor; ``durable_function``: it starts or signals durable executions) and
     raise :class:`~a2a_serverless.lambda_.startup.StartupError` after logging its one line at ERROR: Lambda
     then reports an init error with it. Elsewhere (tests, the local stack, which checks before it
-    starts its processes) nothing happens."""
+    starts its processes) nothing happens. First, SnapStart's restore hooks are registered where
+    Lambda's runtime offers them (:mod:`a2a_serverless.lambda_.snapstart`)."""
+    register_snapstart_hooks()
     if not environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         return
     try:
