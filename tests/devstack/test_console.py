@@ -4,7 +4,6 @@ the proxy to another agent)."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import uuid
@@ -30,8 +29,8 @@ from a2a_serverless.runtime import Runtime
 from a2a_serverless.transport.app import create_app
 from a2a_serverless.wiring import build_runtime
 from a2a_serverless_dev.console import CONSOLE_PATH, _proxy, console_routes, with_console
-from a2a_serverless_dev.resources import load_template
 from testkit.aws import moto_clients
+from testkit.sam_template import translate
 
 if TYPE_CHECKING:
     from conftest import WebhookReceiver  # tests/conftest.py (the fixture's type)
@@ -83,22 +82,9 @@ async def test_the_deployed_app_has_no_console(runtime: Runtime) -> None:
 
 
 def _translated() -> dict[str, Any]:
-    """template.yaml through the SAM translator, offline (as tests/template translates it)."""
-    from samtranslator.translator.transform import transform
-
-    class NoManagedPolicies:
-        def load(self) -> dict[str, str]:
-            return {}
-
-    template = copy.deepcopy(load_template())
-    for resource in template["Resources"].values():
-        props = resource.get("Properties", {})
-        for key in ("CodeUri", "ContentUri"):
-            if isinstance(props.get(key), str):
-                props[key] = "s3://bucket/" + props[key].strip("/")
-    defaults = {k: str(v["Default"]) for k, v in template.get("Parameters", {}).items() if "Default" in v}
-    translated: dict[str, Any] = transform(template, defaults, NoManagedPolicies())
-    return translated
+    """template.yaml through CloudFormation's transforms, offline, with its defaults (as tests/template
+    translates it)."""
+    return translate({})
 
 
 def test_the_template_routes_nothing_under_the_console(monkeypatch: pytest.MonkeyPatch) -> None:

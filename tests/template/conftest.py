@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from modes import translate as translate_template
+
+from testkit.sam_template import translate as translate_template
 
 
 def _translate(parameters: dict[str, str]) -> dict[str, Any]:

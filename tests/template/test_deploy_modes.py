@@ -31,7 +31,6 @@ from modes import (
     ENUMERATED,
     OPEN_PARAMETERS,
     PUBLIC_URL,
-    RESOLVED_BEFORE_SAM,
     TOPIC,
     covering_array,
     deployable,
@@ -39,6 +38,7 @@ from modes import (
 )
 
 from a2a_serverless_dev.resources import load_template
+from testkit.sam_template import RESOLVED_BEFORE_SAM
 
 JWT_RULE = "JwtNeedsIssuerAndAudience"
 VALUES = parameter_values()

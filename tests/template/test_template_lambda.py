@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 from cloudformation import Deployed
-from modes import RESOLVED_BEFORE_SAM
 
 from a2a_serverless_dev.project import LAYER_BUILD, project_template
 from a2a_serverless_dev.resources import load_template
+from testkit.sam_template import RESOLVED_BEFORE_SAM
 
 REPO = Path(__file__).resolve().parents[2]
 ADAPTER_SETTINGS = {

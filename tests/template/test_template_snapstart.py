@@ -111,7 +111,7 @@ def test_on_a_new_layer_publishes_a_new_version_of_every_function(translate: Tra
     template = load_template()
     changed = copy.deepcopy(template)
     changed["Resources"]["CoreLayer"]["Properties"]["ContentUri"] = "shared-changed/"
-    from modes import translate as translate_template
+    from testkit.sam_template import translate as translate_template
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
