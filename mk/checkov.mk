@@ -23,7 +23,7 @@ $(CHECKOV_STAMP):
 
 checkov: bootstrap $(CHECKOV_STAMP) ## checkov over the SAM-translated template (.aws-sam/checkov/); fails on any failed check
 	@echo "==> checkov $(CHECKOV_VERSION) over the translated template"
-	@$(BIN)/python tests/template/modes.py $(CHECKOV_DIR)
+	@PYTHONPATH=tests $(BIN)/python tests/template/modes.py $(CHECKOV_DIR)
 	@$(CHECKOV_VENV)/bin/checkov --directory $(CHECKOV_DIR) --framework cloudformation --compact --quiet \
 		--skip-download --output cli
 	@echo "checkov: no failed check (waivers: Metadata checkov skip in template.yaml)"

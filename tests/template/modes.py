@@ -139,7 +139,8 @@ def for_checkov(translated: Mapping[str, Any], parameters: Mapping[str, str]) ->
 
 def main(argv: Sequence[str]) -> int:
     if len(argv) != 1:
-        print("usage: python tests/template/modes.py DIR  (writes DIR/<mode>.json for checkov)", file=sys.stderr)
+        usage = "usage: PYTHONPATH=tests python tests/template/modes.py DIR  (writes DIR/<mode>.json for checkov)"
+        print(usage, file=sys.stderr)
         return 2
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)

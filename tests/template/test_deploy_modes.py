@@ -96,7 +96,7 @@ def test_every_mode_translates_and_lints_clean(
 
 def _resolved_before_sam(match: Any, translated: dict[str, Any], parameters: Mapping[str, str]) -> bool:
     """A warning only because AWS::LanguageExtensions resolved a property's ``Fn::If`` for this mode
-    before SAM (tests/template/modes.py, :data:`RESOLVED_BEFORE_SAM`): a Ref, in such a property, to
+    before SAM (tests/testkit/sam_template.py, :data:`RESOLVED_BEFORE_SAM`): a Ref, in such a property, to
     a resource whose condition holds in this mode (W1001), or a condition that only such properties
     used (W8001). Any other warning stands."""
     path = [str(p) for p in match.path]
