@@ -6,14 +6,13 @@ developer kit (``a2a_serverless_dev``), which the Lambda layer does not hold."""
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
 import a2a_serverless
 import a2a_serverless_dev
+from testkit.modules import load_file
 
 PACKAGE = Path(a2a_serverless.__file__).parent
 MAX_LINES = 400
@@ -45,14 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 def _load_structure() -> ModuleType:
     """``infra/structure.py``, whose module listing and import graph these rules read."""
-    script = Path(__file__).resolve().parents[1] / "infra" / "structure.py"
-    spec = importlib.util.spec_from_file_location("structure", script)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_file(Path(__file__).resolve().parents[1] / "infra" / "structure.py", "structure")
 
 
 _STRUCTURE = _load_structure()

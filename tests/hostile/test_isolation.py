@@ -27,10 +27,8 @@ where the owner comes from the API Gateway authorizer's context.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import itertools
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -71,6 +69,7 @@ from a2a_serverless.push.sender import SendResult
 from a2a_serverless_dev.moto_fixes import fast_transactions
 from a2a_serverless_dev.resources import create_resources, load_template
 from testkit.aws import REGION, SerializedClient, moto_clients
+from testkit.modules import load_file
 
 # --------------------------------------------------------------------------- attackers
 
@@ -565,14 +564,7 @@ async def test_message_without_task_id_starts_a_task_of_ones_own(
 
 def _lambda_events() -> Any:
     """tests/functions/lambda_events.py: the recorded API Gateway event, re-aimed at any route."""
-    path = Path(__file__).parents[1] / "functions" / "lambda_events.py"
-    spec = importlib.util.spec_from_file_location("_isolation_lambda_events", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_file(Path(__file__).parents[1] / "functions" / "lambda_events.py", "_isolation_lambda_events")
 
 
 @pytest.fixture

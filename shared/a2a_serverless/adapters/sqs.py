@@ -32,7 +32,9 @@ __all__ = ["SqsDeliveryQueue", "SqsWorkQueue"]
 _BATCH = 10  # SQS's SendMessageBatch limit
 
 
-class SqsWorkQueue:
+class _SqsQueue:
+    """A queue's URL and its client, built on first use unless given."""
+
     def __init__(self, queue_url: str, client: SQSClient | None = None) -> None:
         self._queue_url = queue_url
         self._client = client
@@ -43,6 +45,8 @@ class SqsWorkQueue:
             self._client = sqs_client()
         return self._client
 
+
+class SqsWorkQueue(_SqsQueue):
     def enqueue(self, item: WorkItem) -> None:
         request: SendMessageRequestTypeDef = {
             "QueueUrl": self._queue_url,
@@ -55,17 +59,10 @@ class SqsWorkQueue:
         self.client.send_message(**request)
 
 
-class SqsDeliveryQueue:
+class SqsDeliveryQueue(_SqsQueue):
     def __init__(self, queue_url: str, dead_letter_url: str, client: SQSClient | None = None) -> None:
-        self._queue_url = queue_url
+        super().__init__(queue_url, client)
         self._dead_letter_url = dead_letter_url
-        self._client = client
-
-    @property
-    def client(self) -> SQSClient:
-        if self._client is None:
-            self._client = sqs_client()
-        return self._client
 
     def send(self, items: Sequence[DeliveryItem]) -> None:
         for start in range(0, len(items), _BATCH):
