@@ -116,7 +116,7 @@ def send_message(request: SendMessageRequest, ctx: CallContext, runtime: Runtime
     response = SendMessageResponse(task=with_history_length(record.task, config.history_length))
     if not config.return_immediately:
         record = wait_until_settled(runtime, record, request.message.message_id)
-        if is_settled(record.head, request.message.message_id) or record.head.state.is_terminal:
+        if is_settled(record.head, request.message.message_id) or record.state.is_terminal:
             deadline = started + runtime.settings.blocking_wait_seconds
             wait_for_pushes(runtime, request, record, deadline=deadline)
         if record.reply is not None:
