@@ -22,8 +22,11 @@ wall. A module that stays longer because it holds one concern is named in ``LOOK
 LOOKED_AT: dict[str, str] = {
     "a2a_serverless.operations.send_message": "SendMessage, with how it tells a retry from a new message"
     " (its send keys): one method's rules, read together",
-    "a2a_serverless.ports.store": "the TaskStore port: the protocol and the records it reads and writes,"
-    " send keys included",
+    "a2a_serverless.ports.store": "the TaskStore port: the protocol, the records it reads and writes (send"
+    " keys included) and the sequence every store shares over its primitives (as powertools' idempotency"
+    " persistence/base.py holds its record, its base layer and their helpers)",
+    "a2a_serverless.adapters.dynamodb.table": "the tasks table: its keys and items and the one door to"
+    " the client that writes them (as powertools' persistence/dynamodb.py holds both)",
 }
 """The modules over ``MAX_LINES`` that were looked at and hold one concern, each with why: splitting
 them would scatter what a reader needs together (a cohesive adapter is not split to fit a count)."""

@@ -236,7 +236,7 @@ class PartOffloader:
     ) -> tuple[list[StreamResponse], Callable[[Task], Task]]:
         """``events`` of ``record``'s task with their large parts stored, and what stores the task's
         own, for a commit to call only when it writes the task's snapshot
-        (:func:`a2a_serverless.adapters._store_common.plan_commit`)."""
+        (:func:`a2a_serverless.ports.store.plan_commit`)."""
         stored = [self.offload_one(event, record.scope, record.task_id) for event in events]
         return stored, partial(self.offload_one, scope=record.scope, task_id=record.task_id)
 

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from a2a_serverless.adapters.dynamodb.codec import log_item, push_item
+from a2a_serverless.adapters.dynamodb.table import log_item, push_item
 from a2a_serverless.adapters.sqs import SqsDeliveryQueue, SqsWorkQueue
 from a2a_serverless.durable.queue import DurableQueue
 from a2a_serverless.json_types import Json

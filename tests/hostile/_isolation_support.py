@@ -26,7 +26,7 @@ from urllib.parse import quote
 import httpx
 from starlette.applications import Starlette
 
-from a2a_serverless.adapters.dynamodb.codec import Keys
+from a2a_serverless.adapters.dynamodb.table import Keys
 from a2a_serverless.auth import Principal
 from a2a_serverless.config import Settings
 from a2a_serverless.execution.api import AgentExecutor, EventQueue, RequestContext

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from a2a_serverless import telemetry
-from a2a_serverless.adapters.dynamodb.codec import log_item
+from a2a_serverless.adapters.dynamodb.table import log_item
 from a2a_serverless.ports import Scope, WorkItem
 from a2a_serverless.push.delivery import DeliveryItem
 from a2a_serverless.telemetry._spans import tracer

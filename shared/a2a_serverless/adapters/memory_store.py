@@ -12,7 +12,7 @@ It differs where only AWS can: items never expire (no TTL), and ListTasks is str
 (:meth:`wait_for_change`, :meth:`wait_for_events`), where DynamoDB callers poll.
 
 ``create_task`` and ``commit`` (offload, plan, write) are
-:class:`~a2a_serverless.adapters._store_common.TaskStoreBase`'s, as for DynamoDB: this module
+:class:`~a2a_serverless.ports.store.TaskStoreBase`'s, as for DynamoDB: this module
 writes what they plan, in one step under the lock.
 """
 
@@ -36,6 +36,7 @@ from ..ports.store import (
     Checkpoint,
     DuplicateMessage,
     KeyKind,
+    Planned,
     PushTarget,
     Scope,
     SendKey,
@@ -44,12 +45,8 @@ from ..ports.store import (
     TaskPage,
     TaskQuery,
     TaskRecord,
-    VersionConflict,
-)
-from ..versions import CURRENT, ProtocolVersion
-from ._store_common import (
-    Planned,
     TaskStoreBase,
+    VersionConflict,
     check_page_size,
     commit_listing_key,
     decode_page_token,
@@ -59,6 +56,7 @@ from ._store_common import (
     push_config_for,
     push_fingerprint,
 )
+from ..versions import CURRENT, ProtocolVersion
 
 __all__ = ["MemoryTaskStore"]
 

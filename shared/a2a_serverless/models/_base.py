@@ -24,7 +24,7 @@ import binascii
 import enum
 import unicodedata
 from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -35,6 +35,7 @@ from pydantic import (
     PlainSerializer,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
     model_serializer,
     model_validator,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "NonEmptyStr",
     "ProtoEnum",
     "ProtoModel",
+    "Specified",
     "Timestamp",
     "UrlText",
     "format_timestamp",
@@ -168,6 +170,18 @@ class ProtoEnum(enum.StrEnum):
     @property
     def number(self) -> int:
         return list(type(self)).index(self)
+
+
+def _specified(value: ProtoEnum, info: ValidationInfo) -> ProtoEnum:
+    if value.number == 0:
+        raise ValueError(f"{info.field_name} is required (not {value.name})")
+    return value
+
+
+_E = TypeVar("_E", bound=ProtoEnum)
+# A field the proto marks REQUIRED whose type is an enum: its zero (``*_UNSPECIFIED``) is refused,
+# given by name or by number. (A missing one is already refused: such fields have no default.)
+Specified = Annotated[_E, AfterValidator(_specified)]
 
 
 def format_timestamp(value: datetime) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
-
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from ..json_types import Json, JsonValue
 from ._base import (
@@ -16,6 +14,7 @@ from ._base import (
     NonEmptyStr,
     ProtoEnum,
     ProtoModel,
+    Specified,
     Timestamp,
     UrlText,
 )
@@ -96,17 +95,11 @@ class Message(ProtoModel):
     message_id: NonEmptyStr
     context_id: str = ""
     task_id: str = ""
-    role: Role
+    role: Specified[Role]
     parts: list[Part] = Field(min_length=1)
     metadata: Json | None = None
     extensions: list[str] = []
     reference_task_ids: list[str] = []
-
-    @model_validator(mode="after")
-    def _role_is_set(self) -> Self:
-        if self.role is Role.ROLE_UNSPECIFIED:
-            raise ValueError("role is required (ROLE_USER or ROLE_AGENT)")
-        return self
 
 
 class Artifact(ProtoModel):
@@ -119,15 +112,9 @@ class Artifact(ProtoModel):
 
 
 class TaskStatus(ProtoModel):
-    state: TaskState
+    state: Specified[TaskState]
     message: Message | None = None
     timestamp: Timestamp | None = None
-
-    @model_validator(mode="after")
-    def _state_is_set(self) -> Self:
-        if self.state is TaskState.TASK_STATE_UNSPECIFIED:
-            raise ValueError("state is required")
-        return self
 
 
 class Task(ProtoModel):

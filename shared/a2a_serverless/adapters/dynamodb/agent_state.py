@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from ...ports.agent_state import MAX_STATE_BYTES, SavedState, StateConflict
 from ...ports.store import Scope
-from .codec import Item, Keys
-from .table import Table
+from .table import Item, Keys, Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -16,8 +16,7 @@ from urllib.parse import quote
 
 from ...ports.delegation import DelegationRef
 from ...ports.store import Scope, VersionConflict
-from .codec import Item, ttl_epoch
-from .table import Table
+from .table import Item, Table, ttl_epoch
 
 __all__ = ["DynamoDBDelegationRefs"]
 

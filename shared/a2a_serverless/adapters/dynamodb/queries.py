@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ports.store import Scope, TaskQuery
-from .codec import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, event_sk
-from .table import QueryArgs
+from .table import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, QueryArgs, event_sk
 
 __all__ = [
     "ListingQueries",

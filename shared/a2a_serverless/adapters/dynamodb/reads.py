@@ -14,9 +14,8 @@ from pydantic import TypeAdapter
 from ...lifecycle import fold
 from ...models import StreamResponse, Task
 from ...ports.store import Scope, StoredEvent, TaskRecord, VersionConflict
-from .codec import META_SK, SNAPSHOT_SK, Item, Keys, LogItem, head_from_item, log_item_from, read_payload
 from .queries import events_query, task_query
-from .table import Table
+from .table import META_SK, SNAPSHOT_SK, Item, Keys, LogItem, Table, head_from_item, log_item_from, read_payload
 
 __all__ = ["events_of", "read_events", "read_listed", "read_task"]
 

@@ -1,7 +1,7 @@
 """``TaskStore`` on the single DynamoDB table ``TasksTable`` of ``template.yaml``.
 
-Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.codec`, and every
-call goes through :class:`.table.Table`):
+Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.table`, and every
+call goes through its :class:`.table.Table`):
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
 whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
@@ -31,7 +31,7 @@ transient errors; a transaction's ``ClientRequestToken`` makes such a retry of o
 unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
 caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
 ``create_task`` and ``commit`` themselves (offload, plan, write) are
-:class:`~a2a_serverless.adapters._store_common.TaskStoreBase`'s; this module writes what they plan.
+:class:`~a2a_serverless.ports.store.TaskStoreBase`'s; this module writes what they plan.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from ...ports.push_marks import PushProgress
 from ...ports.store import (
     AcceptedMessage,
     DuplicateMessage,
+    Planned,
     PushTarget,
     Scope,
     SendKey,
@@ -58,12 +59,8 @@ from ...ports.store import (
     TaskPage,
     TaskQuery,
     TaskRecord,
-    VersionConflict,
-)
-from ...versions import CURRENT, ProtocolVersion
-from .._store_common import (
-    Planned,
     TaskStoreBase,
+    VersionConflict,
     check_page_size,
     decode_page_token,
     encode_page_token,
@@ -73,12 +70,19 @@ from .._store_common import (
     push_config_for,
     push_fingerprint,
 )
-from .codec import (
+from ...versions import CURRENT, ProtocolVersion
+from .delegation import DynamoDBDelegationRefs
+from .queries import expired_leases_query, listing_queries, push_configs_query, push_progress_query
+from .reads import read_events, read_listed, read_task
+from .table import (
     LEASE_SHARDS,
     META_SK,
     PUSH_SK_PREFIX,
+    CancellationReason,
     Item,
     Keys,
+    Table,
+    WriteCancelled,
     accepted_message_from,
     config_from_item,
     head_from_item,
@@ -94,10 +98,6 @@ from .codec import (
     snapshot_item,
     ttl_epoch,
 )
-from .delegation import DynamoDBDelegationRefs
-from .queries import expired_leases_query, listing_queries, push_configs_query, push_progress_query
-from .reads import read_events, read_listed, read_task
-from .table import CancellationReason, Table, WriteCancelled
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -1,32 +1,46 @@
-"""The tasks table's one door: :class:`Table`, the only holder of the boto3 client (keys and
-items: :mod:`.codec`).
+"""The tasks table (layout: :mod:`.store`): its keys and items, in the low-level client's form, and
+its one door, :class:`Table`, the only holder of the boto3 client.
 
-Each conditional write is one of its named methods, its condition built from the named parts below
-(:data:`KEY_FREE`, :data:`HEAD_UNCHANGED`, ...); a condition that failed comes back as False or as
-:class:`WriteCancelled`, never as a raw ``ClientError`` for the caller to pick apart. It also does
-what DynamoDB's API leaves to its caller: pagination, BatchGetItem's unprocessed keys, a
-transaction's idempotency token and the reasons it was cancelled.
+**Keys and items.** Every key component that comes from a caller is percent-encoded
+(``quote(value, safe="")``), so a ``#`` inside a tenant, owner or id can never make one scope's key
+equal to another's. JSON payloads of 2 KB and more (event batches, snapshots) are stored
+zlib-compressed, as a binary attribute whose name ends in ``Z``: DynamoDB bills by stored bytes, and
+A2A JSON repeats its ids in every event.
+
+**The door.** Each conditional write is one of :class:`Table`'s named methods, its condition built
+from the named parts below (:data:`KEY_FREE`, :data:`HEAD_UNCHANGED`, ...); a condition that failed
+comes back as False or as :class:`WriteCancelled`, never as a raw ``ClientError`` for the caller to
+pick apart. It also does what DynamoDB's API leaves to its caller: pagination, BatchGetItem's
+unprocessed keys, a transaction's idempotency token and the reasons it was cancelled.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 import uuid
+import zlib
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal, TypedDict, cast
+from urllib.parse import quote
 
 from botocore.exceptions import ClientError
 
+from ... import telemetry
 from ...aws import dynamodb_client
 from ...json_types import Json
-from ...models import format_timestamp
-from .codec import Item, number, string
+from ...models import TaskPushNotificationConfig, TaskState, format_timestamp
+from ...ports.push_marks import PushTarget
+from ...ports.store import AcceptedMessage, Checkpoint, KeyKind, Scope, SendKey, TaskHead, TaskRecord, parse_timestamp
+from ...versions import ProtocolVersion, stored_version
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
         KeysAndAttributesTypeDef,
         PutTypeDef,
         TransactWriteItemTypeDef,
@@ -34,18 +48,384 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "EVENT_SK_LAST",
     "HEAD_UNCHANGED",
     "KEY_FREE",
     "KEY_NAMES_REPLACED",
     "KEY_TAKEN",
+    "LEASE_SHARDS",
+    "META_SK",
+    "PUSH_SK_END",
+    "PUSH_SK_PREFIX",
     "RUN_UNMARKED",
+    "SNAPSHOT_SK",
     "VERSION_IS",
     "CancellationReason",
+    "Item",
+    "Keys",
+    "LogItem",
     "QueryArgs",
     "Table",
     "WriteCancelled",
+    "accepted_message_from",
+    "config_from_item",
+    "event_sk",
+    "head_from_item",
+    "head_item",
+    "lease_shard",
+    "log_item",
+    "log_item_from",
     "mark_below",
+    "mark_of",
+    "number",
+    "push_item",
+    "push_sk",
+    "push_target_from_item",
+    "push_upsert",
+    "read_payload",
+    "send_key_address",
+    "send_key_item",
+    "snapshot_item",
+    "string",
+    "ttl_epoch",
 ]
+
+Item = dict[str, "AttributeValueTypeDef"]
+"""A DynamoDB item in the low-level client's shape (``{"name": {"S": "..."}}``)."""
+
+META_SK = "META"
+SNAPSHOT_SK = "META#SNAP"
+"""Sorts right after the head and after every event (``EVT#...`` < ``META`` < ``META#SNAP`` <
+``PUSH#...``): one Query from ``META#SNAP`` down, two items long, reads snapshot and head."""
+_MSG_SK = "MSG"
+_HEADER_SK = "IDEM"
+PUSH_SK_PREFIX = "PUSH#"
+PUSH_SK_END = "PUSH$"  # '$' follows '#': every "PUSH#<id>" sorts below it
+EVENT_SK_LAST = "EVT#" + "9" * 12
+LEASE_SHARDS = 8
+"""The lease index's partitions: a running task's head is in one of them (by its key's hash), so
+lease renewals of many running tasks spread over several index partitions."""
+_COMPRESS_FROM = 2048
+
+
+def _q(value: str) -> str:
+    return quote(value, safe="")
+
+
+MAX_OWNER_KEY_CHARS = 256
+"""An owner whose encoded name is longer than this is keyed by its digest. Owners come from the
+authenticator (a JWT ``sub``, an IAM ARN, a custom authorizer's principal id), unbounded in length,
+while a partition key holds at most 2,048 bytes, with the tenant and an id (256 bytes each, up to
+three times that encoded) beside the owner."""
+
+
+def _owner(owner: str) -> str:
+    encoded = _q(owner)
+    if len(encoded) <= MAX_OWNER_KEY_CHARS:
+        return encoded
+    # "!" never appears in an encoded name (quote escapes it), so no owner's key can equal a digest.
+    return "!" + hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The keys of one scope."""
+
+    scope: Scope
+
+    @property
+    def _scope(self) -> str:
+        return f"{_q(self.scope.tenant)}#{_owner(self.scope.owner)}"
+
+    def task_pk(self, task_id: str) -> str:
+        return f"TASK#{self._scope}#{_q(task_id)}"
+
+    def message_pk(self, message_id: str) -> str:
+        return f"MSG#{self._scope}#{_q(message_id)}"
+
+    def header_key_pk(self, value: str) -> str:
+        return f"IDEM#{self._scope}#{_q(value)}"
+
+    def scope_gsi_pk(self) -> str:
+        return f"SCOPE#{self._scope}"
+
+    def context_gsi_pk(self, context_id: str) -> str:
+        return f"CTX#{self._scope}#{_q(context_id)}"
+
+
+def event_sk(seq: int) -> str:
+    return f"EVT#{seq:012d}"
+
+
+def push_sk(config_id: str) -> str:
+    # Not encoded: the partition is already scoped and the prefix keeps it apart from META and
+    # EVT#, so the raw id is safe, and it keeps the configs in id order.
+    return PUSH_SK_PREFIX + config_id
+
+
+def lease_shard(task_pk: str) -> str:
+    return f"RUN#{int(hashlib.sha256(task_pk.encode()).hexdigest()[:4], 16) % LEASE_SHARDS}"
+
+
+def ttl_epoch(start: datetime, ttl_days: int) -> int | None:
+    return int((start + timedelta(days=ttl_days)).timestamp()) if ttl_days > 0 else None
+
+
+def string(value: str) -> AttributeValueTypeDef:
+    return {"S": value}
+
+
+def number(value: int) -> AttributeValueTypeDef:
+    return {"N": str(value)}
+
+
+def _with_ttl(item: Item, ttl: int | None) -> Item:
+    if ttl is not None:
+        item["ttl"] = number(ttl)
+    return item
+
+
+def _payload(name: str, text: str) -> Item:
+    """``text`` as attribute ``name``, or compressed as ``name + "Z"`` when that saves write units."""
+    raw = text.encode("utf-8")
+    return {name + "Z": {"B": zlib.compress(raw, 6)}} if len(raw) >= _COMPRESS_FROM else {name: string(text)}
+
+
+def read_payload(item: Item, name: str) -> str:
+    packed = item.get(name + "Z")
+    if packed is not None:
+        return zlib.decompress(bytes(packed["B"])).decode("utf-8")
+    return str(item[name]["S"])
+
+
+# ------------------------------------------------------------------------------------ the head
+
+
+def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at: datetime) -> Item:
+    """The whole head of ``record`` as it is stored (its version, last seq and checkpoint are the
+    new ones). Every write of a head puts it whole, conditioned on the version it replaces: small
+    and of a fixed shape, a put costs what an update would, and moto answers it four times faster.
+    The listing keys are left out for a message-only reply (it is never listed), the lease while
+    nothing runs (the lease index is sparse)."""
+    if record.created_at is None:
+        raise ValueError("a task's head needs its creation time (records read from the store carry it)")
+    keys = Keys(record.scope)
+    pk = keys.task_pk(record.task_id)
+    item: Item = {
+        "pk": string(pk),
+        "sk": string(META_SK),
+        "version": number(record.version),
+        "lastSeq": number(record.last_seq),
+        "snapSeq": number(record.checkpoint.seq),
+        "snapBytes": number(record.checkpoint.size),
+        "tailBytes": number(record.checkpoint.tail),
+        "state": string(record.state.value),
+        "contextId": string(record.task.context_id),
+        "cancelRequested": {"BOOL": record.cancel_requested},
+        "pendingMessageId": string(record.pending_message_id),
+        "runningMessageId": string(record.running_message_id),
+        "replied": {"BOOL": record.replied},
+        "protocolVersion": string(record.protocol_version),
+        "tenant": string(record.scope.tenant),
+        "owner": string(record.scope.owner),
+        "taskId": string(record.task_id),
+        "createdAt": string(format_timestamp(record.created_at)),
+        "updatedAt": string(format_timestamp(updated_at)),
+    }
+    if not record.replied:
+        item |= {
+            "gsi1pk": string(keys.scope_gsi_pk()),
+            "gsi1sk": string(listing_key),
+            "gsi2pk": string(keys.context_gsi_pk(record.task.context_id)),
+            "gsi2sk": string(listing_key),
+        }
+    if record.lease_until:
+        item |= {"leaseUntil": number(record.lease_until), "leaseShard": string(lease_shard(pk))}
+    waits = {"waitingCallback": record.waiting_callback, "waitingToken": record.waiting_token}
+    item |= {name: string(value) for name, value in {**waits, "pushWoken": record.push_woken}.items() if value}
+    return _with_ttl(item, ttl)
+
+
+def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
+    created = item.get("createdAt", {}).get("S")
+    head = TaskHead(
+        scope=scope,
+        task_id=str(item["taskId"]["S"]),
+        state=TaskState(item["state"]["S"]),
+        version=int(item["version"]["N"]),
+        last_seq=int(item["lastSeq"]["N"]),
+        cancel_requested=bool(item.get("cancelRequested", {}).get("BOOL", False)),
+        pending_message_id=str(item.get("pendingMessageId", {}).get("S", "")),
+        running_message_id=str(item.get("runningMessageId", {}).get("S", "")),
+        lease_until=int(item.get("leaseUntil", {}).get("N", "0")),
+        replied=bool(item.get("replied", {}).get("BOOL", False)),
+        created_at=parse_timestamp(created) if created else None,
+        protocol_version=stored_version(item.get("protocolVersion", {}).get("S")),
+        waiting_callback=str(item.get("waitingCallback", {}).get("S", "")),
+        waiting_token=str(item.get("waitingToken", {}).get("S", "")),
+        push_woken=str(item.get("pushWoken", {}).get("S", "")),
+    )
+    checkpoint = Checkpoint(
+        seq=int(item.get("snapSeq", {}).get("N", "0")),
+        size=int(item.get("snapBytes", {}).get("N", "0")),
+        tail=int(item.get("tailBytes", {}).get("N", "0")),
+    )
+    return head, checkpoint
+
+
+# ------------------------------------------------------------------------------- log and snapshot
+
+
+def log_item(
+    scope: Scope, task_id: str, first_seq: int, payloads: Sequence[str], now: datetime, ttl: int | None
+) -> Item:
+    """One log item: the events ``first_seq`` .. ``first_seq + len(payloads) - 1``, keyed by the
+    last of them (a read after seq n queries the keys above n and gets every item holding events
+    after n). ``seq`` is that last one: the push dispatcher, fed by the table's stream, delivers up
+    to it."""
+    last_seq = first_seq + len(payloads) - 1
+    item: Item = {
+        "pk": string(Keys(scope).task_pk(task_id)),
+        "sk": string(event_sk(last_seq)),
+        "seq": number(last_seq),
+        "first": number(first_seq),
+        **_payload("events", "[" + ",".join(payloads) + "]"),
+        "taskId": string(task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
+        "createdAt": string(format_timestamp(now)),
+        **({"trace": string(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
+    }
+    return _with_ttl(item, ttl)
+
+
+@dataclass(frozen=True, slots=True)
+class LogItem:
+    first: int
+    last: int
+    events_json: str
+    """A JSON array of StreamResponse objects: events ``first`` .. ``last``."""
+    trace: str = ""
+
+
+def log_item_from(item: Item) -> LogItem:
+    trace = str(item.get("trace", {}).get("S", ""))
+    return LogItem(int(item["first"]["N"]), int(item["seq"]["N"]), read_payload(item, "events"), trace)
+
+
+def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int | None) -> Item:
+    item: Item = {
+        "pk": string(Keys(scope).task_pk(task_id)),
+        "sk": string(SNAPSHOT_SK),
+        "seq": number(seq),
+        **_payload("task", task_json),
+        "taskId": string(task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
+    }
+    return _with_ttl(item, ttl)
+
+
+# ------------------------------------------------------------------------------------ the rest
+
+
+def send_key_address(scope: Scope, key: SendKey) -> tuple[str, str]:
+    """(pk, sk) of a send key: ``MSG#<scope>#<messageId>`` / ``MSG`` for a messageId's first use and
+    ``MSG#<fingerprint>`` for a reuse of it (the fingerprint is hex); ``IDEM#<scope>#<value>`` /
+    ``IDEM`` for an ``Idempotency-Key`` header."""
+    keys = Keys(scope)
+    if key.kind is KeyKind.HEADER:
+        return keys.header_key_pk(key.name), _HEADER_SK
+    if key.kind is KeyKind.REUSED_MESSAGE:
+        return keys.message_pk(key.name), f"{_MSG_SK}#{key.fingerprint}"
+    return keys.message_pk(key.name), _MSG_SK
+
+
+def send_key_item(scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> Item:
+    """A send key: the task the request went to and the request's fingerprint."""
+    pk, sk = send_key_address(scope, key)
+    item: Item = {
+        "pk": string(pk),
+        "sk": string(sk),
+        "taskId": string(task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
+    }
+    if key.fingerprint:
+        item["fp"] = string(key.fingerprint)
+    return _with_ttl(item, ttl)
+
+
+def accepted_message_from(item: Item) -> AcceptedMessage:
+    return AcceptedMessage(str(item["taskId"]["S"]), str(item.get("fp", {}).get("S", "")))
+
+
+def push_item(
+    scope: Scope, config: TaskPushNotificationConfig, ttl: int | None, protocol_version: ProtocolVersion
+) -> Item:
+    """A new config item, its delivery cursor at 0 (inline configs, created with their task)."""
+    item: Item = {
+        "pk": string(Keys(scope).task_pk(config.task_id)),
+        "sk": string(push_sk(config.id)),
+        **_push_attributes(scope, config, protocol_version),
+        "deliveredSeq": number(0),
+    }
+    return _with_ttl(item, ttl)
+
+
+def push_upsert(
+    scope: Scope,
+    config: TaskPushNotificationConfig,
+    ttl: int | None,
+    start_after_seq: int,
+    protocol_version: ProtocolVersion,
+) -> Json:
+    """UpdateItem arguments (minus ``TableName``) that create or replace a config, keeping the
+    delivery cursor of a config that exists and starting a new one at ``start_after_seq``."""
+    # Every name goes through ExpressionAttributeNames: "owner" and "ttl" are reserved words.
+    ttl_attribute = {"ttl": number(ttl)} if ttl is not None else {}
+    attributes = {**_push_attributes(scope, config, protocol_version), **ttl_attribute}
+    names = {f"#{name}": name for name in [*attributes, "deliveredSeq"]}
+    values = {f":{name}": value for name, value in attributes.items()} | {":start": number(start_after_seq)}
+    assignments = [f"#{name} = :{name}" for name in attributes if name != "ttl"]
+    if ttl is not None:
+        assignments.append("#ttl = if_not_exists(#ttl, :ttl)")
+    assignments.append("#deliveredSeq = if_not_exists(#deliveredSeq, :start)")
+    return {
+        "Key": {"pk": string(Keys(scope).task_pk(config.task_id)), "sk": string(push_sk(config.id))},
+        "UpdateExpression": "SET " + ", ".join(assignments),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+    }
+
+
+def _push_attributes(scope: Scope, config: TaskPushNotificationConfig, protocol_version: ProtocolVersion) -> Item:
+    return {
+        "config": string(config.to_json()),
+        "protocolVersion": string(protocol_version),
+        "configId": string(config.id),
+        "taskId": string(config.task_id),
+        "tenant": string(scope.tenant),
+        "owner": string(scope.owner),
+        **({"trace": string(trace)} if (trace := telemetry.traceparent()) else {}),  # the dispatcher's parent
+    }
+
+
+def config_from_item(item: Item) -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig.model_validate_json(item["config"]["S"])
+
+
+def push_target_from_item(item: Item) -> PushTarget:
+    version = stored_version(item.get("protocolVersion", {}).get("S"))
+    return PushTarget(config_from_item(item), mark_of(item, "deliveredSeq"), version, mark_of(item, "triedSeq"))
+
+
+def mark_of(item: Item, name: str) -> int:
+    """A push config's delivery mark (0 when unset)."""
+    return int(item.get(name, {}).get("N", "0"))
+
+
+# ------------------------------------------------------------------------------- the door
 
 # ------------------------------------------------------------------------------- the conditions
 
