@@ -9,12 +9,14 @@ the writer then reads the task again and lets the rule decide (carry on, or the 
 view of the task (so an invalid event raises in the executor, where it was emitted), and queued;
 a committer writes what is queued in order, and the events that arrive while a commit is in flight
 go out together in the next one (group commit), within what one transaction can hold. Commits
-start at least the commit interval apart (the first at once; ``Settings.commit_interval``: 0.05 s
-on DynamoDB, 0 in memory): every commit rewrites the task's head, so an agent that streams its
-answer in small chunks costs one commit per interval rather than one per chunk; a chunk waits up to
-that interval for its commit (what streams pay). An
-event that settles the task (terminal or interrupted), and :meth:`RunLog.flush`, commit at once;
-the event that settles is committed before ``enqueue_event`` returns, and closes the queue.
+start at least the commit interval apart, the first one an interval after the run began
+(``Settings.commit_interval``: 0.05 s on DynamoDB, 0 in memory): every commit rewrites the task's
+head (and moves it in the listing indexes when its status changed), so an agent that streams its
+answer in small chunks costs one commit per interval rather than one per chunk, and the events an
+agent emits as it starts (a ``working`` status, then its answer) go out together; an event waits up
+to that interval for its commit (what streams pay). An event that settles the task (terminal or
+interrupted), and :meth:`RunLog.flush`, commit at once; the event that settles is committed before
+``enqueue_event`` returns, and closes the queue.
 With tracing on, each commit is a span (:func:`a2a_serverless.telemetry.commit`) naming how many
 events and bytes it carried, and the log items it writes carry its ``traceparent``.
 """
@@ -25,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
@@ -125,8 +128,10 @@ class RunLog:
         self._queued_bytes = 0
         self._accepted = 0
         self._wake = asyncio.Event()
-        self._now = asyncio.Event()
-        """Set when what is queued must be committed without waiting out the interval."""
+        self._now = threading.Event()
+        """Set when what is queued must be committed without waiting out the interval (read by the
+        committing thread, which waits out the interval off the loop: an executor that blocks the
+        loop after an event does not hold that event's commit)."""
         self._progress = asyncio.Condition()
         self._committer: asyncio.Task[None] | None = None
         self.closed = False
@@ -202,30 +207,19 @@ class RunLog:
             raise self.failure
 
     async def _commit_queued(self) -> None:
-        loop = asyncio.get_running_loop()
-        started: float | None = None
+        started = time.monotonic()  # the run's start: its first commit lingers too
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._steps:
-                    if started is not None:
-                        await self._linger(started + self._interval - loop.time())
-                    started = loop.time()
-                    batch = self._batch()
-                    rule = partial(
-                        append_steps,
-                        steps=[step for step, _ in batch],
-                        message_id=self._message_id,
-                        base_seq=self._base_seq,
-                    )
-                    events = sum(len(step.events) for step, _ in batch)
+                    not_before = started + self._interval
+                    # What is queued now goes unless the commit is to linger (then its thread takes it).
+                    queued = None if self._lingers(not_before) else self._batch()
+                    started, batch, committed = await asyncio.to_thread(self._commit_next, not_before, queued)
                     written = sum(size for _, size in batch)
-                    with telemetry.commit(events, written) as note:
-                        committed = await asyncio.to_thread(self._writer.transact, rule)
-                        note.stored(committed.record.last_seq)
                     if committed.wrote:
-                        self.written.add(events, written)
+                        self.written.add(sum(len(step.events) for step, _ in batch), written)
                     self._base_seq = committed.record.last_seq
                     del self._steps[: len(batch)]
                     self._queued_bytes -= written
@@ -241,13 +235,33 @@ class RunLog:
             async with self._progress:
                 self._progress.notify_all()
 
-    async def _linger(self, seconds: float) -> None:
-        """Let more events join the next commit, for at most ``seconds``: not when the run must
-        commit now (an event settled it, or a flush), nor when a full batch is already queued."""
-        if seconds <= 0 or self._now.is_set() or self.closed or self._queued_bytes >= BATCH_BYTES:
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._now.wait(), seconds)
+    def _lingers(self, not_before: float) -> bool:
+        """Whether the next commit waits for more events until ``not_before`` (monotonic): not when
+        the run must commit now (an event settled it, or a flush), nor when a full batch is queued."""
+        return (
+            not_before > time.monotonic()
+            and not self._now.is_set()
+            and not self.closed
+            and (self._queued_bytes < BATCH_BYTES)
+        )
+
+    def _commit_next(
+        self, not_before: float, batch: list[tuple[Step, int]] | None
+    ) -> tuple[float, list[tuple[Step, int]], Committed[None]]:
+        """(On a thread.) Commit ``batch``; None: first let more events join it until ``not_before``
+        or until the run must commit now, then commit what is queued. The wait is off the loop, so an
+        executor that blocks the loop after an event does not hold that event's commit. Returns when
+        the commit began, its batch, and what it stored."""
+        if batch is None:
+            self._now.wait(max(0.0, not_before - time.monotonic()))
+            batch = self._batch()
+        started = time.monotonic()
+        steps = [step for step, _ in batch]
+        rule = partial(append_steps, steps=steps, message_id=self._message_id, base_seq=self._base_seq)
+        with telemetry.commit(sum(len(step.events) for step in steps), sum(size for _, size in batch)) as note:
+            committed = self._writer.transact(rule)
+            note.stored(committed.record.last_seq)
+        return started, batch, committed
 
     def _batch(self) -> list[tuple[Step, int]]:
         batch: list[tuple[Step, int]] = []
