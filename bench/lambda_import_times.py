@@ -44,6 +44,12 @@ invocation makes (the worker's DynamoDB client; the durable worker's Lambda clie
 SDK makes at the start of every invocation, before the handler's body), with boto3 imported if it is
 not yet: where a cut of the import moves boto3 to, like for like. (A durable invocation cannot run
 further offline: it reads and checkpoints its state through the Lambda API.)
+
+``--restored`` (with ``--first-call``) also times each of those first calls in an environment
+restored from a SnapStart snapshot: the import and the before-snapshot hook run untimed (Lambda runs
+them once, when it publishes a version), then the after-restore hook and the call are timed. That is
+what a restored environment runs before it answers, besides the restore itself (which only Lambda
+can measure); the import is what the restore skips.
 """
 
 from __future__ import annotations
@@ -82,6 +88,14 @@ _FIRST_CALL_PROBE = (
     "w, c = time.perf_counter() - w, time.process_time() - c\n{setup}\n"
     "w2, c2 = time.perf_counter(), time.process_time()\n{call}\n"
     "print(w + time.perf_counter() - w2, c + time.process_time() - c2)"
+)
+# --restored: the handler's import and SnapStart's before-snapshot hook (what a version's publication
+# runs once, not timed), the event built (not timed), then the after-restore hook and the first call
+# timed: what an environment restored from the snapshot runs before it answers, besides the restore.
+_RESTORED_PROBE = (
+    "import time\n{code}\nfrom a2a_serverless.lambda_ import snapstart\nsnapstart.before_snapshot()\n{setup}\n"
+    "w, c = time.perf_counter(), time.process_time()\nsnapstart.after_restore()\n{call}\n"
+    "print(time.perf_counter() - w, time.process_time() - c)"
 )
 # The recorded events of tests/functions/events, mounted at /events, and a Lambda context.
 _EVENTS = """import json
@@ -164,6 +178,8 @@ class Target:
     """(event setup, call) timed after the import, with the in-memory store (``--first-call``)."""
     env: tuple[tuple[str, str], ...] = ()
     """More of the container's environment (``--tracing``)."""
+    restored: bool = False
+    """``first_call`` timed in an environment restored from a SnapStart snapshot (``--restored``)."""
 
 
 def built_functions(build_dir: Path) -> list[tuple[str, str, Path]]:
@@ -286,7 +302,8 @@ def measure(image: str, target: Target) -> tuple[float, float] | str:
         setup, call = target.first_call
         mounts[ROOT / "tests" / "functions" / "events"] = "/events"
         env["A2A_STORE"] = "memory"
-        probe = _FIRST_CALL_PROBE.format(code=target.code, setup=_EVENTS + "\n" + setup, call=call)
+        template = _RESTORED_PROBE if target.restored else _FIRST_CALL_PROBE
+        probe = template.format(code=target.code, setup=_EVENTS + "\n" + setup, call=call)
     try:
         out = docker_python(image, mounts, "-c", probe, env=env)
     except subprocess.CalledProcessError as exc:
@@ -337,6 +354,11 @@ def main() -> None:
         help="also time import + a first call of a cheap path for the functions of FIRST_CALLS",
     )
     parser.add_argument(
+        "--restored",
+        action="store_true",
+        help="with --first-call: also time each first call in an environment restored from a SnapStart snapshot",
+    )
+    parser.add_argument(
         "--tracing",
         action="store_true",
         help="also measure each target with tracing on (the tracing layer; Otlp, and CloudWatch signing)",
@@ -381,7 +403,7 @@ def main() -> None:
             if not args.function or name.split(" ")[0] in args.function
         }
         if args.first_call:
-            functions.update(_first_call_targets(functions))
+            functions.update(_first_call_targets(functions, restored=args.restored))
         if args.floors:
             empty = scratch / "no-code"
             empty.mkdir()
@@ -419,20 +441,26 @@ def main() -> None:
         args.json.write_text(json.dumps(document, indent=2) + "\n")
 
 
-def _first_call_targets(functions: dict[tuple[str, str], Target]) -> dict[tuple[str, str], Target]:
+def _first_call_targets(functions: dict[tuple[str, str], Target], *, restored: bool) -> dict[tuple[str, str], Target]:
     """For each function of FIRST_CALLS (and the authorizer's jwt mode), the same import followed by
-    its first call, in every variant measured."""
+    its first call, in every variant measured; with ``restored``, also that first call in an
+    environment restored from a SnapStart snapshot (not the durable worker's: it has no SnapStart)."""
     extra: dict[tuple[str, str], Target] = {}
     for (name, variant), target in functions.items():
         calls = [FIRST_CALLS[name]] if name in FIRST_CALLS else []
         if name == "AuthorizerFunction":
             calls.append(FIRST_CALL_JWT)
+        code = f"{target.code}\nhandler = {target.code.split()[-1]}.handler"
         for label, setup, call in calls:
-            named = f"{name} + first call: {label}"
-            extra[(named, variant)] = Target(
-                f"{named} [{variant}]", f"{target.code}\nhandler = {target.code.split()[-1]}.handler",
-                target.opt, target.task, first_call=(setup, call), env=target.env,
-            )  # fmt: skip
+            kinds = [("first call", False)]
+            if restored and name != "DurableWorkerFunction":
+                kinds.append(("first call after a SnapStart restore", True))
+            for kind, after_restore in kinds:
+                named = f"{name} + {kind}: {label}"
+                extra[(named, variant)] = Target(
+                    f"{named} [{variant}]", code, target.opt, target.task, first_call=(setup, call), env=target.env,
+                    restored=after_restore,
+                )  # fmt: skip
     return extra
 
 

@@ -25,7 +25,18 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_ssm import SSMClient
 
-__all__ = ["dynamodb_client", "kms_client", "lambda_client", "s3_client", "sqs_client", "ssm_client"]
+__all__ = [
+    "dynamodb_client",
+    "kms_client",
+    "lambda_client",
+    "load_client_code",
+    "s3_client",
+    "sqs_client",
+    "ssm_client",
+]
+
+_PLACEHOLDER_KEY = "placeholder"
+"""The keys of the clients :func:`load_client_code` builds and drops: never sent anywhere."""
 
 
 def _endpoint_url() -> str | None:
@@ -36,6 +47,22 @@ def _config(max_attempts: int) -> Config:
     from botocore.config import Config
 
     return Config(retries={"mode": "standard", "max_attempts": max_attempts})
+
+
+def load_client_code() -> None:
+    """Import what making the kit's clients imports (boto3, a client's machinery, the retry mode),
+    without making one that could be used: a DynamoDB and an SQS client built in a session of
+    their own, with placeholder keys (no credentials are looked up) and no call made, then dropped.
+    SnapStart's before-snapshot hook calls it, so a restored environment's first AWS call does not
+    import boto3 (:mod:`a2a_serverless.lambda_.snapstart`)."""
+    import boto3
+
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    session = boto3.session.Session(
+        aws_access_key_id=_PLACEHOLDER_KEY, aws_secret_access_key=_PLACEHOLDER_KEY, region_name=region
+    )
+    for service in ("dynamodb", "sqs"):
+        session.client(service, config=_config(8))
 
 
 def dynamodb_client() -> DynamoDBClient:

@@ -243,3 +243,51 @@ def test_no_id_or_temporary_file_is_made_at_init(module: str, tmp_path: Path) ->
     # Then it made no id and no temporary file: nothing a snapshot would give every environment alike
     assert json.loads(done.stdout.splitlines()[-1]) == []
     assert list(tmp_path.iterdir()) == []
+
+
+# Run in a process of its own: which modules a restored environment's first clients import shows
+# only where the kit's modules (and boto3) were not imported before the entry point's init.
+_RESTORED_CLIENTS = """
+import importlib, json, sys, types
+hooks = {"before": [], "after": []}
+runtime = types.ModuleType("snapshot_restore_py")
+runtime.register_before_snapshot = hooks["before"].append
+runtime.register_after_restore = hooks["after"].append
+sys.modules["snapshot_restore_py"] = runtime
+importlib.import_module("a2a_serverless.functions." + sys.argv[1])
+for hook in hooks["before"]:
+    hook()
+import boto3
+session_kept = boto3.DEFAULT_SESSION is not None
+snapshot = set(sys.modules)
+for hook in hooks["after"]:
+    hook()
+from a2a_serverless.aws import dynamodb_client, sqs_client
+dynamodb_client(), sqs_client()
+print(json.dumps({"session_kept": session_kept, "imported": sorted(set(sys.modules) - snapshot)}))
+"""
+
+
+@pytest.mark.parametrize("module", ["worker", "send_message", "sweeper"])
+def test_the_snapshot_keeps_what_the_first_clients_import_but_no_session(module: str) -> None:
+    # Given a function's init in Lambda's runtime, then its before-snapshot hooks
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(Path(a2a_serverless.__file__).parents[1]),
+        "AWS_LAMBDA_FUNCTION_NAME": "a2a-test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "A2A_STORE": "dynamodb",
+        "A2A_TABLE_NAME": "tasks",
+        "A2A_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/work.fifo",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _RESTORED_CLIENTS, module], env=environment, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    # Then the snapshot holds no boto3 session (no credentials), and a restored environment's
+    # first DynamoDB and SQS clients import nothing: boto3 and a client's machinery are in it
+    assert seen["session_kept"] is False
+    assert seen["imported"] == []

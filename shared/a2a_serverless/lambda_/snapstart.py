@@ -10,7 +10,9 @@ made is then shared by every environment restored from it, and used minutes or d
   signers the init built, with any boto3 client or HTTP connection they opened), the push and
   authorizer services, and boto3's default session (with the credentials it resolved) are
   dropped, so the snapshot holds no connection and no credentials; each is built again, from the
-  restored environment's own credentials, at the first invocation that needs it;
+  restored environment's own credentials, at the first invocation that needs it. What building
+  them imports (boto3, a client's machinery) is imported now, so the snapshot keeps it and a
+  restore does not pay it again;
 * after each restore (:func:`after_restore`): the same is dropped again (anything made between),
   and Python's ``random`` is seeded anew from the operating system, so environments restored from
   one snapshot do not draw the same numbers (the kit's jitters and the demo agent use it;
@@ -42,8 +44,13 @@ __all__ = ["after_restore", "before_snapshot", "register"]
 
 
 def before_snapshot() -> None:
-    """Drop what holds connections or credentials, before Lambda snapshots the initialised process."""
+    """Drop what holds connections or credentials, before Lambda snapshots the initialised process;
+    and import what the first AWS call of a restored environment would (boto3 and a client's
+    machinery, :func:`a2a_serverless.aws.load_client_code`), so the snapshot keeps it."""
     _forget_connections()
+    from ..aws import load_client_code
+
+    load_client_code()
 
 
 def after_restore() -> None:
