@@ -444,3 +444,79 @@ def test_a_v1_config_on_the_same_task_still_gets_stream_responses(
     bodies = [json.loads(r.body) for r in webhook_receiver.accepted("/p1")]
     assert [list(b) for b in bodies] == [["task"], ["statusUpdate"]]
     assert webhook_receiver.accepted("/p1")[0].headers["content-type"] == "application/a2a+json"
+
+
+class CursorWrites(MemoryTaskStore):
+    """The memory store, counting the delivery cursor's writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cursor_writes: list[int] = []
+
+    def advance_push_cursor(self, scope: Scope, task_id: str, config_id: str, seq: int) -> bool:
+        self.cursor_writes.append(seq)
+        return super().advance_push_cursor(scope, task_id, config_id, seq)
+
+
+def test_an_item_stores_its_cursor_once_not_once_per_notification(
+    sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    # Given a task with 4 events (a hello's notifications) and a config
+    store = CursorWrites()
+    a_task_with_events(store, SCOPE, 4)
+    a_config(store, webhook_receiver)
+
+    # When its delivery runs
+    assert run(store, sender, item(4)) is DeliveryOutcome.DONE
+
+    # Then all four went out, and the cursor was written once, past the last
+    assert seqs(webhook_receiver) == [1, 2, 3, 4]
+    assert store.cursor_writes == [4]
+    assert cursor(store) == 4
+
+
+def test_a_long_item_stores_its_cursor_every_cursor_every_events(
+    sender: WebhookSender, webhook_receiver: WebhookReceiver
+) -> None:
+    from a2a_serverless.push.delivery import CURSOR_EVERY
+
+    # Given a task with more events than CURSOR_EVERY
+    store = CursorWrites()
+    total = CURSOR_EVERY + 3
+    a_task_with_events(store, SCOPE, total)
+    a_config(store, webhook_receiver)
+
+    # When its delivery runs
+    assert run(store, sender, item(total)) is DeliveryOutcome.DONE
+
+    # Then the cursor was written every CURSOR_EVERY events and at the end: a delivery function that
+    # died part-way would send again at most CURSOR_EVERY of them
+    assert seqs(webhook_receiver) == list(range(1, total + 1))
+    assert store.cursor_writes == [CURSOR_EVERY, total]
+
+
+def test_what_was_delivered_before_a_failure_is_not_sent_again(
+    store: MemoryTaskStore, sender: WebhookSender, webhook_receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a task with 3 events, and a sender that raises on the third (a bug, not an HTTP failure)
+    a_task_with_events(store, SCOPE, 3)
+    a_config(store, webhook_receiver)
+    real = sender.send
+    calls = 0
+
+    def failing_third(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise RuntimeError("boom")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sender, "send", failing_third)
+
+    # When its delivery runs and the third raises
+    with pytest.raises(RuntimeError):
+        run(store, sender, item(3))
+
+    # Then the cursor says the first two went out, so a retry of the item starts at the third
+    assert seqs(webhook_receiver) == [1, 2]
+    assert cursor(store) == 2

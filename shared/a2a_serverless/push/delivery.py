@@ -6,10 +6,14 @@ that pair as the message group, so deliveries to one webhook never run concurren
 overtake each other, while every other webhook's deliveries go on.
 
 :func:`deliver` reads the config and its cursor (``deliveredSeq``) from the store, POSTs each event
-after the cursor up to N, and moves the cursor after each 2xx. Hence:
+after the cursor up to N, and moves the cursor past the events answered 2xx: once when the item
+stops (and every :data:`CURSOR_EVERY` events of a long one), not after each POST, so a task's
+notifications cost one cursor write per item rather than one each. Hence:
 
 * a duplicate item (a stream record processed twice, a redelivered message) finds the cursor
   already past N and sends nothing; events whose trigger came out of order are sent in order anyway;
+  a delivery function that dies before it stores the cursor sends those events again (at most
+  :data:`CURSOR_EVERY`), which receivers drop by their ``X-A2A-Event-Id``;
 * a deleted config has no cursor: its pending items are dropped, and nothing more is sent to it;
 * a retryable failure (timeout, connection error, 408, 429, 5xx) stops the item at that event, to
   be retried with backoff (:func:`backoff_seconds`) while later events of the same webhook wait,
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTENT_TYPE",
+    "CURSOR_EVERY",
     "EVENT_ID_HEADER",
     "EVENT_SEQUENCE_HEADER",
     "TOKEN_HEADER",
@@ -193,33 +198,70 @@ def deliver(
     delivered = 0
     dead: list[DeliveryItem] = []
     render = _renderer(store, item, target, start, parts, inline_bytes)
-    for stored in _events(store, scope, item.task_id, start, item.up_to_seq):
-        if remaining_seconds() < timeout_seconds + _SAFETY_SECONDS:
-            return DeliveryResult(DeliveryOutcome.CONTINUE, delivered, stored.seq, dead_letters=tuple(dead))
-        result, latency_ms = _notify(stored, item.task_id, target, render, sender, signer, on_sent)
-        if attempt_log is not None:
-            attempt_log.record(Attempt.of(item, stored.seq, attempt, max_attempts, result, latency_ms))
-        if result.outcome == "delivered":
-            store.advance_push_cursor(scope, item.task_id, item.config_id, stored.seq)
-            delivered += 1
-            continue
-        extra = {**_log_keys(item), "seq": stored.seq, "status": result.status, "reason": result.reason}
-        if result.outcome == "retry" and attempt < max_attempts:
-            logger.warning("webhook delivery failed; will retry", extra={**extra, "attempt": attempt})
-            if stored.seq > target.tried_seq:
-                _mark_tried(store, item, stored.seq)
-            return DeliveryResult(
-                DeliveryOutcome.RETRY, delivered, stored.seq, result.reason, result.retry_after, tuple(dead)
-            )
-        if result.outcome == "retry":
-            # The budget is spent: park everything this item still owed, and let later items through.
-            logger.error("webhook delivery gave up after %d attempts", attempt, extra=extra)
-            reason = f"gave up after {attempt} attempts: {result.reason}"
-            dead.append(_park(store, item, stored.seq, item.up_to_seq, reason))
-            return DeliveryResult(DeliveryOutcome.DONE, delivered, reason=result.reason, dead_letters=tuple(dead))
-        logger.error("webhook refused the notification; dead-lettered", extra=extra)
-        dead.append(_park(store, item, stored.seq, stored.seq, f"refused: {result.reason}"))
+    cursor = _Cursor(store, item)
+    with cursor:
+        for stored in _events(store, scope, item.task_id, start, item.up_to_seq):
+            if remaining_seconds() < timeout_seconds + _SAFETY_SECONDS:
+                return DeliveryResult(DeliveryOutcome.CONTINUE, delivered, stored.seq, dead_letters=tuple(dead))
+            result, latency_ms = _notify(stored, item.task_id, target, render, sender, signer, on_sent)
+            if attempt_log is not None:
+                attempt_log.record(Attempt.of(item, stored.seq, attempt, max_attempts, result, latency_ms))
+            if result.outcome == "delivered":
+                cursor.delivered(stored.seq)
+                delivered += 1
+                continue
+            cursor.store()  # what went out is recorded before the failure is
+            extra = {**_log_keys(item), "seq": stored.seq, "status": result.status, "reason": result.reason}
+            if result.outcome == "retry" and attempt < max_attempts:
+                logger.warning("webhook delivery failed; will retry", extra={**extra, "attempt": attempt})
+                if stored.seq > target.tried_seq:
+                    _mark_tried(store, item, stored.seq)
+                return DeliveryResult(
+                    DeliveryOutcome.RETRY, delivered, stored.seq, result.reason, result.retry_after, tuple(dead)
+                )
+            if result.outcome == "retry":
+                # The budget is spent: park everything this item still owed, and let later items through.
+                logger.error("webhook delivery gave up after %d attempts", attempt, extra=extra)
+                reason = f"gave up after {attempt} attempts: {result.reason}"
+                dead.append(_park(store, item, stored.seq, item.up_to_seq, reason))
+                return DeliveryResult(DeliveryOutcome.DONE, delivered, reason=result.reason, dead_letters=tuple(dead))
+            logger.error("webhook refused the notification; dead-lettered", extra=extra)
+            dead.append(_park(store, item, stored.seq, stored.seq, f"refused: {result.reason}"))
     return DeliveryResult(DeliveryOutcome.DONE, delivered, dead_letters=tuple(dead))
+
+
+CURSOR_EVERY = 50
+"""A long item stores its cursor every this many delivered events (and when it stops)."""
+
+
+class _Cursor:
+    """The config's delivery cursor as an item moves it: each delivered event is noted, and the cursor
+    is stored when the item stops (an exception included), before a failure is recorded, and every
+    :data:`CURSOR_EVERY` events."""
+
+    def __init__(self, store: TaskStore, item: DeliveryItem) -> None:
+        self._store = store
+        self._item = item
+        self._seq = 0
+        self._noted = 0
+
+    def delivered(self, seq: int) -> None:
+        self._seq = seq
+        self._noted += 1
+        if self._noted % CURSOR_EVERY == 0:
+            self.store()
+
+    def store(self) -> None:
+        if self._seq:
+            item = self._item
+            self._store.advance_push_cursor(item.scope, item.task_id, item.config_id, self._seq)
+            self._seq = 0
+
+    def __enter__(self) -> _Cursor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.store()
 
 
 def _renderer(
