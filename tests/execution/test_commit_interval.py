@@ -1,6 +1,7 @@
-"""Commits of a run start at least ``commit_interval_seconds`` apart, the first an interval after
-the run began: chunks an agent streams meanwhile share the next commit (one head write for many),
-and the event that ends the run is committed at once, with everything still queued."""
+"""Commits of a run start at least ``commit_interval_seconds`` apart: chunks an agent streams
+meanwhile share the next commit (one head write for many), the first commit takes what the agent
+emits in its first few steps with its first event, and the event that ends the run is committed at
+once, with everything still queued."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from a2a_serverless.adapters.memory_store import MemoryTaskStore
 from a2a_serverless.config import ConfigError, Settings
 from a2a_serverless.execution import AgentExecutor, EventQueue, RequestContext, TaskUpdater
+from a2a_serverless.execution.run_log import FIRST_COMMIT_STEPS
 from a2a_serverless.execution.worker import process_work_item
 from a2a_serverless.models import Part, TaskState
 from a2a_serverless.operations.send_message import submit_message
@@ -72,10 +74,12 @@ def test_chunks_emitted_within_the_interval_share_one_commit_and_the_end_is_not_
     # Given an interval far longer than the agent takes to stream its whole answer
     store, task_id = _run(interval=5.0)
 
-    # Then the events the run emitted as it started (WORKING, every chunk) waited for the first
-    # commit, which the completion made at once: one commit carrying all of them (besides the claim,
-    # which carries none), not a commit per chunk, and none held for the interval
-    assert [n for n in store.commits if n] == [CHUNKS + 2], store.commits
+    # Then the first commit carried WORKING and what the executor emitted in its next few steps,
+    # and the completion, made at once, carried every chunk still queued: two commits (besides the
+    # claim, which carries none), not one per chunk, and none held for the interval
+    first, rest = [n for n in store.commits if n]
+    assert 1 < first <= 1 + FIRST_COMMIT_STEPS, store.commits
+    assert first + rest == CHUNKS + 2
     # And nothing was lost or reordered: the artifact is every chunk, in order, and the task ended
     record = store.get_task(SCOPE, task_id)
     assert record is not None
@@ -111,3 +115,24 @@ def test_the_memory_store_commits_without_waiting() -> None:
     settings = Settings(store="memory", executor=EXECUTOR)
     assert settings.commit_interval_seconds is None
     assert settings.commit_interval == 0.0
+
+
+def test_a_status_and_the_answer_that_follows_it_are_one_commit() -> None:
+    # Given the demo agent, which answers "hello" with WORKING, one artifact and COMPLETED, and a
+    # commit interval (as on DynamoDB)
+    store, queue = CommitLog(), RecordingQueue()
+    settings = Settings(
+        store="memory", executor="a2a_serverless.execution.demo:DemoAgentExecutor", commit_interval_seconds=0.05
+    )
+    runtime = build_runtime(settings, store=store, queue=queue)
+    task_id = submit_message(send_request("hello"), CTX, runtime).task.id
+    store.commits.clear()
+
+    # When its run is processed
+    process_work_item(runtime, queue.items[-1])
+
+    # Then its three events were one commit (besides the claim, which carries none)
+    assert [n for n in store.commits if n] == [3], store.commits
+    record = store.get_task(SCOPE, task_id)
+    assert record is not None
+    assert record.state is TaskState.TASK_STATE_COMPLETED

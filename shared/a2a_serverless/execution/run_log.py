@@ -9,14 +9,14 @@ the writer then reads the task again and lets the rule decide (carry on, or the 
 view of the task (so an invalid event raises in the executor, where it was emitted), and queued;
 a committer writes what is queued in order, and the events that arrive while a commit is in flight
 go out together in the next one (group commit), within what one transaction can hold. Commits
-start at least the commit interval apart, the first one an interval after the run began
-(``Settings.commit_interval``: 0.05 s on DynamoDB, 0 in memory): every commit rewrites the task's
-head (and moves it in the listing indexes when its status changed), so an agent that streams its
-answer in small chunks costs one commit per interval rather than one per chunk, and the events an
-agent emits as it starts (a ``working`` status, then its answer) go out together; an event waits up
-to that interval for its commit (what streams pay). An event that settles the task (terminal or
-interrupted), and :meth:`RunLog.flush`, commit at once; the event that settles is committed before
-``enqueue_event`` returns, and closes the queue.
+start at least the commit interval apart (``Settings.commit_interval``: 0.05 s on DynamoDB, 0 in
+memory): every commit rewrites the task's head (and moves it in the listing indexes when its status
+changed), so an agent that streams its answer in small chunks costs one commit per interval rather
+than one per chunk; a chunk waits up to that interval for its commit (what streams pay). With an
+interval, the first commit also takes what the executor emits in its next few steps
+(:data:`FIRST_COMMIT_STEPS`): a ``working`` status and the answer that follows it go out together.
+An event that settles the task (terminal or interrupted), and :meth:`RunLog.flush`, commit at once;
+the event that settles is committed before ``enqueue_event`` returns, and closes the queue.
 With tracing on, each commit is a span (:func:`a2a_serverless.telemetry.commit`) naming how many
 events and bytes it carried, and the log items it writes carry its ``traceparent``.
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -44,7 +45,14 @@ from ..transitions import RunLost, append_steps
 from .api import Event
 from .run_report import Written, references
 
-__all__ = ["BATCH_BYTES", "MAX_PENDING_BYTES", "RunLog", "RunWriter", "to_stream_response"]
+__all__ = [
+    "BATCH_BYTES",
+    "FIRST_COMMIT_STEPS",
+    "MAX_PENDING_BYTES",
+    "RunLog",
+    "RunWriter",
+    "to_stream_response",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +62,33 @@ BATCH_BYTES = 2 * 1024 * 1024
 """Most event bytes one commit carries (a transaction holds 4 MB, the snapshot included)."""
 MAX_PENDING_BYTES = 8 * 1024 * 1024
 """An executor that emits faster than its events can be stored waits once this much is queued."""
+FIRST_COMMIT_STEPS = 8
+"""How many steps of the loop a run's first commit lets the executor take after its first event
+(:meth:`RunLog._first_commit`): enough for an agent that emits a status and then its answer."""
 _ATTEMPTS = 20
+
+
+class _Handoff:
+    """A batch handed from the loop to the first commit's thread, which takes what is queued itself
+    if none comes in time; whichever comes first decides, once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._given = threading.Event()
+        self._batch: list[tuple[Step, int]] | None = None
+        self._taken = False
+
+    def give(self, batch: Callable[[], list[tuple[Step, int]]]) -> None:
+        with self._lock:
+            if not self._taken:
+                self._batch = batch()
+        self._given.set()
+
+    def take(self, timeout: float, batch: Callable[[], list[tuple[Step, int]]]) -> list[tuple[Step, int]]:
+        self._given.wait(timeout)
+        with self._lock:
+            self._taken = True
+            return self._batch if self._batch is not None else batch()
 
 
 def to_stream_response(event: Event) -> StreamResponse:
@@ -207,16 +241,20 @@ class RunLog:
             raise self.failure
 
     async def _commit_queued(self) -> None:
-        started = time.monotonic()  # the run's start: its first commit lingers too
+        started = 0.0  # when the last commit began (0: none yet)
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._steps:
-                    not_before = started + self._interval
-                    # What is queued now goes unless the commit is to linger (then its thread takes it).
-                    queued = None if self._lingers(not_before) else self._batch()
-                    started, batch, committed = await asyncio.to_thread(self._commit_next, not_before, queued)
+                    if not started and self._interval > 0:
+                        started, batch, committed = await self._first_commit()
+                    else:
+                        not_before = started + self._interval
+                        # What is queued now goes unless the commit lingers (then its thread takes it).
+                        queued = None if self._lingers(not_before) else self._batch()
+                        commit = asyncio.to_thread(self._commit_next, not_before, queued)
+                        started, batch, committed = await commit
                     written = sum(size for _, size in batch)
                     if committed.wrote:
                         self.written.add(sum(len(step.events) for step, _ in batch), written)
@@ -234,6 +272,25 @@ class RunLog:
             self.failed.set()
             async with self._progress:
                 self._progress.notify_all()
+
+    async def _first_commit(self) -> tuple[float, list[tuple[Step, int]], Committed[None]]:
+        """The run's first commit, with what the executor emits as it starts (a hello's ``working``
+        status and its answer: one commit, not two). Its thread starts at once; the loop lets the
+        executor go :data:`FIRST_COMMIT_STEPS` steps further, then hands the thread what is queued.
+        A loop that does not come back within the commit interval (an executor that blocks it) does
+        not hold the first event: the thread then commits what is queued itself."""
+        handoff = _Handoff()
+        # Submitted now (asyncio.to_thread would submit at the task's first step, which a loop the
+        # executor blocks next never takes), in this context (the run's span), as to_thread would.
+        call = partial(contextvars.copy_context().run, self._commit_handed, handoff)
+        commit = asyncio.get_running_loop().run_in_executor(None, call)
+        for _ in range(FIRST_COMMIT_STEPS):
+            await asyncio.sleep(0)
+        handoff.give(self._batch)
+        return await commit
+
+    def _commit_handed(self, handoff: _Handoff) -> tuple[float, list[tuple[Step, int]], Committed[None]]:
+        return self._commit_next(0.0, handoff.take(self._interval, self._batch))
 
     def _lingers(self, not_before: float) -> bool:
         """Whether the next commit waits for more events until ``not_before`` (monotonic): not when
