@@ -197,6 +197,22 @@ def test_the_authorizers_key_fetcher_made_before_the_snapshot_is_made_again(
     assert after.keys is not before.keys
 
 
+def deployed_environment(**more: str) -> dict[str, str]:
+    """A deployed function's environment, for an entry point's init in a process of its own."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(Path(a2a_serverless.__file__).parents[1]),
+        "AWS_LAMBDA_FUNCTION_NAME": "a2a-test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "A2A_STORE": "dynamodb",
+        "A2A_TABLE_NAME": "tasks",
+        "A2A_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/work.fifo",
+        **more,
+    }
+
+
 # Run in a process of its own, so the kit's modules are imported afresh: each call that makes an id
 # or a temporary file is recorded from before the first import.
 _RECORD_INIT = """
@@ -222,19 +238,7 @@ print(json.dumps(made))
 @pytest.mark.parametrize("module", ["worker", "gateway", "send_message", "authorizer", "push_delivery", "sweeper"])
 def test_no_id_or_temporary_file_is_made_at_init(module: str, tmp_path: Path) -> None:
     # Given a deployed function's environment
-    environment = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(Path(a2a_serverless.__file__).parents[1]),
-        "AWS_LAMBDA_FUNCTION_NAME": "a2a-test",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "A2A_STORE": "dynamodb",
-        "A2A_TABLE_NAME": "tasks",
-        "A2A_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/work.fifo",
-        "A2A_AUTH_MODE": "apigateway",
-        "TMPDIR": str(tmp_path),
-    }
+    environment = deployed_environment(A2A_AUTH_MODE="apigateway", TMPDIR=str(tmp_path))
     # When the entry point's init runs (its import: the kit's modules and its cold start)
     done = subprocess.run(
         [sys.executable, "-c", _RECORD_INIT, module], env=environment, capture_output=True, text=True, timeout=120
@@ -271,17 +275,7 @@ print(json.dumps({"session_kept": session_kept, "imported": sorted(set(sys.modul
 @pytest.mark.parametrize("module", ["worker", "send_message", "sweeper"])
 def test_the_snapshot_keeps_what_the_first_clients_import_but_no_session(module: str) -> None:
     # Given a function's init in Lambda's runtime, then its before-snapshot hooks
-    environment = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(Path(a2a_serverless.__file__).parents[1]),
-        "AWS_LAMBDA_FUNCTION_NAME": "a2a-test",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "A2A_STORE": "dynamodb",
-        "A2A_TABLE_NAME": "tasks",
-        "A2A_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/work.fifo",
-    }
+    environment = deployed_environment()
     done = subprocess.run(
         [sys.executable, "-c", _RESTORED_CLIENTS, module], env=environment, capture_output=True, text=True, timeout=120
     )
