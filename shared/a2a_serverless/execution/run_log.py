@@ -162,10 +162,8 @@ class RunLog:
         self._queued_bytes = 0
         self._accepted = 0
         self._wake = asyncio.Event()
-        self._now = threading.Event()
-        """Set when what is queued must be committed without waiting out the interval (read by the
-        committing thread, which waits out the interval off the loop: an executor that blocks the
-        loop after an event does not hold that event's commit)."""
+        self._now = asyncio.Event()
+        """Set when what is queued must be committed without waiting out the interval."""
         self._progress = asyncio.Condition()
         self._committer: asyncio.Task[None] | None = None
         self.closed = False
@@ -250,11 +248,8 @@ class RunLog:
                     if not started and self._interval > 0:
                         started, batch, committed = await self._first_commit()
                     else:
-                        not_before = started + self._interval
-                        # What is queued now goes unless the commit lingers (then its thread takes it).
-                        queued = None if self._lingers(not_before) else self._batch()
-                        commit = asyncio.to_thread(self._commit_next, not_before, queued)
-                        started, batch, committed = await commit
+                        await self._linger(started + self._interval - time.monotonic())
+                        started, batch, committed = await asyncio.to_thread(self._commit, self._batch())
                     written = sum(size for _, size in batch)
                     if committed.wrote:
                         self.written.add(sum(len(step.events) for step, _ in batch), written)
@@ -279,6 +274,7 @@ class RunLog:
         executor go :data:`FIRST_COMMIT_STEPS` steps further, then hands the thread what is queued.
         A loop that does not come back within the commit interval (an executor that blocks it) does
         not hold the first event: the thread then commits what is queued itself."""
+        woke = time.monotonic()  # the next commit's interval counts from the first event, not from here
         handoff = _Handoff()
         # Submitted now (asyncio.to_thread would submit at the task's first step, which a loop the
         # executor blocks next never takes), in this context (the run's span), as to_thread would.
@@ -287,31 +283,22 @@ class RunLog:
         for _ in range(FIRST_COMMIT_STEPS):
             await asyncio.sleep(0)
         handoff.give(self._batch)
-        return await commit
+        _, batch, committed = await commit
+        return woke, batch, committed
 
     def _commit_handed(self, handoff: _Handoff) -> tuple[float, list[tuple[Step, int]], Committed[None]]:
-        return self._commit_next(0.0, handoff.take(self._interval, self._batch))
+        return self._commit(handoff.take(self._interval, self._batch))
 
-    def _lingers(self, not_before: float) -> bool:
-        """Whether the next commit waits for more events until ``not_before`` (monotonic): not when
-        the run must commit now (an event settled it, or a flush), nor when a full batch is queued."""
-        return (
-            not_before > time.monotonic()
-            and not self._now.is_set()
-            and not self.closed
-            and (self._queued_bytes < BATCH_BYTES)
-        )
+    async def _linger(self, seconds: float) -> None:
+        """Let more events join the next commit, for at most ``seconds``: not when the run must
+        commit now (an event settled it, or a flush), nor when a full batch is already queued."""
+        if seconds <= 0 or self._now.is_set() or self.closed or self._queued_bytes >= BATCH_BYTES:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._now.wait(), seconds)
 
-    def _commit_next(
-        self, not_before: float, batch: list[tuple[Step, int]] | None
-    ) -> tuple[float, list[tuple[Step, int]], Committed[None]]:
-        """(On a thread.) Commit ``batch``; None: first let more events join it until ``not_before``
-        or until the run must commit now, then commit what is queued. The wait is off the loop, so an
-        executor that blocks the loop after an event does not hold that event's commit. Returns when
-        the commit began, its batch, and what it stored."""
-        if batch is None:
-            self._now.wait(max(0.0, not_before - time.monotonic()))
-            batch = self._batch()
+    def _commit(self, batch: list[tuple[Step, int]]) -> tuple[float, list[tuple[Step, int]], Committed[None]]:
+        """(On a thread.) Commit ``batch``; returns when the commit began, the batch, and what it stored."""
         started = time.monotonic()
         steps = [step for step, _ in batch]
         rule = partial(append_steps, steps=steps, message_id=self._message_id, base_seq=self._base_seq)
