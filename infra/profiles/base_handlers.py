@@ -79,17 +79,22 @@ def sqs_event(queue_url: str, queue_arn: str) -> Any:
 
 
 def stream_event(task_id: str) -> Any:
-    """The recorded stream event, its record the task's latest event item as DynamoDB Streams
-    would send it (NEW_IMAGE)."""
+    """The recorded stream event, its record what carries the task's newest events as DynamoDB
+    Streams would send it (NEW_IMAGE): its head, when that holds the events that ended the task,
+    else its latest event item."""
     import boto3
 
     dynamodb = boto3.client("dynamodb", endpoint_url=os.environ["A2A_AWS_ENDPOINT_URL"])
     items = dynamodb.scan(TableName=os.environ["A2A_TABLE_NAME"])["Items"]
-    events = [i for i in items if i.get("taskId", {}).get("S") == task_id and i["sk"]["S"].startswith("EVT#")]
-    assert events, f"no event item of task {task_id} in the table"
-    item = max(events, key=lambda i: i["sk"]["S"])
+    mine = [i for i in items if i.get("taskId", {}).get("S") == task_id]
+    heads = [i for i in mine if i["sk"]["S"] == "META" and "heldFirst" in i]
+    events = [i for i in mine if i["sk"]["S"].startswith("EVT#")]
+    assert heads or events, f"no event item of task {task_id} in the table"
+    item = heads[0] if heads else max(events, key=lambda i: i["sk"]["S"])
     event = recorded("dynamodb_stream_event_insert.json")
     event["Records"][0]["dynamodb"].update(Keys={"pk": item["pk"], "sk": item["sk"]}, NewImage=item)
+    if heads:
+        event["Records"][0]["eventName"] = "MODIFY"
     return event
 
 

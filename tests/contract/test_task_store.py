@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from a2a_serverless.adapters import DynamoDBTaskStore, MemoryTaskStore
 from a2a_serverless.lifecycle import fold
@@ -742,6 +743,25 @@ def test_a_settled_task_is_checkpointed_and_reads_as_one_snapshot(store: TaskSto
     assert got.task.artifacts[0].parts[0].text == "hello"
 
 
+def test_the_events_that_end_a_task_read_back_like_any_others(store: TaskStore) -> None:
+    # Given a task whose run ends in one small commit, as a quick answer does
+    record = sent(store, "t1")
+    working, chunk = a_status(record.task, WORKING), a_chunk(record.task, 0, "hello")
+    done = logged(store, record, [working, chunk, a_status(record.task, COMPLETED)])
+
+    # Then every reader sees all four events, in order, from any point and in pages of any size
+    events = store.read_events(ALICE, "t1")
+    assert [e.seq for e in events] == [1, 2, 3, 4]
+    assert [e.event for e in events[1:3]] == [working, chunk]
+    assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=2, limit=1)] == [3]
+    assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=3)] == [4]
+    assert store.read_events(ALICE, "t1", after_seq=4) == []
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert (got.task, got.last_seq, got.version) == (done.task, 4, done.version)
+    assert store.list_tasks(ALICE, TaskQuery()).tasks == [done.task]
+
+
 def test_a_snapshot_stores_the_task_as_given_whatever_the_events_say(store: TaskStore) -> None:
     # Given a task whose history is edited (a change no event expresses)
     record = sent(store, "t1")
@@ -1372,6 +1392,131 @@ def test_dynamodb_log_items_hold_a_commits_events_and_large_payloads_are_compres
     assert "META#SNAP" not in {i["sk"]["S"] for i in _items(client, table)}
     assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=20, limit=3)] == [21, 22, 23]
     assert store.read_events(ALICE, "t1", after_seq=40)[0].event == events[-1]
+
+
+class _Calls:
+    """The DynamoDB operations a client makes, by name (botocore's before-call event)."""
+
+    def __init__(self, client: Any) -> None:
+        self.names: list[str] = []
+        client.meta.events.register("before-call.dynamodb.*", self._record)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        self.names.append(model.name)
+
+
+def test_dynamodb_a_small_commit_that_ends_a_task_is_one_put_of_the_head_holding_its_events(
+    dynamodb_table: tuple[Any, str],
+) -> None:
+    # Given a task created by SendMessage, answered by one small commit that ends it
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    record = sent(store, "t1")
+    calls = _Calls(client)
+    done = logged(
+        store, record, [a_status(record.task, WORKING), a_chunk(record.task, 0, "hi"), a_status(record.task, COMPLETED)]
+    )
+
+    # Then the commit is the head's conditional put, then the snapshot's: no transaction, no log item
+    assert calls.names == ["PutItem", "PutItem"]
+    items = {i["sk"]["S"]: i for i in _items(client, table) if i["pk"]["S"] == "TASK#acme#alice#t1"}
+    assert sorted(items) == ["EVT#000000000001", "META", "META#SNAP"]
+    head = items["META"]
+    assert (head["heldFirst"]["N"], head["lastSeq"]["N"], head["state"]["S"]) == ("2", "4", "TASK_STATE_COMPLETED")
+    assert len(json.loads(head["held"]["S"])) == 3
+    assert items["META#SNAP"]["seq"]["N"] == "4"
+    assert done.checkpoint.held_first == 2
+    # and a read of the finished task is one Query
+    calls.names.clear()
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert (got.task, got.checkpoint) == (done.task, done.checkpoint)
+    assert calls.names == ["Query"]
+
+
+def test_dynamodb_a_large_final_commit_is_logged_in_the_transaction(dynamodb_table: tuple[Any, str]) -> None:
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    record = sent(store, "t1")
+    calls = _Calls(client)
+
+    logged(store, record, [a_chunk(record.task, 0, "x" * 4000), a_status(record.task, COMPLETED)])
+
+    assert calls.names == ["TransactWriteItems", "PutItem"]  # head and log item; then the snapshot
+    items = {i["sk"]["S"]: i for i in _items(client, table) if i["pk"]["S"] == "TASK#acme#alice#t1"}
+    assert "EVT#000000000003" in items
+    assert "heldFirst" not in items["META"]
+    assert [e.seq for e in store.read_events(ALICE, "t1")] == [1, 2, 3]
+
+
+def test_dynamodb_the_events_a_head_holds_go_to_the_log_before_more_are_appended(
+    dynamodb_table: tuple[Any, str],
+) -> None:
+    # Given a head holding the events that ended its task
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    record = sent(store, "t1")
+    done = logged(store, record, [a_status(record.task, WORKING), a_status(record.task, COMPLETED)])
+    assert done.checkpoint.held
+
+    # When a head-only write keeps them, and a commit then appends an event (the lifecycle refuses
+    # events after a final state, and reads would; the store itself never drops what it holds)
+    kept = store.commit(done)
+    assert kept.checkpoint.held == done.checkpoint.held
+    store.commit(kept, [an_event(done.task, "after", COMPLETED)])
+
+    # Then they were moved to a log item in that commit, and every event is still there, once, in order
+    items = {i["sk"]["S"]: i for i in _items(client, table) if i["pk"]["S"] == "TASK#acme#alice#t1"}
+    assert (items["EVT#000000000003"]["first"]["N"], items["EVT#000000000003"]["seq"]["N"]) == ("2", "3")
+    assert "heldFirst" not in items["META"]
+    events = store.read_events(ALICE, "t1")
+    assert [e.seq for e in events] == [1, 2, 3, 4]
+    assert [e.event.status_update.status.state for e in events[1:3] if e.event.status_update] == [WORKING, COMPLETED]
+
+
+def test_dynamodb_a_checkpoint_written_after_its_commit_never_replaces_a_newer_one(
+    dynamodb_table: tuple[Any, str],
+) -> None:
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    record = sent(store, "t1")
+    logged(store, record, [a_status(record.task, WORKING), a_status(record.task, COMPLETED)])
+    stored = {i["sk"]["S"]: i for i in _items(client, table) if i["pk"]["S"] == "TASK#acme#alice#t1"}["META#SNAP"]
+    assert stored["seq"]["N"] == "3"
+
+    # A checkpoint of an earlier point that arrives late (its writer was slow) is not written
+    older = {**stored, "seq": {"N": "2"}, "task": {"S": record.task.to_json()}}
+    assert store._table.put_checkpoint(older) is False
+    assert store._table.put_checkpoint({**stored, "seq": {"N": "3"}}) is False
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert got.task.status.state == COMPLETED
+
+
+def test_dynamodb_a_commit_stands_when_its_checkpoint_cannot_be_written(
+    dynamodb_table: tuple[Any, str], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given the snapshot's put failing after the commit landed (throttled past botocore's retries)
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    record = sent(store, "t1")
+    error = ClientError(
+        {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, "PutItem"
+    )
+    monkeypatch.setattr(store._table, "put_checkpoint", lambda item: (_ for _ in ()).throw(error))
+
+    done = logged(
+        store, record, [a_status(record.task, WORKING), a_chunk(record.task, 0, "hi"), a_status(record.task, COMPLETED)]
+    )
+
+    # Then the commit is not reported failed, it says why in a warning, and reads fold the log
+    assert done.last_seq == 4
+    assert "could not write a task's snapshot" in caplog.text
+    assert "META#SNAP" not in {i["sk"]["S"] for i in _items(client, table)}
+    got = store.get_task(ALICE, "t1")
+    assert got is not None
+    assert got.task == done.task
+    assert store.list_tasks(ALICE, TaskQuery()).tasks == [done.task]
 
 
 def test_dynamodb_items_never_expire_with_ttl_days_zero(dynamodb_table: tuple[Any, str]) -> None:

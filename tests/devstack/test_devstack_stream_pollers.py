@@ -44,12 +44,40 @@ def test_stream_event_sources_are_read_from_the_template() -> None:
     assert source.on_failure_queue_id == "PushStreamFailureQueue"
     assert source.report_batch_item_failures
     assert 0 < source.maximum_retry_attempts <= 10
-    # The filter keeps event-log inserts and new push configs, nothing else
+    # The filter keeps event-log inserts, new push configs and heads that hold events, nothing else
     assert matches_filters(record("INSERT", "EVT#000000000001"), source.filters)
     assert matches_filters(record("INSERT", "PUSH#c1"), source.filters)
     assert not matches_filters(record("MODIFY", "PUSH#c1"), source.filters)
     assert not matches_filters(record("INSERT", "META"), source.filters)
     assert not matches_filters(record("MODIFY", "META"), source.filters)
+    holding = record("MODIFY", "META")
+    holding["dynamodb"]["NewImage"]["heldFirst"] = {"N": "2"}
+    assert matches_filters(holding, source.filters)
+    assert matches_filters({**holding, "eventName": "INSERT"}, source.filters)
+    assert not matches_filters({**holding, "eventName": "REMOVE"}, source.filters)
+
+
+@pytest.mark.parametrize(
+    ("image", "exists", "expected"),
+    [
+        pytest.param({"a": {"N": "1"}}, True, True, id="present"),
+        pytest.param({}, True, False, id="absent"),
+        pytest.param({"a": {"N": "1"}}, False, False, id="present-not-wanted"),
+        pytest.param({}, False, True, id="absent-wanted"),
+    ],
+)
+def test_the_exists_rule_tests_a_primitive_values_presence(image: dict[str, Any], exists: bool, expected: bool) -> None:
+    # As Lambda's filter rules: on a DynamoDB image the rule names the value under its type
+    pattern = (
+        {"dynamodb": {"NewImage": {"a": {"N": [{"exists": exists}]}}}}
+        if exists
+        else {"dynamodb": {"NewImage": {"a": [{"exists": False}]}}}
+    )
+    assert matches_filters({"dynamodb": {"NewImage": image}}, (pattern,)) is expected
+    # and an object is not a primitive value
+    assert not matches_filters(
+        {"dynamodb": {"NewImage": {"a": {"N": "1"}}}}, ({"dynamodb": {"NewImage": {"a": [{"exists": True}]}}},)
+    )
 
 
 @pytest.fixture(scope="module")

@@ -45,6 +45,39 @@ def config_image(config_id: str, delivered: int) -> dict[str, object]:
     }
 
 
+def head_image(last_seq: int, held_first: int) -> dict[str, object]:
+    """A head that holds the events ``held_first`` .. ``last_seq`` (a small commit that ended the task)."""
+    return {
+        "sk": "META",
+        "tenant": "acme",
+        "owner": "alice",
+        "taskId": "t1",
+        "lastSeq": last_seq,
+        "heldFirst": held_first,
+    }
+
+
+def test_a_head_holding_the_last_events_queues_them_for_every_config() -> None:
+    store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
+    a_task(store)
+    add_configs(store, "a", "b")
+
+    assert dispatch_images([event_image(1), head_image(4, 2)], store, queue) == []
+
+    assert sorted((i.config_id, i.up_to_seq) for i in queue.sent) == [("a", 4), ("b", 4)]
+
+
+def test_a_head_that_holds_no_events_queues_nothing() -> None:
+    store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
+    a_task(store)
+    add_configs(store, "a")
+    image = head_image(4, 2)
+    del image["heldFirst"]
+
+    assert dispatch_images([image], store, queue) == []
+    assert queue.sent == []
+
+
 def test_an_event_queues_one_item_per_config_even_past_a_page_of_configs() -> None:
     store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
     a_task(store)

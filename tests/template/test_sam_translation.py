@@ -3,6 +3,7 @@ translates, and API Gateway invokes the gateway with response streaming exactly 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -59,9 +60,12 @@ def test_the_dispatcher_reads_the_table_stream_with_a_filter_and_a_failure_desti
     assert 0 < mapping["MaximumRetryAttempts"] <= 10
     assert 0 < mapping["MaximumRecordAgeInSeconds"] <= 86400
     assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": ["PushStreamFailureQueue", "Arn"]}
-    (pattern,) = [f["Pattern"] for f in mapping["FilterCriteria"]["Filters"]]
-    assert "EVT#" in pattern
-    assert "PUSH#" in pattern
+    inserts, heads = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert inserts["dynamodb"]["NewImage"]["sk"]["S"] == [{"prefix": "EVT#"}, {"prefix": "PUSH#"}]
+    assert inserts["eventName"] == ["INSERT"]
+    # a head that holds the events that ended its task, as Lambda's filter language names a present value
+    assert heads["dynamodb"]["NewImage"] == {"sk": {"S": ["META"]}, "heldFirst": {"N": [{"exists": True}]}}
+    assert heads["eventName"] == ["INSERT", "MODIFY"]
 
 
 @pytest.mark.parametrize(

@@ -166,11 +166,18 @@ class Checkpoint:
     hand back with every record, so a writer that never reads (the worker) still knows it.
 
     ``seq`` is the last event the snapshot includes (0: none yet, the task is the fold of its whole
-    log); ``size`` its bytes; ``tail`` the bytes of the events logged after it."""
+    log); ``size`` its bytes; ``tail`` the bytes of the events logged after it.
+
+    ``held`` (a JSON array, '' when none) are the events ``held_first`` .. ``last_seq`` that the
+    head itself holds instead of a log item: a store may close a task's log that way (the DynamoDB
+    store does, for a small commit that ends the task, so that commit is one write). Every write of
+    the head keeps them, until a commit that appends events moves them to a log item."""
 
     seq: int = 0
     size: int = 0
     tail: int = 0
+    held: str = ""
+    held_first: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -639,6 +646,9 @@ class Planned:
     new_last_seq: int
     task: Task | None = None
     """The task as a commit wrote it (its large parts stored, when it wrote a snapshot); None: as given."""
+    derived: bool = False
+    """The snapshot is a checkpoint, the fold of the log as this commit leaves it (not a change only
+    the snapshot records, nor a new task's only copy): a cache a store may write after the commit."""
 
     def written(self, record: TaskRecord) -> TaskRecord:
         """``record`` with its task as the commit wrote it."""
@@ -705,11 +715,13 @@ def plan_commit(
     written = added + (len(text.encode("utf-8")) if text is not None else 0)
     if written > MAX_COMMIT_BYTES or 1 + len(pack_events(payloads)) + (text is not None) > MAX_TRANSACTION_ITEMS:
         raise ValueError(f"commit writes {written} bytes in too many items for one transaction")
+    # Events the head held stay there while nothing is appended (a store moves them to the log first).
+    checkpoint = record.checkpoint if not payloads else Checkpoint()
     if text is not None:
-        checkpoint = Checkpoint(seq=new_last_seq, size=len(text.encode("utf-8")), tail=0)
+        checkpoint = replace(checkpoint, seq=new_last_seq, size=len(text.encode("utf-8")), tail=0)
     else:
-        checkpoint = Checkpoint(seq=record.checkpoint.seq, size=record.checkpoint.size, tail=tail)
-    return Planned(payloads, text, checkpoint, new_last_seq, task)
+        checkpoint = replace(checkpoint, seq=record.checkpoint.seq, size=record.checkpoint.size, tail=tail)
+    return Planned(payloads, text, checkpoint, new_last_seq, task, derived=text is not None and not snapshot)
 
 
 def push_config_for(config: TaskPushNotificationConfig, task_id: str = "") -> TaskPushNotificationConfig:

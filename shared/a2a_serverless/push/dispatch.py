@@ -1,9 +1,11 @@
 """From the table's change stream to delivery items (the dispatcher function's core).
 
-The dispatcher is fed by DynamoDB Streams, filtered to two kinds of inserts:
+The dispatcher is fed by DynamoDB Streams, filtered to three kinds of records:
 
-* an event-log item (``sk=EVT#<seq>``): every config of its task must receive events up to that
-  seq, so one :class:`~.delivery.DeliveryItem` per config is queued;
+* an event-log item's insert (``sk=EVT#<seq>``): every config of its task must receive events up to
+  that seq, so one :class:`~.delivery.DeliveryItem` per config is queued;
+* a head that holds the events that closed its task's log (``sk=META`` with ``heldFirst``: a small
+  commit that ended the task is the head alone): the same, up to its ``lastSeq``;
 * a push-config item (``sk=PUSH#<id>``): a config created while its task was logging events may
   have missed the events written between the creating request's read and its write, so it is
   queued up to the task's current last event (a no-op when its cursor is already there).
@@ -34,6 +36,7 @@ logger = logging.getLogger(__name__)
 
 EVENT_PREFIX = "EVT#"
 PUSH_PREFIX = "PUSH#"
+HEAD_SK = "META"
 _CONFIG_PAGE = 100
 
 
@@ -79,7 +82,8 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
     tasks: dict[tuple[str, str, str], _TaskChanges] = {}
     for position, image in enumerate(images):
         sk = str(image.get("sk", ""))
-        if not sk.startswith((EVENT_PREFIX, PUSH_PREFIX)):
+        holds = sk == HEAD_SK and "heldFirst" in image
+        if not (holds or sk.startswith((EVENT_PREFIX, PUSH_PREFIX))):
             logger.warning("ignoring a stream record the filter should have dropped", extra={"sk_kind": sk[:5]})
             continue
         if "owner" not in image or "taskId" not in image:
@@ -92,12 +96,13 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
         task_id = str(image["taskId"])
         changes = tasks.setdefault((scope.tenant, scope.owner, task_id), _TaskChanges(scope, task_id))
         changes.records.append(position)
-        if sk.startswith(EVENT_PREFIX):
-            changes.last_seq = max(changes.last_seq, int(image["seq"]))
+        seq = int(image["seq"]) if sk.startswith(EVENT_PREFIX) else int(image["lastSeq"]) if holds else 0
+        if seq:
+            changes.last_seq = max(changes.last_seq, seq)
         else:
             changes.new_configs[str(image["configId"])] = int(image.get("deliveredSeq", 0))
         if trace := image.get("trace"):
-            changes.traces[int(image["seq"]) if sk.startswith(EVENT_PREFIX) else 0] = str(trace)
+            changes.traces[seq] = str(trace)
     failed: list[int] = []
     for changes in tasks.values():
         try:

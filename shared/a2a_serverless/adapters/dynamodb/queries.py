@@ -11,13 +11,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ports.store import Scope, TaskQuery
-from .table import EVENT_SK_LAST, PUSH_SK_END, PUSH_SK_PREFIX, SNAPSHOT_SK, Item, Keys, QueryArgs, event_sk
+from .table import (
+    EVENT_SK_LAST,
+    META_SK,
+    PUSH_SK_END,
+    PUSH_SK_PREFIX,
+    SNAPSHOT_SK,
+    Item,
+    Keys,
+    QueryArgs,
+    event_sk,
+)
 
 __all__ = [
     "ListingQueries",
     "events_query",
     "expired_leases_query",
     "listing_queries",
+    "log_query",
     "push_configs_query",
     "push_progress_query",
     "task_query",
@@ -45,6 +56,20 @@ def events_query(pk: str, after_seq: int, up_to_seq: int | None = None) -> Query
             ":pk": {"S": pk},
             ":first": {"S": event_sk(max(after_seq, 0) + 1)},
             ":last": {"S": event_sk(up_to_seq) if up_to_seq is not None else EVENT_SK_LAST},
+        },
+        "ConsistentRead": True,
+    }
+
+
+def log_query(pk: str, after_seq: int) -> QueryArgs:
+    """The log items holding events after ``after_seq``, then the head (``META`` sorts after every
+    ``EVT#`` key), which may hold the events that closed the log."""
+    return {
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :head",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": pk},
+            ":first": {"S": event_sk(max(after_seq, 0) + 1)},
+            ":head": {"S": META_SK},
         },
         "ConsistentRead": True,
     }

@@ -3,7 +3,8 @@ and the snapshot a cache of its fold.
 
 A read is one strongly consistent Query for the two keys at the top of the task's range (the
 snapshot and the head), plus, when events were logged after the snapshot, one Query for those log
-items, folded onto it. A ListTasks page reads its tasks' snapshots in one BatchGetItem and the
+items, folded onto it with the events the head holds (a small commit that ended the task:
+:func:`.table.head_item`). A ListTasks page reads its tasks' snapshots in one BatchGetItem and the
 events after each snapshot that does not show its task finished.
 """
 
@@ -14,8 +15,19 @@ from pydantic import TypeAdapter
 from ...lifecycle import fold
 from ...models import StreamResponse, Task
 from ...ports.store import Scope, StoredEvent, TaskRecord, VersionConflict
-from .queries import events_query, task_query
-from .table import META_SK, SNAPSHOT_SK, Item, Keys, LogItem, Table, head_from_item, log_item_from, read_payload
+from .queries import events_query, log_query, task_query
+from .table import (
+    META_SK,
+    SNAPSHOT_SK,
+    Item,
+    Keys,
+    LogItem,
+    Table,
+    head_from_item,
+    held_log,
+    log_item_from,
+    read_payload,
+)
 
 __all__ = ["events_of", "read_events", "read_listed", "read_task"]
 
@@ -26,9 +38,10 @@ _EVENTS = TypeAdapter(list[StreamResponse])
 
 def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> TaskRecord | None:
     """Snapshot and head in one Query; the events logged after the snapshot in a second one
-    when there are any. The head is read after the snapshot (descending order), so a commit
-    landing in between can only make the head newer: its events are then read too. Should
-    the snapshot come out newer than the head anyway, the read is repeated."""
+    when neither that Query's log item nor the events the head holds cover them. The head is read
+    after the snapshot (descending order), so a commit landing in between can only make the head
+    newer: its events are then read too. Should the snapshot come out newer than the head anyway,
+    the read is repeated."""
     pk = Keys(scope).task_pk(task_id)
     for _ in range(_READ_ATTEMPTS):
         items = table.query_page(task_query(pk))
@@ -42,11 +55,16 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
         if base_seq > head.last_seq:
             continue
         base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+        held = held_log(found)
         logs = [log_item_from(item) for sk, item in by_sk.items() if sk.startswith("EVT#")]
-        if head.last_seq > base_seq and not (logs and logs[0].first == base_seq + 1 and logs[0].last == head.last_seq):
-            logs = [log_item_from(item) for item in table.query(events_query(pk, base_seq, head.last_seq))]
-        events = [event for log in logs for event in events_of(log) if base_seq < event[0] <= head.last_seq]
-        task = fold(base, (event for _, event in events), max_history=max_history)
+        logs += [held] if held is not None else []
+        if not _covers(logs, base_seq, head.last_seq):
+            up_to = held.first - 1 if held is not None else head.last_seq
+            logs = [log_item_from(item) for item in table.query(events_query(pk, base_seq, up_to))]
+            logs += [held] if held is not None else []
+        task = fold(
+            base, (event for _, event in _events_between(logs, base_seq, head.last_seq)), max_history=max_history
+        )
         if task is None:
             raise RuntimeError(f"task {task_id} has a head but neither a snapshot nor a first event")
         return TaskRecord.of(head, task, checkpoint)
@@ -54,24 +72,29 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
 
 
 def read_events(table: Table, scope: Scope, task_id: str, after_seq: int, limit: int) -> list[StoredEvent]:
+    """The events after ``after_seq``: the log items, then the events their head holds (one Query
+    reads both: the head's key sorts after every log item's)."""
     if limit <= 0:
         return []
     pk = Keys(scope).task_pk(task_id)
     out: list[StoredEvent] = []
-    # A log item holds at least one event: ``limit`` items are always enough.
-    for item in table.query(events_query(pk, after_seq), min(limit, 25)):
-        log = log_item_from(item)
+    # A log item holds at least one event: ``limit`` items (and the head) are always enough.
+    for item in table.query(log_query(pk, after_seq), min(limit, 25) + 1):
+        log = log_item_from(item) if item["sk"]["S"] != META_SK else held_log(item)
+        if log is None:
+            break
         for seq, event in events_of(log):
             if seq > after_seq:
                 out.append(StoredEvent(seq=seq, event=event, trace=log.trace))
                 if len(out) == limit:
                     return out
+        after_seq = max(after_seq, log.last)
     return out
 
 
 def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
     """The tasks of a ListTasks page, in its order: snapshots (BatchGetItem), then the events
-    after each snapshot for the tasks it does not show finished."""
+    after each snapshot for the tasks it does not show finished (the log and the head's events)."""
     snapshots: dict[str, Item] = {}
     for start in range(0, len(pks), _BATCH_GET_KEYS):
         keys: list[Item] = [{"pk": {"S": pk}, "sk": {"S": SNAPSHOT_SK}} for pk in pks[start : start + _BATCH_GET_KEYS]]
@@ -83,12 +106,36 @@ def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
         base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
         if base is None or not base.status.state.is_terminal:
             base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
-            logs = [log_item_from(item) for item in table.query(events_query(pk, base_seq))]
-            events = (event for log in logs for seq, event in events_of(log) if seq > base_seq)
-            base = fold(base, events, max_history=max_history)
+            logs: list[LogItem] = []
+            for item in table.query(log_query(pk, base_seq)):
+                log = log_item_from(item) if item["sk"]["S"] != META_SK else held_log(item)
+                logs += [log] if log is not None else []
+            base = fold(base, (event for _, event in _events_between(logs, base_seq, None)), max_history=max_history)
         if base is not None:  # (a task whose first write is not visible yet to the index's reader)
             tasks.append(base)
     return tasks
+
+
+def _covers(logs: list[LogItem], after_seq: int, up_to: int) -> bool:
+    """Whether ``logs`` hold every event after ``after_seq`` up to ``up_to``."""
+    expected = after_seq + 1
+    for log in sorted(logs, key=lambda log: log.first):
+        if log.last < expected:
+            continue
+        if log.first > expected:
+            return False
+        expected = log.last + 1
+    return expected > up_to
+
+
+def _events_between(logs: list[LogItem], after_seq: int, up_to: int | None) -> list[tuple[int, StreamResponse]]:
+    """The events of ``logs`` after ``after_seq`` (up to ``up_to``), each once, in order."""
+    events: dict[int, StreamResponse] = {}
+    for log in logs:
+        for seq, event in events_of(log):
+            if seq > after_seq and (up_to is None or seq <= up_to):
+                events.setdefault(seq, event)
+    return sorted(events.items(), key=lambda entry: entry[0])
 
 
 def events_of(log: LogItem) -> list[tuple[int, StreamResponse]]:

@@ -3,7 +3,8 @@
 Item layout (``docs/architecture.md``, Data; keys and items are built in :mod:`.table`, and every
 call goes through its :class:`.table.Table`):
 under ``pk=TASK#<tenant>#<owner>#<taskId>``, the head (``sk=META``, small and of a fixed shape
-whatever the task holds), the append-only log items (``sk=EVT#<seq of their last event>``), the
+whatever the task holds, but for the events that ended the task when they fit 3 KB), the
+append-only log items (``sk=EVT#<seq of their last event>``), the
 snapshot (``sk=META#SNAP``) and the push configs (``sk=PUSH#<configId>``, with their delivery
 cursors); under ``pk=MSG#<tenant>#<owner>#<messageId>`` and ``pk=IDEM#<tenant>#<owner>#<key>``, the
 send keys (``sk=MSG``, ``MSG#<fingerprint>`` for a reused messageId, ``IDEM``); under
@@ -24,9 +25,11 @@ Every item of a task expires ``ttl_days`` after the task was created (``ttl`` om
 
 Writes are conditional and atomic: a create is one transaction (head, send key, first events,
 optional push config); a commit is one transaction (head update conditioned on ``version`` and
-``lastSeq``, the log items, each put only if its key is free, and the snapshot when one is due), or a
-single conditional put when it writes only the head (the cancel mark of a running task is an
-UpdateItem: :meth:`.table.Table.mark_cancel`). botocore's standard retry mode retries throttling and
+``lastSeq``, the log items, each put only if its key is free, and a snapshot that records a change no
+event expresses), or a single conditional put when it writes only the head, which is also how a
+small commit that ends the task is written: the head holds its events (the cancel mark of a running
+task is an UpdateItem: :meth:`.table.Table.mark_cancel`). A checkpoint (a snapshot the log implies)
+is put after its commit, only over an older one. botocore's standard retry mode retries throttling and
 transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
 unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
 caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
@@ -37,11 +40,16 @@ caller's re-read shows its change). Nothing else is retried, but a create that l
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from ...blobs import PartOffloader
 from ...lifecycle import DEFAULT_MAX_HISTORY
@@ -75,6 +83,7 @@ from .delegation import DynamoDBDelegationRefs
 from .queries import expired_leases_query, listing_queries, push_configs_query, push_progress_query
 from .reads import read_events, read_listed, read_task
 from .table import (
+    HELD_BYTES,
     LEASE_SHARDS,
     META_SK,
     PUSH_SK_PREFIX,
@@ -104,6 +113,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import PutTypeDef
 
 __all__ = ["DynamoDBTaskStore"]
+
+logger = logging.getLogger(__name__)
 
 _CREATE_ATTEMPTS = 5
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
@@ -209,15 +220,25 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
 
     def _write_commit(self, read: TaskRecord, stored: TaskRecord, plan: Planned, key: SendKey | None) -> TaskRecord:
         """The head put over the one ``read`` was read at; with events, a snapshot or a send key, one
-        transaction with them (the head alone: one PutItem)."""
+        transaction with them (the head alone: one PutItem). A small commit that ends the task is
+        the head alone too: the head holds its events (:meth:`_holds`). A checkpoint (a snapshot the
+        log implies) is put after the commit, outside it."""
         scope, task_id, created_at, now = read.scope, read.task_id, read.created_at, self._clock()
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
+        held = self._holds(read, stored, plan, key)
+        if held:
+            stored = replace(stored, checkpoint=replace(stored.checkpoint, held=held, held_first=read.last_seq + 1))
         head = self._table.head_put(
             head_item(stored, listing_key(read.task, created_at), ttl, now), read.version, read.last_seq
         )
-        puts = self._log_puts(scope, task_id, read.last_seq + 1, plan.payloads, now, ttl)
-        if plan.snapshot is not None:
+        puts: list[PutTypeDef] = []
+        if not held:
+            if plan.payloads and read.checkpoint.held:  # the head's events go to the log before more follow
+                moved = [json.dumps(event, separators=(",", ":")) for event in json.loads(read.checkpoint.held)]
+                puts += self._log_puts(scope, task_id, read.checkpoint.held_first, moved, now, ttl)
+            puts += self._log_puts(scope, task_id, read.last_seq + 1, plan.payloads, now, ttl)
+        if plan.snapshot is not None and not plan.derived:
             puts.append(self._table.put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
         if key is not None:
             puts.insert(0, self._key_put(scope, key, task_id, ttl))
@@ -231,7 +252,31 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
             if set(cancelled.codes) & _LOST_RACE:
                 raise VersionConflict(f"task {task_id} changed since it was read") from None
             raise
+        if plan.snapshot is not None and plan.derived:
+            self._put_checkpoint(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl))
         return stored
+
+    @staticmethod
+    def _holds(read: TaskRecord, stored: TaskRecord, plan: Planned, key: SendKey | None) -> str:
+        """The events (a JSON array) the head holds instead of a log item, or '': a commit that ends
+        the task with at most HELD_BYTES of events, no send key and no snapshot of its own to write
+        with it, over a head that holds none yet. Nothing is appended to a finished task, so they
+        stay in the head, and the commit is one conditional PutItem instead of a transaction of the
+        head and a log item."""
+        if not plan.payloads or key is not None or read.checkpoint.held or not stored.state.is_terminal:
+            return ""
+        if plan.snapshot is not None and not plan.derived:
+            return ""
+        events = "[" + ",".join(plan.payloads) + "]"
+        return events if len(events.encode("utf-8")) <= HELD_BYTES else ""
+
+    def _put_checkpoint(self, item: Item) -> None:
+        """The checkpoint, after the commit it follows: a cache of the log's fold, so a failure only
+        means reads fold more events until the next one (the commit stands: nothing is raised)."""
+        try:
+            self._table.put_checkpoint(item)
+        except (ClientError, BotoCoreError):
+            logger.warning("could not write a task's snapshot after its commit; reads fold its events", exc_info=True)
 
     def read_events(self, scope: Scope, task_id: str, after_seq: int = 0, limit: int = 100) -> list[StoredEvent]:
         return read_events(self._table, scope, task_id, after_seq, limit)

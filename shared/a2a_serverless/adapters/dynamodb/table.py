@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_SK_LAST",
     "HEAD_UNCHANGED",
+    "HELD_BYTES",
     "KEY_FREE",
     "KEY_NAMES_REPLACED",
     "KEY_TAKEN",
@@ -72,6 +73,7 @@ __all__ = [
     "event_sk",
     "head_from_item",
     "head_item",
+    "held_log",
     "lease_shard",
     "log_item",
     "log_item_from",
@@ -243,6 +245,12 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
         item |= {"leaseUntil": number(record.lease_until), "leaseShard": string(lease_shard(pk))}
     waits = {"waitingCallback": record.waiting_callback, "waitingToken": record.waiting_token}
     item |= {name: string(value) for name, value in {**waits, "pushWoken": record.push_woken}.items() if value}
+    if record.checkpoint.held:
+        # The events that closed the log (HELD_BYTES at most), held here instead of a log item; the
+        # dispatcher is fed by this head's record (heldFirst marks it) and continues its trace.
+        item |= {**_payload("held", record.checkpoint.held), "heldFirst": number(record.checkpoint.held_first)}
+        if trace := telemetry.traceparent():
+            item["trace"] = string(trace)
     return _with_ttl(item, ttl)
 
 
@@ -265,12 +273,26 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         waiting_token=str(item.get("waitingToken", {}).get("S", "")),
         push_woken=str(item.get("pushWoken", {}).get("S", "")),
     )
+    held_first = int(item.get("heldFirst", {}).get("N", "0"))
     checkpoint = Checkpoint(
         seq=int(item.get("snapSeq", {}).get("N", "0")),
         size=int(item.get("snapBytes", {}).get("N", "0")),
         tail=int(item.get("tailBytes", {}).get("N", "0")),
+        held=read_payload(item, "held") if held_first else "",
+        held_first=held_first,
     )
     return head, checkpoint
+
+
+def held_log(item: Item) -> LogItem | None:
+    """The events a head holds (its ``heldFirst`` .. ``lastSeq``), read as a log item; None when it
+    holds none."""
+    first = int(item.get("heldFirst", {}).get("N", "0"))
+    if not first:
+        return None
+    return LogItem(
+        first, int(item["lastSeq"]["N"]), read_payload(item, "held"), str(item.get("trace", {}).get("S", ""))
+    )
 
 
 # ------------------------------------------------------------------------------- log and snapshot
@@ -311,6 +333,11 @@ class LogItem:
 def log_item_from(item: Item) -> LogItem:
     trace = str(item.get("trace", {}).get("S", ""))
     return LogItem(int(item["first"]["N"]), int(item["seq"]["N"]), read_payload(item, "events"), trace)
+
+
+HELD_BYTES = 3 * 1024
+"""The most bytes of events a head holds (:func:`head_item`): with its ~0.7 KB of bookkeeping it
+stays within one 4 KB read unit, for the heads waiters and watchers poll."""
 
 
 def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int | None) -> Item:
@@ -584,6 +611,14 @@ class Table:
             if _code(exc) == "TransactionCanceledException":
                 raise WriteCancelled(exc, _cancellation_reasons(exc)) from exc
             raise
+
+    def put_checkpoint(self, item: Item) -> bool:
+        """PutItem of a snapshot unless the one stored is as new (a checkpoint written after its
+        commit may arrive after a newer one); False when it was not written."""
+        put = self.put(item)
+        put["ConditionExpression"] = _any(KEY_FREE, "seq < :seq")
+        put["ExpressionAttributeValues"] = {":seq": item["seq"]}
+        return self._conditional_put(put)
 
     def put_new(self, item: Item) -> bool:
         """PutItem of ``item`` if its key is free; False when it is taken."""
