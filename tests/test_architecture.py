@@ -27,6 +27,9 @@ LOOKED_AT: dict[str, str] = {
     " persistence/base.py holds its record, its base layer and their helpers)",
     "a2a_serverless.adapters.dynamodb.table": "the tasks table: its keys and items and the one door to"
     " the client that writes them (as powertools' persistence/dynamodb.py holds both)",
+    "a2a_serverless.adapters.dynamodb.store": "the TaskStore on that table: each write of a task (a create,"
+    " a commit) as the conditional puts it is made of, with what a failed one takes back; its reads are"
+    " .reads, its queries .queries",
 }
 """The modules over ``MAX_LINES`` that were looked at and hold one concern, each with why: splitting
 them would scatter what a reader needs together (a cohesive adapter is not split to fit a count)."""

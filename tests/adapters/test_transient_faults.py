@@ -152,12 +152,10 @@ def test_sqs_send_is_retried_through_5xx(aws: dict[str, str]) -> None:
 
 
 def test_a_create_whose_response_was_lost_is_still_queued_and_runs_once(aws: dict[str, str]) -> None:
-    # Given the task-creating transaction lands but its response is lost, so the client retries
-    # and finds its own write (moto, unlike DynamoDB, ignores ClientRequestToken: the worst case)
+    # Given each put of the create landing but its response lost, so botocore retries it and the
+    # retry finds its own write (a failed condition: a single put has no idempotency token)
     store = DynamoDBTaskStore(aws["table"])
-    injector = FaultInjector(
-        500, "InternalServerError", every=1, limit=1, refused=False, operations=("TransactWriteItems",)
-    )
+    injector = FaultInjector(500, "InternalServerError", every=1, limit=3, refused=False, operations=("PutItem",))
     injector.install(store.client, "dynamodb")
     queue = SqsWorkQueue(aws["queue"])
     runtime = build_runtime(Settings(store="memory"), store=store, queue=queue)
@@ -167,8 +165,12 @@ def test_a_create_whose_response_was_lost_is_still_queued_and_runs_once(aws: dic
     )
     # When the message is sent
     record = submit_message(request, CTX, runtime)
-    # Then the work item was still queued (the task is not stuck SUBMITTED), and runs once
-    assert injector.injected == 1
+    # Then the create stands as written (not abandoned and made again), the work item was queued
+    # (the task is not stuck SUBMITTED), and runs once
+    assert injector.injected == 3
+    items = store.client.scan(TableName=aws["table"])["Items"]
+    assert [i for i in items if "abandoned" in i] == []
+    assert [i["taskId"]["S"] for i in items if i["sk"]["S"] == "MSG"] == [record.task.id]
     messages = queue.client.receive_message(QueueUrl=aws["queue"], MaxNumberOfMessages=10)["Messages"]
     assert len(messages) == 1
     process_work_item(runtime, WorkItem.from_json(messages[0]["Body"]))

@@ -513,6 +513,23 @@ def test_concurrent_creates_from_one_message_have_one_winner(store: TaskStore) -
     assert [n for n in range(racers) if store.get_task(ALICE, f"t{n}")] == [int(winners[0][1:])]
 
 
+def test_an_abandoned_create_never_lands_and_an_existing_task_is_not_abandoned(store: TaskStore) -> None:
+    # A task a key names but that does not exist (its create died): abandoned, it can never appear
+    assert store.abandon_create(ALICE, "ghost") is True
+    assert store.abandon_create(ALICE, "ghost") is True
+    with pytest.raises(DuplicateMessage) as late:
+        create(store, ALICE, "ghost", message_id="m-ghost")
+    assert late.value.task_id == "ghost"
+    assert store.get_task(ALICE, "ghost") is None
+    assert store.get_head(ALICE, "ghost") is None
+    assert store.read_events(ALICE, "ghost") == []
+    assert ids(store, ALICE) == []
+    # and a task that exists is not abandoned
+    create(store, ALICE, "t1")
+    assert store.abandon_create(ALICE, "t1") is False
+    assert ids(store, ALICE) == ["t1"]
+
+
 def test_a_push_config_can_be_created_with_the_task(store: TaskStore) -> None:
     task = a_task("t1")
     config = TaskPushNotificationConfig(id="p1", url="https://hooks.example/a2a")
@@ -1392,6 +1409,101 @@ def test_dynamodb_log_items_hold_a_commits_events_and_large_payloads_are_compres
     assert "META#SNAP" not in {i["sk"]["S"] for i in _items(client, table)}
     assert [e.seq for e in store.read_events(ALICE, "t1", after_seq=20, limit=3)] == [21, 22, 23]
     assert store.read_events(ALICE, "t1", after_seq=40)[0].event == events[-1]
+
+
+def test_dynamodb_a_create_is_its_key_its_log_and_its_head_and_a_duplicate_one_failed_put(
+    dynamodb_table: tuple[Any, str],
+) -> None:
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    calls = _Calls(client)
+
+    sent(store, "t1")
+
+    # Three conditional puts, the head last: no transaction
+    assert calls.names == ["PutItem", "PutItem", "PutItem"]
+    assert [i["sk"]["S"] for i in _items(client, table)] == ["MSG", "EVT#000000000001", "META"]
+    # A re-send of its message is refused at the key, which was the only write tried
+    calls.names.clear()
+    with pytest.raises(DuplicateMessage) as duplicate:
+        store.create_task(TaskRecord(scope=ALICE, task=a_task("t2")), [], key=SendKey.message("m-t1"))
+    assert duplicate.value.task_id == "t1"
+    assert calls.names == ["PutItem"]
+    assert len(_items(client, table)) == 3
+
+
+def test_dynamodb_a_create_that_fails_after_its_key_takes_back_what_it_wrote(
+    dynamodb_table: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the head's put failing (throttled past botocore's retries) after the key and the log
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    write = store._table.write
+    error = ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "PutItem")
+
+    def failing_head(puts: Any) -> None:
+        if puts[0]["Item"]["sk"]["S"] == "META":
+            raise error
+        write(puts)
+
+    monkeypatch.setattr(store._table, "write", failing_head)
+    with pytest.raises(ClientError):
+        sent(store, "t1")
+
+    # Then nothing of it is left, so the client's retry is a first send again
+    assert _items(client, table) == []
+    monkeypatch.setattr(store._table, "write", write)
+    assert sent(store, "t1").version == 1
+
+
+def test_dynamodb_a_create_abandoned_before_its_head_is_a_duplicate_of_what_replaced_it(
+    dynamodb_table: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a create that another request abandons between its log item and its head (it waited
+    # long enough: the create was taken for dead), and that takes the key over for a task of its own
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    write = store._table.write
+    key = SendKey.message("m-t1")
+
+    def overtaken(puts: Any) -> None:
+        if puts[0]["Item"]["sk"]["S"] == "META" and puts[0]["Item"]["pk"]["S"].endswith("#t1"):
+            monkeypatch.setattr(store._table, "write", write)
+            assert store.abandon_create(ALICE, "t1") is True
+            task = a_task("t2")
+            store.create_task(
+                TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], key=key.taking_over("t1")
+            )
+        write(puts)
+
+    monkeypatch.setattr(store._table, "write", overtaken)
+    with pytest.raises(DuplicateMessage) as duplicate:
+        sent(store, "t1")
+
+    # Then it is told of the task that replaced it, and nothing of its own is readable or left
+    assert duplicate.value.task_id == "t2"
+    assert store.get_task(ALICE, "t1") is None
+    assert store.read_events(ALICE, "t1") == []
+    left = [(i["pk"]["S"], i["sk"]["S"]) for i in _items(client, table) if i["pk"]["S"].endswith("#t1")]
+    assert left == [("TASK#acme#alice#t1", "META")]  # the stand-in that keeps its head from being written
+    assert [t.id for t in store.list_tasks(ALICE, TaskQuery()).tasks] == ["t2"]
+
+
+def test_dynamodb_log_items_without_a_head_are_never_read(dynamodb_table: tuple[Any, str]) -> None:
+    # Given the log item of a create that died before its head
+    client, table = dynamodb_table
+    store = DynamoDBTaskStore(table, client=client)
+    task = a_task("t1")
+    store._table.write(store._log_puts(ALICE, "t1", 1, [StreamResponse(task=task).to_json()], T0, None))
+
+    # Then no reader returns it
+    assert store.read_events(ALICE, "t1") == []
+    assert store.get_task(ALICE, "t1") is None
+    # nor events a commit wrote past the head's last seq
+    record = sent(store, "t2")
+    store._table.write(store._log_puts(ALICE, "t2", 2, [an_event(task, "orphan").to_json()], T0, None))
+    assert [e.seq for e in store.read_events(ALICE, "t2")] == [1]
+    assert store.get_task(ALICE, "t2") == record
 
 
 class _Calls:

@@ -108,6 +108,8 @@ class MemoryTaskStore(TaskStoreBase):
         """Coroutines in :meth:`wait_for_events`, woken through their loops when the log grows."""
         self._refs: dict[str, DelegationRef] = {}
         """Delegation references (``ports.delegation``): apart from the tasks, as DynamoDB keeps them."""
+        self._abandoned: set[_Key] = set()
+        """Task ids :meth:`abandon_create` closed: they are never created."""
 
     # ------------------------------------------------------------------ tasks
 
@@ -121,6 +123,10 @@ class MemoryTaskStore(TaskStoreBase):
             if key is not None:
                 self._check_new_key(stored.scope, key)
             log = self._events.get(task_key, {})
+            if task_key in self._abandoned:
+                accepted = self._messages.get(_key_address(stored.scope, key)) if key is not None else None
+                accepted = accepted or AcceptedMessage(stored.task_id, key.fingerprint if key is not None else "")
+                raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint)
             if task_key in self._heads or any(seq in log for seq in range(1, len(plan.payloads) + 1)):
                 raise VersionConflict(f"task {stored.task_id} already exists")
             self._heads[task_key] = _Head(
@@ -134,6 +140,14 @@ class MemoryTaskStore(TaskStoreBase):
             if push is not None:
                 self._push.setdefault(task_key, {})[push.id] = _Push(push.to_json(), 0, stored.protocol_version)
             self._notify(task_key)
+
+    def abandon_create(self, scope: Scope, task_id: str) -> bool:
+        key = _task_key(scope, task_id)
+        with self._lock:
+            if key in self._heads:
+                return False
+            self._abandoned.add(key)
+            return True
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:
         key = _task_key(scope, task_id)

@@ -221,6 +221,43 @@ def _create_task(
     key: SendKey | None,
 ) -> tuple[TaskRecord, bool, bool]:
     """(record, queue its work?, created by this call?). ``key`` None: the send is not de-duplicated."""
+    record, push = _new_task(runtime, scope, message, config, ctx)
+    while True:
+        task = record.task
+        try:
+            stored = runtime.store.create_task(record, [StreamResponse(task=task)], key=key, push_config=push)
+        except DuplicateMessage as dup:
+            # A re-send, a concurrent duplicate that won the race, or this very write landed but its
+            # response was lost and the retry found it: answer with that task. Or a reuse of the
+            # messageId for another message: a new task under the reuse's own key, or refused.
+            assert key is not None  # (no key, no duplicate)
+            if not is_resend(dup.accepted, key, ""):
+                key = next_key(key, runtime.settings)
+                continue
+            first = runtime.store.get_task(scope, dup.task_id)
+            if first is None:
+                # The key names a task that does not exist: a create that died after its key (or one
+                # still on its way, given a moment), or one whose task expired first. Once it can
+                # never appear, the key is this request's, for a task of a new id.
+                if _never_created(runtime, scope, dup.task_id):
+                    key = key.taking_over(dup.task_id)
+                    record, push = _new_task(runtime, scope, message, config, ctx)
+                continue
+            if not answered(first, message, key, runtime.settings):
+                return _resend_of(first, message)
+            key = key.taking_over(first.task_id)  # the same message again, meant as a new one
+            continue
+        if key is not None and key.replaces:
+            log_taken_over(key, key.replaces, task.id)
+        else:
+            log_accepted(key, task.id)
+        return stored, True, True
+
+
+def _new_task(
+    runtime: Runtime, scope: Scope, message: Message, config: SendMessageConfiguration, ctx: CallContext
+) -> tuple[TaskRecord, TaskPushNotificationConfig | None]:
+    """A new task for ``message`` (SUBMITTED, a new id) and its inline push config, as created."""
     task_id = str(uuid.uuid4())
     context_id = message.context_id or str(uuid.uuid4())
     user_message = message.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -235,28 +272,22 @@ def _create_task(
     record = TaskRecord(
         scope=scope, task=task, pending_message_id=message.message_id, created_at=now, protocol_version=ctx.version
     )
-    while True:
-        try:
-            stored = runtime.store.create_task(record, [StreamResponse(task=task)], key=key, push_config=push)
-        except DuplicateMessage as dup:
-            # A re-send, a concurrent duplicate that won the race, or this very write landed but its
-            # response was lost and the retry found it: answer with that task. Or a reuse of the
-            # messageId for another message: a new task under the reuse's own key, or refused.
-            assert key is not None  # (no key, no duplicate)
-            if not is_resend(dup.accepted, key, ""):
-                key = next_key(key, runtime.settings)
-                continue
-            resent = _resent(runtime, scope, dup.task_id, message)
-            first_record = resent[0]
-            if not answered(first_record, message, key, runtime.settings):
-                return resent
-            key = key.taking_over(first_record.task_id)  # the same message again, meant as a new one
-            continue
-        if key is not None and key.replaces:
-            log_taken_over(key, key.replaces, task_id)
-        else:
-            log_accepted(key, task_id)
-        return stored, True, True
+    return record, push
+
+
+_CREATE_PATIENCE = (0.05, 0.1, 0.2, 0.4)
+"""How long a request waits (seconds, between reads) for a task its key names to appear before it
+abandons that task's create: a create writes its head moments after its key."""
+
+
+def _never_created(runtime: Runtime, scope: Scope, task_id: str) -> bool:
+    """Whether the task ``task_id`` will never exist (its create abandoned now, or before); False
+    when it appeared meanwhile."""
+    for pause in _CREATE_PATIENCE:
+        time.sleep(pause)
+        if runtime.store.get_head(scope, task_id) is not None:
+            return False
+    return runtime.store.abandon_create(scope, task_id)
 
 
 def _inline_config(

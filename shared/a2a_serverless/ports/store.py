@@ -332,13 +332,23 @@ class TaskStore(DelegationRefs, PushMarks, Protocol):
         key: SendKey | None = None,
         push_config: TaskPushNotificationConfig | None = None,
     ) -> TaskRecord:
-        """Atomically write a new task head (version 1), its first events (seq 1..n), the send key
-        ``key`` naming the task (none when None: the send is not de-duplicated) and optionally a
-        push config for it (its cursor at 0: it receives every event, the first included).
+        """Write a new task head (version 1), its first events (seq 1..n), the send key ``key``
+        naming the task (none when None: the send is not de-duplicated) and optionally a push config
+        for it (its cursor at 0: it receives every event, the first included). The task exists once
+        its head does, and its head is written last: a create that dies before that leaves at most
+        a key naming a task that never appears (see :meth:`abandon_create`), and nothing readable.
 
-        Raises :class:`DuplicateMessage` when the key exists (whatever task it names), and
-        :class:`VersionConflict` when a task with this id exists. Returns the stored record.
+        Raises :class:`DuplicateMessage` when the key exists (whatever task it names; nothing
+        written), also when the create was abandoned before its head was written (the key then
+        names what replaced it), and :class:`VersionConflict` when a task with this id exists
+        (nothing left written). Returns the stored record.
         """
+        ...
+
+    def abandon_create(self, scope: Scope, task_id: str) -> bool:
+        """Make sure a task that does not exist (a send key names it, but its create died or is
+        still on its way) never will: True once its head can no longer be written, False when the
+        task exists. The caller may then take the key over (:meth:`SendKey.taking_over`)."""
         ...
 
     def get_task(self, scope: Scope, task_id: str) -> TaskRecord | None:

@@ -25,6 +25,7 @@ from .table import (
     Table,
     head_from_item,
     held_log,
+    is_abandoned,
     log_item_from,
     read_payload,
 )
@@ -47,7 +48,7 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
         items = table.query_page(task_query(pk))
         by_sk = {str(item["sk"]["S"]): item for item in items}
         found = by_sk.get(META_SK)
-        if found is None:
+        if found is None or is_abandoned(found):
             return None
         head, checkpoint = head_from_item(scope, found)
         snapshot = by_sk.get(SNAPSHOT_SK)
@@ -72,24 +73,35 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
 
 
 def read_events(table: Table, scope: Scope, task_id: str, after_seq: int, limit: int) -> list[StoredEvent]:
-    """The events after ``after_seq``: the log items, then the events their head holds (one Query
-    reads both: the head's key sorts after every log item's)."""
+    """The events after ``after_seq`` up to the head's ``lastSeq``: the log items, then the events
+    the head holds. One Query reads both (the head's key sorts after every log item's); a read that
+    fills ``limit`` before the head reads the head too. The head bounds what is returned: a log item
+    written by a create that never got its head, or by one that lost a race, is never read."""
     if limit <= 0:
         return []
     pk = Keys(scope).task_pk(task_id)
-    out: list[StoredEvent] = []
+    logs: list[LogItem] = []
+    head: Item | None = None
+    found = 0
     # A log item holds at least one event: ``limit`` items (and the head) are always enough.
     for item in table.query(log_query(pk, after_seq), min(limit, 25) + 1):
-        log = log_item_from(item) if item["sk"]["S"] != META_SK else held_log(item)
-        if log is None:
+        if item["sk"]["S"] == META_SK:
+            head = item
             break
-        for seq, event in events_of(log):
-            if seq > after_seq:
-                out.append(StoredEvent(seq=seq, event=event, trace=log.trace))
-                if len(out) == limit:
-                    return out
-        after_seq = max(after_seq, log.last)
-    return out
+        log = log_item_from(item)
+        logs.append(log)
+        found += max(0, log.last - max(log.first - 1, after_seq))
+        if found >= limit:
+            break
+    if head is None:
+        head = table.get(pk, META_SK)
+    if head is None or is_abandoned(head):
+        return []
+    held = held_log(head)
+    logs += [held] if held is not None else []
+    traces = {seq: log.trace for log in logs for seq in range(log.first, log.last + 1)}
+    events = _events_between(logs, after_seq, int(head["lastSeq"]["N"]))[:limit]
+    return [StoredEvent(seq=seq, event=event, trace=traces[seq]) for seq, event in events]
 
 
 def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
@@ -107,10 +119,15 @@ def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
         if base is None or not base.status.state.is_terminal:
             base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
             logs: list[LogItem] = []
+            last_seq = 0
             for item in table.query(log_query(pk, base_seq)):
-                log = log_item_from(item) if item["sk"]["S"] != META_SK else held_log(item)
-                logs += [log] if log is not None else []
-            base = fold(base, (event for _, event in _events_between(logs, base_seq, None)), max_history=max_history)
+                if item["sk"]["S"] != META_SK:
+                    logs.append(log_item_from(item))
+                elif not is_abandoned(item):
+                    last_seq = int(item["lastSeq"]["N"])
+                    logs += [held] if (held := held_log(item)) is not None else []
+            events = _events_between(logs, base_seq, last_seq)
+            base = fold(base, (event for _, event in events), max_history=max_history)
         if base is not None:  # (a task whose first write is not visible yet to the index's reader)
             tasks.append(base)
     return tasks
@@ -128,12 +145,14 @@ def _covers(logs: list[LogItem], after_seq: int, up_to: int) -> bool:
     return expected > up_to
 
 
-def _events_between(logs: list[LogItem], after_seq: int, up_to: int | None) -> list[tuple[int, StreamResponse]]:
-    """The events of ``logs`` after ``after_seq`` (up to ``up_to``), each once, in order."""
+def _events_between(logs: list[LogItem], after_seq: int, up_to: int) -> list[tuple[int, StreamResponse]]:
+    """The events of ``logs`` after ``after_seq`` up to ``up_to``, each once, in order."""
     events: dict[int, StreamResponse] = {}
     for log in logs:
+        if log.last <= after_seq or log.first > up_to:
+            continue
         for seq, event in events_of(log):
-            if seq > after_seq and (up_to is None or seq <= up_to):
+            if after_seq < seq <= up_to:
                 events.setdefault(seq, event)
     return sorted(events.items(), key=lambda entry: entry[0])
 

@@ -23,8 +23,9 @@ what ListTasks sorts and filters on nor the lease, writes no index):
 
 Every item of a task expires ``ttl_days`` after the task was created (``ttl`` omitted when 0).
 
-Writes are conditional and atomic: a create is one transaction (head, send key, first events,
-optional push config); a commit is one transaction (head update conditioned on ``version`` and
+Writes are conditional: a create is a conditional PutItem of each of its items (the send key first,
+then the first events and an optional push config, the head last: the task exists once its head
+does, and every reader is bounded by the head); a commit is one transaction (head update conditioned on ``version`` and
 ``lastSeq``, the log items, each put only if its key is free, and a snapshot that records a change no
 event expresses), or a single conditional put when it writes only the head, which is also how a
 small commit that ends the task is written: the head holds its events (the cancel mark of a running
@@ -42,12 +43,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -92,10 +92,12 @@ from .table import (
     Keys,
     Table,
     WriteCancelled,
+    abandoned_head,
     accepted_message_from,
     config_from_item,
     head_from_item,
     head_item,
+    is_abandoned,
     log_item,
     mark_of,
     push_item,
@@ -105,6 +107,7 @@ from .table import (
     send_key_address,
     send_key_item,
     snapshot_item,
+    string,
     ttl_epoch,
 )
 
@@ -116,7 +119,6 @@ __all__ = ["DynamoDBTaskStore"]
 
 logger = logging.getLogger(__name__)
 
-_CREATE_ATTEMPTS = 5
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
@@ -153,36 +155,76 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
     def _write_create(
         self, stored: TaskRecord, plan: Planned, key: SendKey | None, push: TaskPushNotificationConfig | None
     ) -> None:
-        """One transaction: the head (if its key is free), the send key, the log items, the
-        snapshot, the push config."""
+        """The send key (if its key is free), then the log items, the snapshot and the push config,
+        then the head: each a conditional PutItem, the head last, so the task exists only once
+        everything it needs does. A create that fails takes back what it wrote; one that dies
+        leaves a key naming a task that never appears (:meth:`abandon_create`) and items no reader
+        sees (no head), which expire with their ``ttl``."""
         scope, task_id, created_at = stored.scope, stored.task_id, stored.created_at
         assert created_at is not None  # (create_task set it)
         ttl = ttl_epoch(created_at, self._ttl_days)
-        items = [self._table.new_put(head_item(stored, listing_key(stored.task, created_at), ttl, created_at))]
         if key is not None:
-            items.append(self._key_put(scope, key, task_id, ttl))
-        items += self._log_puts(scope, task_id, 1, plan.payloads, created_at, ttl)
-        if plan.snapshot is not None:
-            items.append(self._table.put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
-        if push is not None:
-            items.append(self._table.put(push_item(scope, push, ttl, stored.protocol_version)))
-        attempts = 0
-        while True:
             try:
-                self._table.transact(items)
-                return
+                self._put_once(self._key_put(scope, key, task_id, ttl))
             except WriteCancelled as cancelled:
-                codes = cancelled.codes
-                if key is not None:
-                    self._raise_if_duplicate(scope, key, cancelled.reasons, 1)
-                if "ConditionalCheckFailed" in codes:
-                    raise VersionConflict(f"task {task_id} already exists") from None
-                attempts += 1
-                if "TransactionConflict" not in codes or attempts >= _CREATE_ATTEMPTS:
-                    raise
-            # Another create with this task or message id is in flight: once it settles, the
-            # retry gets a definite answer (usually DuplicateMessage).
-            time.sleep(0.05 * 2**attempts * (0.5 + random.random()))
+                self._raise_if_duplicate(scope, key, cancelled.reasons, 0)
+                raise
+        puts = self._log_puts(scope, task_id, 1, plan.payloads, created_at, ttl)
+        if plan.snapshot is not None:
+            puts.append(self._table.new_put(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl)))
+        if push is not None:
+            puts.append(self._table.new_put(push_item(scope, push, ttl, stored.protocol_version)))
+        puts.append(self._table.new_put(head_item(stored, listing_key(stored.task, created_at), ttl, created_at)))
+        written: list[Item] = []
+        try:
+            for put in puts:
+                self._put_once(put)
+                written.append(cast("Item", {"pk": put["Item"]["pk"], "sk": put["Item"]["sk"]}))
+        except WriteCancelled:
+            self._take_back(scope, task_id, key, written)
+            head = self._table.get(Keys(scope).task_pk(task_id), META_SK)
+            if key is not None and head is not None and is_abandoned(head):
+                accepted = self.find_key(scope, key) or AcceptedMessage(task_id, key.fingerprint)
+                raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint) from None
+            raise VersionConflict(f"task {task_id} already exists") from None
+        except BaseException:
+            self._take_back(scope, task_id, key, written)
+            raise
+
+    def _put_once(self, put: PutTypeDef) -> None:
+        """A conditional PutItem of a create; a failed condition that finds this very item means the
+        put had landed and its response was lost (botocore's retry of it failed the condition): done.
+        A transaction's token makes such a retry succeed; a single put has none."""
+        put = {**put, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
+        try:
+            self._table.write([put])
+        except WriteCancelled as cancelled:
+            if cancelled.reasons and cancelled.reasons[0].get("Item") == put["Item"]:
+                return
+            raise
+
+    def _take_back(self, scope: Scope, task_id: str, key: SendKey | None, written: list[Item]) -> None:
+        """Undo what a failed create wrote: its items (each put where nothing was) and its key, if
+        the key still names its task. Best effort: what a failure here leaves, nobody reads."""
+        try:
+            for item_key in written:
+                self._table.delete(item_key)
+            if key is not None:
+                pk, sk = send_key_address(scope, key)
+                self._table.delete_naming({"pk": string(pk), "sk": string(sk)}, task_id)
+        except (ClientError, BotoCoreError):
+            logger.warning("could not take back what a failed create wrote", exc_info=True)
+
+    def abandon_create(self, scope: Scope, task_id: str) -> bool:
+        pk = Keys(scope).task_pk(task_id)
+        stand_in = abandoned_head(pk, ttl_epoch(self._clock(), self._ttl_days))
+        for _ in range(2):
+            if self._table.put_new(stand_in):
+                return True
+            head = self._table.get(pk, META_SK)
+            if head is not None:
+                return is_abandoned(head)
+        return False
 
     def _key_put(self, scope: Scope, key: SendKey, task_id: str, ttl: int | None) -> PutTypeDef:
         """The send key's conditional put (the key is free, or names the task it ``replaces``)."""
@@ -208,7 +250,7 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
 
     def get_head(self, scope: Scope, task_id: str) -> TaskHead | None:
         item = self._table.get(Keys(scope).task_pk(task_id), META_SK)
-        return head_from_item(scope, item)[0] if item is not None else None
+        return head_from_item(scope, item)[0] if item is not None and not is_abandoned(item) else None
 
     def mark_cancel(self, scope: Scope, task_id: str, message_id: str) -> bool:
         key: Item = {"pk": {"S": Keys(scope).task_pk(task_id)}, "sk": {"S": META_SK}}

@@ -68,12 +68,14 @@ __all__ = [
     "QueryArgs",
     "Table",
     "WriteCancelled",
+    "abandoned_head",
     "accepted_message_from",
     "config_from_item",
     "event_sk",
     "head_from_item",
     "head_item",
     "held_log",
+    "is_abandoned",
     "lease_shard",
     "log_item",
     "log_item_from",
@@ -252,6 +254,16 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
         if trace := telemetry.traceparent():
             item["trace"] = string(trace)
     return _with_ttl(item, ttl)
+
+
+def abandoned_head(pk: str, ttl: int | None) -> Item:
+    """What stands at a task's head when its create was abandoned (``TaskStore.abandon_create``): it
+    keeps the head from ever being written, and readers take it for no task."""
+    return _with_ttl({"pk": string(pk), "sk": string(META_SK), "abandoned": {"BOOL": True}}, ttl)
+
+
+def is_abandoned(item: Item) -> bool:
+    return bool(item.get("abandoned", {}).get("BOOL", False))
 
 
 def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
@@ -595,7 +607,10 @@ class Table:
                 self.client.put_item(**puts[0])
             except ClientError as exc:
                 if _code(exc) == "ConditionalCheckFailedException":
-                    raise WriteCancelled(exc, [{"Code": "ConditionalCheckFailed"}]) from exc
+                    reason: CancellationReason = {"Code": "ConditionalCheckFailed"}
+                    if old := cast("Item | None", exc.response.get("Item")):  # ReturnValuesOnConditionCheckFailure
+                        reason["Item"] = old
+                    raise WriteCancelled(exc, [reason]) from exc
                 raise
         else:
             self.transact(puts)
@@ -673,6 +688,21 @@ class Table:
     def delete(self, key: Item) -> None:
         """DeleteItem at ``key`` (nothing there: nothing to do)."""
         self.client.delete_item(TableName=self.name, Key=key)
+
+    def delete_naming(self, key: Item, task_id: str) -> bool:
+        """DeleteItem of a send key if it still names ``task_id``; False when it does not (or is gone)."""
+        try:
+            self.client.delete_item(
+                TableName=self.name,
+                Key=key,
+                ConditionExpression=KEY_NAMES_REPLACED,
+                ExpressionAttributeValues={":replaces": string(task_id)},
+            )
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def _conditional_put(self, put: PutTypeDef) -> bool:
         try:
