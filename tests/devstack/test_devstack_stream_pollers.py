@@ -44,16 +44,16 @@ def test_stream_event_sources_are_read_from_the_template() -> None:
     assert source.on_failure_queue_id == "PushStreamFailureQueue"
     assert source.report_batch_item_failures
     assert 0 < source.maximum_retry_attempts <= 10
-    # The filter keeps event-log inserts, new push configs and heads that hold events, nothing else
+    # The filter keeps event-log inserts, new push configs, new heads and heads that hold events
     assert matches_filters(record("INSERT", "EVT#000000000001"), source.filters)
     assert matches_filters(record("INSERT", "PUSH#c1"), source.filters)
     assert not matches_filters(record("MODIFY", "PUSH#c1"), source.filters)
-    assert not matches_filters(record("INSERT", "META"), source.filters)
-    assert not matches_filters(record("MODIFY", "META"), source.filters)
+    assert matches_filters(record("INSERT", "META"), source.filters)
+    assert not matches_filters(record("MODIFY", "META"), source.filters)  # a claim, a renewal, a commit
+    assert not matches_filters(record("INSERT", "META#SNAP"), source.filters)
     holding = record("MODIFY", "META")
     holding["dynamodb"]["NewImage"]["heldFirst"] = {"N": "2"}
     assert matches_filters(holding, source.filters)
-    assert matches_filters({**holding, "eventName": "INSERT"}, source.filters)
     assert not matches_filters({**holding, "eventName": "REMOVE"}, source.filters)
 
 

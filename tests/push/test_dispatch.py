@@ -67,15 +67,16 @@ def test_a_head_holding_the_last_events_queues_them_for_every_config() -> None:
     assert sorted((i.config_id, i.up_to_seq) for i in queue.sent) == [("a", 4), ("b", 4)]
 
 
-def test_a_head_that_holds_no_events_queues_nothing() -> None:
+def test_a_new_tasks_head_queues_its_first_events_for_every_config() -> None:
+    # A create writes its head last: a config written with the task is caught up from the head's record
     store, queue = MemoryTaskStore(), MemoryDeliveryQueue()
     a_task(store)
     add_configs(store, "a")
-    image = head_image(4, 2)
+    image = head_image(1, 0)
     del image["heldFirst"]
 
     assert dispatch_images([image], store, queue) == []
-    assert queue.sent == []
+    assert [(i.config_id, i.up_to_seq) for i in queue.sent] == [("a", 1)]
 
 
 def test_an_event_queues_one_item_per_config_even_past_a_page_of_configs() -> None:

@@ -61,11 +61,11 @@ def test_the_dispatcher_reads_the_table_stream_with_a_filter_and_a_failure_desti
     assert 0 < mapping["MaximumRecordAgeInSeconds"] <= 86400
     assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": ["PushStreamFailureQueue", "Arn"]}
     inserts, heads = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
-    assert inserts["dynamodb"]["NewImage"]["sk"]["S"] == [{"prefix": "EVT#"}, {"prefix": "PUSH#"}]
+    assert inserts["dynamodb"]["NewImage"]["sk"]["S"] == [{"prefix": "EVT#"}, {"prefix": "PUSH#"}, "META"]
     assert inserts["eventName"] == ["INSERT"]
     # a head that holds the events that ended its task, as Lambda's filter language names a present value
     assert heads["dynamodb"]["NewImage"] == {"sk": {"S": ["META"]}, "heldFirst": {"N": [{"exists": True}]}}
-    assert heads["eventName"] == ["INSERT", "MODIFY"]
+    assert heads["eventName"] == ["MODIFY"]
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,12 @@
 """From the table's change stream to delivery items (the dispatcher function's core).
 
-The dispatcher is fed by DynamoDB Streams, filtered to three kinds of records:
+The dispatcher is fed by DynamoDB Streams, filtered to these records:
 
 * an event-log item's insert (``sk=EVT#<seq>``): every config of its task must receive events up to
   that seq, so one :class:`~.delivery.DeliveryItem` per config is queued;
-* a head that holds the events that closed its task's log (``sk=META`` with ``heldFirst``: a small
-  commit that ended the task is the head alone): the same, up to its ``lastSeq``;
+* a head (``sk=META``): the same, up to its ``lastSeq``, for a new task's head (a create writes it
+  after its first events and its inline config: the events are readable once it is) and for a head
+  that holds the events that ended its task (``heldFirst``: that commit is the head alone);
 * a push-config item (``sk=PUSH#<id>``): a config created while its task was logging events may
   have missed the events written between the creating request's read and its write, so it is
   queued up to the task's current last event (a no-op when its cursor is already there).
@@ -82,8 +83,8 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
     tasks: dict[tuple[str, str, str], _TaskChanges] = {}
     for position, image in enumerate(images):
         sk = str(image.get("sk", ""))
-        holds = sk == HEAD_SK and "heldFirst" in image
-        if not (holds or sk.startswith((EVENT_PREFIX, PUSH_PREFIX))):
+        head = sk == HEAD_SK
+        if not (head or sk.startswith((EVENT_PREFIX, PUSH_PREFIX))):
             logger.warning("ignoring a stream record the filter should have dropped", extra={"sk_kind": sk[:5]})
             continue
         if "owner" not in image or "taskId" not in image:
@@ -96,11 +97,12 @@ def dispatch_images(images: Sequence[Mapping[str, JsonValue]], store: TaskStore,
         task_id = str(image["taskId"])
         changes = tasks.setdefault((scope.tenant, scope.owner, task_id), _TaskChanges(scope, task_id))
         changes.records.append(position)
-        seq = int(image["seq"]) if sk.startswith(EVENT_PREFIX) else int(image["lastSeq"]) if holds else 0
-        if seq:
-            changes.last_seq = max(changes.last_seq, seq)
-        else:
+        seq = 0
+        if sk.startswith(PUSH_PREFIX):
             changes.new_configs[str(image["configId"])] = int(image.get("deliveredSeq", 0))
+        else:
+            seq = int(image.get("lastSeq", 0)) if head else int(image["seq"])
+            changes.last_seq = max(changes.last_seq, seq)
         if trace := image.get("trace"):
             changes.traces[seq] = str(trace)
     failed: list[int] = []
