@@ -1525,25 +1525,28 @@ def test_dynamodb_a_small_commit_that_ends_a_task_is_one_put_of_the_head_holding
     store = DynamoDBTaskStore(table, client=client)
     record = sent(store, "t1")
     calls = _Calls(client)
-    done = logged(
-        store, record, [a_status(record.task, WORKING), a_chunk(record.task, 0, "hi"), a_status(record.task, COMPLETED)]
-    )
+    events = [a_status(record.task, WORKING), a_chunk(record.task, 0, "hi"), a_status(record.task, COMPLETED)]
+    done = logged(store, record, events)
 
-    # Then the commit is the head's conditional put, then the snapshot's: no transaction, no log item
-    assert calls.names == ["PutItem", "PutItem"]
+    # Then the commit is the head's conditional put alone: no transaction, no log item, no snapshot
+    # item (the head holds the events and the snapshot of the small task they ended)
+    assert calls.names == ["PutItem"]
     items = {i["sk"]["S"]: i for i in _items(client, table) if i["pk"]["S"] == "TASK#acme#alice#t1"}
-    assert sorted(items) == ["EVT#000000000001", "META", "META#SNAP"]
+    assert sorted(items) == ["EVT#000000000001", "META"]
     head = items["META"]
     assert (head["heldFirst"]["N"], head["lastSeq"]["N"], head["state"]["S"]) == ("2", "4", "TASK_STATE_COMPLETED")
     assert len(json.loads(head["held"]["S"])) == 3
-    assert items["META#SNAP"]["seq"]["N"] == "4"
+    assert (Task.model_validate_json(head["task"]["S"]), head["snapSeq"]["N"]) == (done.task, "4")
     assert done.checkpoint.held_first == 2
-    # and a read of the finished task is one Query
+    # and a read of the finished task is one Query, a listing one BatchGetItem of heads
     calls.names.clear()
     got = store.get_task(ALICE, "t1")
     assert got is not None
     assert (got.task, got.checkpoint) == (done.task, done.checkpoint)
     assert calls.names == ["Query"]
+    calls.names.clear()
+    assert store.list_tasks(ALICE, TaskQuery()).tasks == [done.task]
+    assert calls.names == ["Query", "BatchGetItem"]
 
 
 def test_dynamodb_a_large_final_commit_is_logged_in_the_transaction(dynamodb_table: tuple[Any, str]) -> None:
@@ -1586,18 +1589,25 @@ def test_dynamodb_the_events_a_head_holds_go_to_the_log_before_more_are_appended
     assert [e.event.status_update.status.state for e in events[1:3] if e.event.status_update] == [WORKING, COMPLETED]
 
 
+def _answered_at_length(store: DynamoDBTaskStore) -> tuple[TaskRecord, TaskRecord]:
+    """A task whose final commit is too large for its head: logged in a transaction, its snapshot
+    put after it."""
+    record = sent(store, "t1")
+    return record, logged(store, record, [a_chunk(record.task, 0, "x" * 4000), a_status(record.task, COMPLETED)])
+
+
 def test_dynamodb_a_checkpoint_written_after_its_commit_never_replaces_a_newer_one(
     dynamodb_table: tuple[Any, str],
 ) -> None:
     client, table = dynamodb_table
     store = DynamoDBTaskStore(table, client=client)
-    record = sent(store, "t1")
-    logged(store, record, [a_status(record.task, WORKING), a_status(record.task, COMPLETED)])
+    record, _ = _answered_at_length(store)
     stored = {i["sk"]["S"]: i for i in _items(client, table) if i["pk"]["S"] == "TASK#acme#alice#t1"}["META#SNAP"]
     assert stored["seq"]["N"] == "3"
 
     # A checkpoint of an earlier point that arrives late (its writer was slow) is not written
     older = {**stored, "seq": {"N": "2"}, "task": {"S": record.task.to_json()}}
+    older.pop("taskZ", None)
     assert store._table.put_checkpoint(older) is False
     assert store._table.put_checkpoint({**stored, "seq": {"N": "3"}}) is False
     got = store.get_task(ALICE, "t1")
@@ -1611,18 +1621,15 @@ def test_dynamodb_a_commit_stands_when_its_checkpoint_cannot_be_written(
     # Given the snapshot's put failing after the commit landed (throttled past botocore's retries)
     client, table = dynamodb_table
     store = DynamoDBTaskStore(table, client=client)
-    record = sent(store, "t1")
     error = ClientError(
         {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, "PutItem"
     )
     monkeypatch.setattr(store._table, "put_checkpoint", lambda item: (_ for _ in ()).throw(error))
 
-    done = logged(
-        store, record, [a_status(record.task, WORKING), a_chunk(record.task, 0, "hi"), a_status(record.task, COMPLETED)]
-    )
+    _, done = _answered_at_length(store)
 
     # Then the commit is not reported failed, it says why in a warning, and reads fold the log
-    assert done.last_seq == 4
+    assert done.last_seq == 3
     assert "could not write a task's snapshot" in caplog.text
     assert "META#SNAP" not in {i["sk"]["S"] for i in _items(client, table)}
     got = store.get_task(ALICE, "t1")

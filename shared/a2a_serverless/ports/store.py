@@ -171,13 +171,16 @@ class Checkpoint:
     ``held`` (a JSON array, '' when none) are the events ``held_first`` .. ``last_seq`` that the
     head itself holds instead of a log item: a store may close a task's log that way (the DynamoDB
     store does, for a small commit that ends the task, so that commit is one write). Every write of
-    the head keeps them, until a commit that appends events moves them to a log item."""
+    the head keeps them, until a commit that appends events moves them to a log item. ``snapshot``
+    (the Task's JSON, '' when none) is the snapshot itself when the head holds it too (the same
+    commit, when the task it ended is small): then no snapshot item is written."""
 
     seq: int = 0
     size: int = 0
     tail: int = 0
     held: str = ""
     held_first: int = 0
+    snapshot: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -725,8 +728,11 @@ def plan_commit(
     written = added + (len(text.encode("utf-8")) if text is not None else 0)
     if written > MAX_COMMIT_BYTES or 1 + len(pack_events(payloads)) + (text is not None) > MAX_TRANSACTION_ITEMS:
         raise ValueError(f"commit writes {written} bytes in too many items for one transaction")
-    # Events the head held stay there while nothing is appended (a store moves them to the log first).
+    # Events the head held stay there while nothing is appended (a store moves them to the log first);
+    # a snapshot it held is replaced by a new one.
     checkpoint = record.checkpoint if not payloads else Checkpoint()
+    if text is not None:
+        checkpoint = replace(checkpoint, snapshot="")
     if text is not None:
         checkpoint = replace(checkpoint, seq=new_last_seq, size=len(text.encode("utf-8")), tail=0)
     else:

@@ -56,6 +56,8 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
         if base_seq > head.last_seq:
             continue
         base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+        if checkpoint.snapshot and checkpoint.seq >= base_seq:  # the head holds the newest snapshot
+            base, base_seq = Task.model_validate_json(checkpoint.snapshot), checkpoint.seq
         held = held_log(found)
         logs = [log_item_from(item) for sk, item in by_sk.items() if sk.startswith("EVT#")]
         logs += [held] if held is not None else []
@@ -105,17 +107,24 @@ def read_events(table: Table, scope: Scope, task_id: str, after_seq: int, limit:
 
 
 def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
-    """The tasks of a ListTasks page, in its order: snapshots (BatchGetItem), then the events
-    after each snapshot for the tasks it does not show finished (the log and the head's events)."""
-    snapshots: dict[str, Item] = {}
-    for start in range(0, len(pks), _BATCH_GET_KEYS):
-        keys: list[Item] = [{"pk": {"S": pk}, "sk": {"S": SNAPSHOT_SK}} for pk in pks[start : start + _BATCH_GET_KEYS]]
-        for item in table.batch_get(keys):
-            snapshots[str(item["pk"]["S"])] = item
+    """The tasks of a ListTasks page, in its order: their heads (BatchGetItem, eventually
+    consistent), which hold the snapshot of a small finished task; for the others their snapshots
+    (a second BatchGetItem), then the events after each snapshot for the tasks it does not show
+    finished (the log and the head's events, one strongly consistent Query each)."""
+    heads = _batch(table, pks, META_SK)
+    bases: dict[str, Task] = {}
+    for pk, head in heads.items():
+        if not is_abandoned(head) and (text := head_from_item(_NO_SCOPE, head)[1].snapshot):
+            task = Task.model_validate_json(text)
+            if task.status.state.is_terminal:
+                bases[pk] = task
+    snapshots = _batch(table, [pk for pk in pks if pk not in bases], SNAPSHOT_SK)
     tasks: list[Task] = []
     for pk in pks:
+        base = bases.get(pk)
         snapshot = snapshots.get(pk)
-        base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+        if base is None and snapshot is not None:
+            base = Task.model_validate_json(read_payload(snapshot, "task"))
         if base is None or not base.status.state.is_terminal:
             base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
             logs: list[LogItem] = []
@@ -131,6 +140,20 @@ def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
         if base is not None:  # (a task whose first write is not visible yet to the index's reader)
             tasks.append(base)
     return tasks
+
+
+_NO_SCOPE = Scope("", "")
+"""A head's scope is not needed to read its checkpoint."""
+
+
+def _batch(table: Table, pks: list[str], sk: str) -> dict[str, Item]:
+    """The items at ``sk`` of the tasks ``pks`` that exist, by pk (BatchGetItem, 100 keys a call)."""
+    found: dict[str, Item] = {}
+    for start in range(0, len(pks), _BATCH_GET_KEYS):
+        keys: list[Item] = [{"pk": {"S": pk}, "sk": {"S": sk}} for pk in pks[start : start + _BATCH_GET_KEYS]]
+        for item in table.batch_get(keys):
+            found[str(item["pk"]["S"])] = item
+    return found
 
 
 def _covers(logs: list[LogItem], after_seq: int, up_to: int) -> bool:

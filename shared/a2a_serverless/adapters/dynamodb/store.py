@@ -119,6 +119,12 @@ __all__ = ["DynamoDBTaskStore"]
 
 logger = logging.getLogger(__name__)
 
+
+def _fits_head(held: str, snapshot: str) -> bool:
+    """Whether the head can hold a snapshot beside the events it holds (HELD_BYTES in all)."""
+    return len(held.encode("utf-8")) + len(snapshot.encode("utf-8")) <= HELD_BYTES
+
+
 _LOST_RACE = frozenset({"ConditionalCheckFailed", "TransactionConflict"})
 
 
@@ -269,8 +275,13 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
         held = self._holds(read, stored, plan, key)
+        checkpoint_after = plan.snapshot is not None and plan.derived
         if held:
             stored = replace(stored, checkpoint=replace(stored.checkpoint, held=held, held_first=read.last_seq + 1))
+            if checkpoint_after and plan.snapshot is not None and _fits_head(held, plan.snapshot):
+                # The snapshot of the small task it ended too: the commit is all of its writes.
+                stored = replace(stored, checkpoint=replace(stored.checkpoint, snapshot=plan.snapshot))
+                checkpoint_after = False
         head = self._table.head_put(
             head_item(stored, listing_key(read.task, created_at), ttl, now), read.version, read.last_seq
         )
@@ -294,7 +305,8 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
             if set(cancelled.codes) & _LOST_RACE:
                 raise VersionConflict(f"task {task_id} changed since it was read") from None
             raise
-        if plan.snapshot is not None and plan.derived:
+        if checkpoint_after:
+            assert plan.snapshot is not None
             self._put_checkpoint(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl))
         return stored
 

@@ -248,11 +248,13 @@ def head_item(record: TaskRecord, listing_key: str, ttl: int | None, updated_at:
     waits = {"waitingCallback": record.waiting_callback, "waitingToken": record.waiting_token}
     item |= {name: string(value) for name, value in {**waits, "pushWoken": record.push_woken}.items() if value}
     if record.checkpoint.held:
-        # The events that closed the log (HELD_BYTES at most), held here instead of a log item; the
-        # dispatcher is fed by this head's record (heldFirst marks it) and continues its trace.
+        # The events that closed the log (HELD_BYTES at most, with the snapshot), held here instead
+        # of a log item; the dispatcher is fed by this head's record (heldFirst) and continues its trace.
         item |= {**_payload("held", record.checkpoint.held), "heldFirst": number(record.checkpoint.held_first)}
         if trace := telemetry.traceparent():
             item["trace"] = string(trace)
+    if record.checkpoint.snapshot:
+        item |= _payload("task", record.checkpoint.snapshot)  # the snapshot as of snapSeq: no snapshot item
     return _with_ttl(item, ttl)
 
 
@@ -292,6 +294,7 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         tail=int(item.get("tailBytes", {}).get("N", "0")),
         held=read_payload(item, "held") if held_first else "",
         held_first=held_first,
+        snapshot=read_payload(item, "task") if "task" in item or "taskZ" in item else "",
     )
     return head, checkpoint
 
@@ -348,8 +351,9 @@ def log_item_from(item: Item) -> LogItem:
 
 
 HELD_BYTES = 3 * 1024
-"""The most bytes of events a head holds (:func:`head_item`): with its ~0.7 KB of bookkeeping it
-stays within one 4 KB read unit, for the heads waiters and watchers poll."""
+"""The most bytes of events (and of the snapshot with them) a head holds (:func:`head_item`): with
+its ~0.7 KB of bookkeeping it stays within one 4 KB read unit, for the heads waiters, watchers and
+ListTasks read."""
 
 
 def snapshot_item(scope: Scope, task_id: str, seq: int, task_json: str, ttl: int | None) -> Item:
