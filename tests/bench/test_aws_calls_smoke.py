@@ -97,9 +97,9 @@ def test_send_message_queues_one_work_item_after_three_puts(result: dict[str, An
 def test_background_work_is_attributed(result: dict[str, Any]) -> None:
     hello = result["windows"]["hello_blocking"]
     assert hello["WorkerFunction"]["invocations"] == 1.0
-    # The claim (the head alone, put whole), then the executor's events: a hello's fit its head
-    # (the commit that ends it is the head alone), then the snapshot, after the commit
-    assert hello["WorkerFunction"]["calls"]["dynamodb.PutItem"] == 3
+    # The claim (the head alone, put whole), then the executor's events: a hello's fit its head with
+    # the task's snapshot (the commit that ends it is the head alone)
+    assert hello["WorkerFunction"]["calls"]["dynamodb.PutItem"] == 2
     assert hello["WorkerFunction"]["calls"].get("dynamodb.TransactWriteItems", 0) == 0
     assert "sqs.SendMessageBatch" not in hello.get("PushDispatcherFunction", {"calls": {}})["calls"]
     pushed = result["windows"]["hello_push"]
