@@ -369,3 +369,28 @@ def test_complete_racing_cancel_ends_in_exactly_one_terminal_state() -> None:
         outcomes[record.state] += 1
     # (which side wins varies from run to run; either way there is exactly one ending)
     assert set(outcomes) <= {TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED}
+
+
+class SlowToReturnStore(MemoryTaskStore):
+    """A commit that ends a run returns a moment after its head is stored, as the DynamoDB store's
+    does when it writes a checkpoint after the commit."""
+
+    def _write_commit(self, read: Any, stored: Any, plan: Any, key: Any) -> Any:
+        written = super()._write_commit(read, stored, plan, key)
+        if stored.state.is_terminal:
+            threading.Event().wait(0.3)  # the run's monitor is woken by the head's change meanwhile
+        return written
+
+
+def test_a_run_that_ended_its_task_is_not_taken_for_lost_while_its_commit_returns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    queue = RecordingQueue()
+    settings = Settings(store="memory", executor=f"{__name__}:CountingExecutor", cancel_wait_seconds=0)
+    runtime = build_runtime(settings, store=SlowToReturnStore(), queue=queue)
+    task_id = send(runtime)
+
+    process_work_item(runtime, queue.items[0])
+
+    assert state_of(runtime, task_id).state is TaskState.TASK_STATE_COMPLETED
+    assert "lost its task" not in caplog.text

@@ -66,7 +66,7 @@ class RunMonitor:
             try:
                 head = self._store.get_head(scope, task_id)
                 if head is None or head.running_message_id != self._message_id:
-                    if self._writer.record.running_message_id == self._message_id:
+                    if not self._writer.ended_run(self._message_id):
                         self._on_lost()  # someone else ended the run (not the run itself)
                     return
                 if head.cancel_requested and not reported_cancel:

@@ -110,12 +110,21 @@ class RunWriter:
     def __init__(self, store: TaskStore, record: TaskRecord) -> None:
         self._store = store
         self._record = record
+        self._committed = True
+        """Whether ``_record`` is what this run committed (False: what it read after a conflict)."""
         self._lock = threading.Lock()
 
     @property
     def record(self) -> TaskRecord:
         """The task as this run last committed (or read) it."""
         return self._record
+
+    def ended_run(self, message_id: str) -> bool:
+        """Whether this run's own commit ended its run of ``message_id`` (settled the task). Waits
+        for a commit in flight: its head may be stored a moment before the commit returns (a
+        store's write after it, such as a checkpoint), and the head alone cannot tell."""
+        with self._lock:
+            return self._committed and self._record.running_message_id != message_id
 
     def transact(self, rule: Callable[[TaskRecord], Transition[R]]) -> Committed[R]:
         """Apply ``rule`` to the record as last committed and commit its decision; on a conflict,
@@ -135,8 +144,9 @@ class RunWriter:
                     if fresh is None:
                         raise RunLost() from None
                     record = self._record = fresh
+                    self._committed = False
                     continue
-                self._record = stored
+                self._record, self._committed = stored, True
                 return Committed(stored, decided.result, wrote=True)
             raise VersionConflict(f"task {record.task_id} kept changing; gave up after {_ATTEMPTS} attempts")
 
