@@ -1432,27 +1432,38 @@ def test_dynamodb_a_create_is_its_key_its_log_and_its_head_and_a_duplicate_one_f
     assert len(_items(client, table)) == 3
 
 
+def _before_head_put(store: DynamoDBTaskStore, monkeypatch: pytest.MonkeyPatch, task_id: str, action: Any) -> None:
+    """Run ``action`` once, when the create of ``task_id`` is about to put its head (it has written
+    its key and its log): what happens to a create between the two."""
+    write = store._table.write
+
+    def intercepted(puts: Any) -> None:
+        item = puts[0]["Item"]
+        if item["sk"]["S"] == "META" and item["pk"]["S"].endswith(f"#{task_id}"):
+            monkeypatch.setattr(store._table, "write", write)
+            action()
+        write(puts)
+
+    monkeypatch.setattr(store._table, "write", intercepted)
+
+
 def test_dynamodb_a_create_that_fails_after_its_key_takes_back_what_it_wrote(
     dynamodb_table: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the head's put failing (throttled past botocore's retries) after the key and the log
     client, table = dynamodb_table
     store = DynamoDBTaskStore(table, client=client)
-    write = store._table.write
     error = ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "PutItem")
 
-    def failing_head(puts: Any) -> None:
-        if puts[0]["Item"]["sk"]["S"] == "META":
-            raise error
-        write(puts)
+    def throttled() -> None:
+        raise error
 
-    monkeypatch.setattr(store._table, "write", failing_head)
+    _before_head_put(store, monkeypatch, "t1", throttled)
     with pytest.raises(ClientError):
         sent(store, "t1")
 
     # Then nothing of it is left, so the client's retry is a first send again
     assert _items(client, table) == []
-    monkeypatch.setattr(store._table, "write", write)
     assert sent(store, "t1").version == 1
 
 
@@ -1463,20 +1474,17 @@ def test_dynamodb_a_create_abandoned_before_its_head_is_a_duplicate_of_what_repl
     # long enough: the create was taken for dead), and that takes the key over for a task of its own
     client, table = dynamodb_table
     store = DynamoDBTaskStore(table, client=client)
-    write = store._table.write
-    key = SendKey.message("m-t1")
 
-    def overtaken(puts: Any) -> None:
-        if puts[0]["Item"]["sk"]["S"] == "META" and puts[0]["Item"]["pk"]["S"].endswith("#t1"):
-            monkeypatch.setattr(store._table, "write", write)
-            assert store.abandon_create(ALICE, "t1") is True
-            task = a_task("t2")
-            store.create_task(
-                TaskRecord(scope=ALICE, task=task), [StreamResponse(task=task)], key=key.taking_over("t1")
-            )
-        write(puts)
+    def overtaken() -> None:
+        assert store.abandon_create(ALICE, "t1") is True
+        task = a_task("t2")
+        store.create_task(
+            TaskRecord(scope=ALICE, task=task),
+            [StreamResponse(task=task)],
+            key=SendKey.message("m-t1").taking_over("t1"),
+        )
 
-    monkeypatch.setattr(store._table, "write", overtaken)
+    _before_head_put(store, monkeypatch, "t1", overtaken)
     with pytest.raises(DuplicateMessage) as duplicate:
         sent(store, "t1")
 
