@@ -729,14 +729,12 @@ def plan_commit(
     if written > MAX_COMMIT_BYTES or 1 + len(pack_events(payloads)) + (text is not None) > MAX_TRANSACTION_ITEMS:
         raise ValueError(f"commit writes {written} bytes in too many items for one transaction")
     # Events the head held stay there while nothing is appended (a store moves them to the log first);
-    # a snapshot it held is replaced by a new one.
-    checkpoint = record.checkpoint if not payloads else Checkpoint()
+    # a snapshot it held gives way to a new one.
+    kept = record.checkpoint if not payloads else Checkpoint()
     if text is not None:
-        checkpoint = replace(checkpoint, snapshot="")
-    if text is not None:
-        checkpoint = replace(checkpoint, seq=new_last_seq, size=len(text.encode("utf-8")), tail=0)
+        checkpoint = replace(kept, seq=new_last_seq, size=len(text.encode("utf-8")), tail=0, snapshot="")
     else:
-        checkpoint = replace(checkpoint, seq=record.checkpoint.seq, size=record.checkpoint.size, tail=tail)
+        checkpoint = replace(kept, seq=record.checkpoint.seq, size=record.checkpoint.size, tail=tail)
     return Planned(payloads, text, checkpoint, new_last_seq, task, derived=text is not None and not snapshot)
 
 

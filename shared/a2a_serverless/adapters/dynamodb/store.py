@@ -32,8 +32,9 @@ small commit that ends the task is written: the head holds its events (the cance
 task is an UpdateItem: :meth:`.table.Table.mark_cancel`). A checkpoint (a snapshot the log implies)
 is put after its commit, only over an older one. botocore's standard retry mode retries throttling and
 transient errors; a transaction's ``ClientRequestToken`` makes such a retry of one that had landed
-unseen succeed (a single write has none: that rare case surfaces as a ``VersionConflict``, and the
-caller's re-read shows its change). Nothing else is retried, but a create that lost a race.
+unseen succeed. A single write has none: a create's put recognises its own item in the failed
+condition's answer; a commit's surfaces as a ``VersionConflict``, and the caller's re-read shows its
+change. Nothing else is retried.
 ``create_task`` and ``commit`` themselves (offload, plan, write) are
 :class:`~a2a_serverless.ports.store.TaskStoreBase`'s; this module writes what they plan.
 """
@@ -188,7 +189,7 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
                 written.append(cast("Item", {"pk": put["Item"]["pk"], "sk": put["Item"]["sk"]}))
         except WriteCancelled:
             self._take_back(scope, task_id, key, written)
-            head = self._table.get(Keys(scope).task_pk(task_id), META_SK)
+            head = self._table.get(Keys(scope).task_pk(task_id), META_SK) if key is not None else None
             if key is not None and head is not None and is_abandoned(head):
                 accepted = self.find_key(scope, key) or AcceptedMessage(task_id, key.fingerprint)
                 raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint) from None
@@ -274,14 +275,16 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
         scope, task_id, created_at, now = read.scope, read.task_id, read.created_at, self._clock()
         assert created_at is not None  # (plan_commit checked)
         ttl = ttl_epoch(created_at, self._ttl_days)
+        checkpoint = plan.snapshot if plan.derived else None  # put after the commit, unless the head holds it
         held = self._holds(read, stored, plan, key)
-        checkpoint_after = plan.snapshot is not None and plan.derived
         if held:
-            stored = replace(stored, checkpoint=replace(stored.checkpoint, held=held, held_first=read.last_seq + 1))
-            if checkpoint_after and plan.snapshot is not None and _fits_head(held, plan.snapshot):
-                # The snapshot of the small task it ended too: the commit is all of its writes.
-                stored = replace(stored, checkpoint=replace(stored.checkpoint, snapshot=plan.snapshot))
-                checkpoint_after = False
+            # With the snapshot of the small task it ended, when both fit: the commit is all its writes.
+            embedded = checkpoint if checkpoint is not None and _fits_head(held, checkpoint) else ""
+            first = read.last_seq + 1
+            stored = replace(
+                stored, checkpoint=replace(stored.checkpoint, held=held, held_first=first, snapshot=embedded)
+            )
+            checkpoint = None if embedded else checkpoint
         head = self._table.head_put(
             head_item(stored, listing_key(read.task, created_at), ttl, now), read.version, read.last_seq
         )
@@ -305,9 +308,8 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
             if set(cancelled.codes) & _LOST_RACE:
                 raise VersionConflict(f"task {task_id} changed since it was read") from None
             raise
-        if checkpoint_after:
-            assert plan.snapshot is not None
-            self._put_checkpoint(snapshot_item(scope, task_id, plan.new_last_seq, plan.snapshot, ttl))
+        if checkpoint is not None:
+            self._put_checkpoint(snapshot_item(scope, task_id, plan.new_last_seq, checkpoint, ttl))
         return stored
 
     @staticmethod
