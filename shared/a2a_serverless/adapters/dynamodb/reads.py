@@ -75,34 +75,12 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
 
 
 def read_events(table: Table, scope: Scope, task_id: str, after_seq: int, limit: int) -> list[StoredEvent]:
-    """The events after ``after_seq`` up to the head's ``lastSeq``: the log items, then the events
-    the head holds. One Query reads both (the head's key sorts after every log item's); a read that
-    fills ``limit`` before the head reads the head too. The head bounds what is returned: a log item
-    written by a create that never got its head, or by one that lost a race, is never read."""
+    """The events after ``after_seq`` up to the head's ``lastSeq`` (:func:`_log_to_head`)."""
     if limit <= 0:
         return []
-    pk = Keys(scope).task_pk(task_id)
-    logs: list[LogItem] = []
-    head: Item | None = None
-    found = 0
-    # A log item holds at least one event: ``limit`` items (and the head) are always enough.
-    for item in table.query(log_query(pk, after_seq), min(limit, 25) + 1):
-        if item["sk"]["S"] == META_SK:
-            head = item
-            break
-        log = log_item_from(item)
-        logs.append(log)
-        found += max(0, log.last - max(log.first - 1, after_seq))
-        if found >= limit:
-            break
-    if head is None:
-        head = table.get(pk, META_SK)
-    if head is None or is_abandoned(head):
-        return []
-    held = held_log(head)
-    logs += [held] if held is not None else []
+    logs, last_seq = _log_to_head(table, Keys(scope).task_pk(task_id), after_seq, limit)
     traces = {seq: log.trace for log in logs for seq in range(log.first, log.last + 1)}
-    events = _events_between(logs, after_seq, int(head["lastSeq"]["N"]))[:limit]
+    events = _events_between(logs, after_seq, last_seq)[:limit]
     return [StoredEvent(seq=seq, event=event, trace=traces[seq]) for seq, event in events]
 
 
@@ -111,11 +89,10 @@ def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
     consistent), which hold the snapshot of a small finished task; for the others their snapshots
     (a second BatchGetItem), then the events after each snapshot for the tasks it does not show
     finished (the log and the head's events, one strongly consistent Query each)."""
-    heads = _batch(table, pks, META_SK)
     bases: dict[str, Task] = {}
-    for pk, head in heads.items():
-        if not is_abandoned(head) and (text := head_from_item(_NO_SCOPE, head)[1].snapshot):
-            task = Task.model_validate_json(text)
+    for pk, head in _batch(table, pks, META_SK).items():
+        if "task" in head or "taskZ" in head:  # the head holds the task's snapshot
+            task = Task.model_validate_json(read_payload(head, "task"))
             if task.status.state.is_terminal:
                 bases[pk] = task
     snapshots = _batch(table, [pk for pk in pks if pk not in bases], SNAPSHOT_SK)
@@ -127,23 +104,40 @@ def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
             base = Task.model_validate_json(read_payload(snapshot, "task"))
         if base is None or not base.status.state.is_terminal:
             base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
-            logs: list[LogItem] = []
-            last_seq = 0
-            for item in table.query(log_query(pk, base_seq)):
-                if item["sk"]["S"] != META_SK:
-                    logs.append(log_item_from(item))
-                elif not is_abandoned(item):
-                    last_seq = int(item["lastSeq"]["N"])
-                    logs += [held] if (held := held_log(item)) is not None else []
-            events = _events_between(logs, base_seq, last_seq)
-            base = fold(base, (event for _, event in events), max_history=max_history)
+            logs, last_seq = _log_to_head(table, pk, base_seq)
+            base = fold(
+                base, (event for _, event in _events_between(logs, base_seq, last_seq)), max_history=max_history
+            )
         if base is not None:  # (a task whose first write is not visible yet to the index's reader)
             tasks.append(base)
     return tasks
 
 
-_NO_SCOPE = Scope("", "")
-"""A head's scope is not needed to read its checkpoint."""
+def _log_to_head(table: Table, pk: str, after_seq: int, limit: int | None = None) -> tuple[list[LogItem], int]:
+    """The log items holding events after ``after_seq``, then the events their head holds, and the
+    head's ``lastSeq`` (0: no head, or an abandoned create's), which bounds what a reader may take:
+    a log item written by a create that never got its head, or by one that lost a race, is past it.
+    One Query reads both (the head's key sorts after every log item's); one that stops at ``limit``
+    events before the head reads the head too."""
+    logs: list[LogItem] = []
+    head: Item | None = None
+    found = 0
+    # A log item holds at least one event: ``limit`` items (and the head) are always enough.
+    for item in table.query(log_query(pk, after_seq), None if limit is None else min(limit, 25) + 1):
+        if item["sk"]["S"] == META_SK:
+            head = item
+            break
+        log = log_item_from(item)
+        logs.append(log)
+        found += max(0, log.last - max(log.first - 1, after_seq))
+        if limit is not None and found >= limit:
+            break
+    if head is None and limit is not None:
+        head = table.get(pk, META_SK)
+    if head is None or is_abandoned(head):
+        return [], 0
+    held = held_log(head)
+    return logs + ([held] if held is not None else []), int(head["lastSeq"]["N"])
 
 
 def _batch(table: Table, pks: list[str], sk: str) -> dict[str, Item]:
