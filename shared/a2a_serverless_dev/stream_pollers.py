@@ -38,30 +38,24 @@ _log = kit_logger(__name__)
 
 def matches_filters(record: Mapping[str, JsonValue], patterns: Sequence[Mapping[str, JsonValue]]) -> bool:
     """Lambda event filtering, for the subset of the pattern language templates here use: exact
-    values in lists, ``{"prefix": ...}``, ``{"exists": true|false}`` (a key present with a
-    primitive value, or absent), and nested objects. No pattern means every record."""
+    values in lists, ``{"prefix": ...}``, ``{"exists": true}`` (a key present with a primitive
+    value), and nested objects. No pattern means every record."""
     return not patterns or any(_match(record, pattern) for pattern in patterns)
 
 
 def _match(value: JsonValue, pattern: JsonValue) -> bool:
     if isinstance(pattern, Mapping):
-        return isinstance(value, Mapping) and all(_match_key(value, k, p) for k, p in pattern.items())
+        return isinstance(value, Mapping) and all(k in value and _match(value[k], p) for k, p in pattern.items())
     if isinstance(pattern, list):
         return any(_match_leaf(value, p) for p in pattern)
     return bool(value == pattern)
 
 
-def _match_key(value: Mapping[str, JsonValue], key: str, pattern: JsonValue) -> bool:
-    if isinstance(pattern, list) and {"exists": False} in pattern:
-        return key not in value
-    return key in value and _match(value[key], pattern)
-
-
 def _match_leaf(value: JsonValue, rule: JsonValue) -> bool:
     if isinstance(rule, Mapping) and "prefix" in rule:
         return isinstance(value, str) and value.startswith(str(rule["prefix"]))
-    if isinstance(rule, Mapping) and "exists" in rule:
-        return bool(rule["exists"]) and not isinstance(value, (Mapping, list))
+    if isinstance(rule, Mapping) and rule.get("exists") is True:
+        return not isinstance(value, (Mapping, list))
     return bool(value == rule)
 
 
