@@ -21,14 +21,17 @@ stream) rendered by the row. Errors propagate to the binding, which renders them
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, ParamSpec, Protocol, TypeVar
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -65,6 +68,8 @@ __all__ = [
 Req = TypeVar("Req", bound=ProtoModel)
 Res = TypeVar("Res")
 W = TypeVar("W", bound=ProtoModel | None)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 REST_MEDIA_TYPE = "application/a2a+json"
 JSON_MEDIA_TYPE = "application/json"
@@ -306,6 +311,21 @@ class Framing:
     """An error after a stream's first event -> the ``error`` event's data."""
 
 
+# The operations block (the store's calls; a blocking SendMessage waits for its task): each runs on a
+# thread of this pool, as many at once as Starlette's run_in_threadpool allows (anyio's 40), in the
+# caller's context (its log keys, its span). asyncio's executor, not Starlette's helper: that one
+# loads anyio's event-loop backend at its first call, about 20 ms of CPU of a function's first request
+# in the Lambda image, which a function that opens no stream never needs otherwise.
+_OPERATIONS = ThreadPoolExecutor(max_workers=40, thread_name_prefix="a2a-operation")
+
+
+async def _off_loop(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``call(*args, **kwargs)`` on a thread of the operations' pool, with a copy of the current context."""
+    context = contextvars.copy_context()
+    bound = functools.partial(context.run, call, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_OPERATIONS, bound)
+
+
 async def invoke(
     row: Endpoint,
     request: Request,
@@ -337,7 +357,7 @@ async def invoke(
         )
         call.request(version=version, tenant=ctx.tenant, fields=data)
         if row.streaming:
-            opened = await run_in_threadpool(row.open, data, ctx, runtime)
+            opened = await _off_loop(row.open, data, ctx, runtime)
             render = opened.render
             return call.streaming(
                 sse_response(
@@ -348,6 +368,6 @@ async def invoke(
                     request_id=request_id(request),
                 )
             )
-        body = await run_in_threadpool(row.answer, data, ctx, runtime)
+        body = await _off_loop(row.answer, data, ctx, runtime)
         call.result(body)
         return JSONResponse(framing.result(body), media_type=row.media_type)
