@@ -32,18 +32,20 @@ the difference shows with ``--first-call``, whose calls are traced.
 ``--floors`` also times the third-party libraries each kind of function needs, imported alone from
 the layer (:data:`FLOORS`): what no cut of the kit's own imports can go below.
 
-``--first-call`` also times, for the functions of :data:`FIRST_CALLS`, the import followed by a
-first call of a cheap path in the same fresh container (its own target): what a cold start pays
-before its first answer when a function builds something on first use (validators of the models it
-uses, the runtime, the authorizer's JWT stack in ``jwt`` mode) rather than at import. The calls run
-with the in-memory store (``A2A_STORE=memory``) and no network, so they leave out what every
-deployed function's first request adds the same way before and after: boto3 and the AWS clients
-(their connections), and, in ``jwt`` mode, fetching the issuer's keys. Building the call's event is
-not timed. The two workers are the exception: their first call is the first AWS client their first
-invocation makes (the worker's DynamoDB client; the durable worker's Lambda client, which the durable
-SDK makes at the start of every invocation, before the handler's body), with boto3 imported if it is
-not yet: where a cut of the import moves boto3 to, like for like. (A durable invocation cannot run
-further offline: it reads and checkpoints its state through the Lambda API.)
+``--first-call`` also times, for every function of :data:`FIRST_CALLS` (all but the gateway under
+the Web Adapter, whose first request goes through uvicorn's socket), the import followed by a first
+call of a cheap path in the same fresh container (its own target): what a cold start pays before its
+first answer when a function builds something on first use (validators of the models it uses, the
+runtime, the authorizer's JWT stack in ``jwt`` mode) rather than at import. The API functions' calls
+go through their handlers with the in-memory store (``A2A_STORE=memory``) and no network, so they
+leave out what every deployed function's first request adds the same way before and after: boto3
+and the AWS clients (their connections), and, in ``jwt`` mode, fetching the issuer's keys. Building
+the call's event is not timed. The functions that answer no request (the workers, the push
+dispatcher and delivery, the dead-letter function, the sweeper) are timed to what their first event
+starts with, the first AWS client (the DynamoDB client; the durable worker's is the Lambda client the
+durable SDK makes at the start of every invocation, before the handler's body), with boto3 imported
+if it is not yet: what the API functions' calls leave out, and where a cut of the import moves boto3
+to, like for like. (An event cannot run further offline: it reads and writes through AWS's APIs.)
 
 ``--restored`` (with ``--first-call``) also times each of those first calls in an environment
 restored from a SnapStart snapshot: the import and the before-snapshot hook run untimed (Lambda runs
@@ -112,28 +114,60 @@ def api_event(method, path):
     return event"""
 # Lambda sets both; a client needs its Region (boto3 reads AWS_DEFAULT_REGION).
 _REGION = "import os\nos.environ.update(AWS_REGION='us-east-1', AWS_DEFAULT_REGION='us-east-1')"
+
+
+def _api_call(method: str, path: str, status: int, body: str = "None") -> tuple[str, str]:
+    """An API function's first call: ``method path`` (with ``body``, Python source) answered ``status``."""
+    return f"event = api_event({method!r}, {path!r})\nevent['body'] = {body}", (
+        f"assert handler(event, Context())['statusCode'] == {status}"
+    )
+
+
+# A push config function's first call: a task that does not exist (the store read, the error answered).
+_UNKNOWN_TASK = "/tasks/no-such-task/pushNotificationConfigs"
+# SendMessage's first call: a message to a task that does not exist, validated and refused after the
+# store's read (a new task would start the in-memory store's inline worker in the same process).
+_SEND_TO_UNKNOWN_TASK = (
+    "json.dumps({'message': {'messageId': 'm-1', 'role': 'ROLE_USER', 'taskId': 'no-such-task',"
+    " 'parts': [{'text': 'hello'}]}})"
+)
+# The functions that answer no request (SQS, stream and schedule events): their first AWS client,
+# which each makes at its first event, as the worker (a table's client, boto3 imported if not yet).
+_FIRST_AWS_CLIENT = (
+    "its first AWS client (DynamoDB, boto3)",
+    _REGION,
+    "from a2a_serverless.aws import dynamodb_client\ndynamodb_client()",
+)
 FIRST_CALLS: dict[str, tuple[str, str, str]] = {
     # function: (what the first call is, its event (not timed), the call)
-    "AgentCardFunction": (
+    "AgentCardFunction": ("GET the card", *_api_call("GET", "/.well-known/agent-card.json", 200)),
+    "GatewayFunction (a2a_serverless.functions.gateway.handler)": (
         "GET the card",
-        "event = api_event('GET', '/.well-known/agent-card.json')",
-        "assert handler(event, Context())['statusCode'] == 200",
+        *_api_call("GET", "/.well-known/agent-card.json", 200),
     ),
-    "ListTasksFunction": (
-        "GET /tasks",
-        "event = api_event('GET', '/tasks')",
-        "assert handler(event, Context())['statusCode'] == 200",
+    "ListTasksFunction": ("GET /tasks", *_api_call("GET", "/tasks", 200)),
+    "SendMessageFunction": (
+        "a message to an unknown task (404)",
+        *_api_call("POST", "/message:send", 404, _SEND_TO_UNKNOWN_TASK),
     ),
+    "CreatePushConfigFunction": (
+        "for an unknown task (404)",
+        *_api_call("POST", _UNKNOWN_TASK, 404, "json.dumps({'url': 'https://example.com/hook'})"),
+    ),
+    "GetPushConfigFunction": ("for an unknown task (404)", *_api_call("GET", _UNKNOWN_TASK + "/c-1", 404)),
+    "ListPushConfigsFunction": ("for an unknown task (404)", *_api_call("GET", _UNKNOWN_TASK, 404)),
+    "DeletePushConfigFunction": ("for an unknown task (404)", *_api_call("DELETE", _UNKNOWN_TASK + "/c-1", 404)),
+    "GetExtendedCardFunction": ("none declared (400)", *_api_call("GET", "/extendedAgentCard", 400)),
     "AuthorizerFunction": (
         "none mode, a request allowed",
         "event = json.load(open('/events/apigw_request_authorizer.json'))",
         "assert handler(event, Context())['principalId'] == 'anonymous'",
     ),
-    "WorkerFunction": (
-        "its first AWS client (DynamoDB, boto3)",
-        _REGION,
-        "from a2a_serverless.aws import dynamodb_client\ndynamodb_client()",
-    ),
+    "WorkerFunction": _FIRST_AWS_CLIENT,
+    "PushDispatcherFunction": _FIRST_AWS_CLIENT,
+    "PushDeliveryFunction": _FIRST_AWS_CLIENT,
+    "DeadLetterFunction": _FIRST_AWS_CLIENT,
+    "SweeperFunction": _FIRST_AWS_CLIENT,
     "DurableWorkerFunction": (
         "the SDK's Lambda client (boto3), made as every invocation starts",
         _REGION,
@@ -164,6 +198,32 @@ FLOORS = {
 }
 REFERENCE_IMPORT = "import _reference_server"
 REFERENCE_APP = REFERENCE_IMPORT + "\n_reference_server.create_reference_app('http://127.0.0.1:8000')"
+# --first-call: the reference's first requests, each through its ASGI app in the same fresh container,
+# the API functions' like for like: the card, and JSON-RPC's SendMessage to a task that does not exist.
+_REFERENCE_REQUEST = """import asyncio, json
+app = _reference_server.create_reference_app('http://127.0.0.1:8000')
+async def request(method, path, body):
+    sent = []
+    async def receive():
+        return {'type': 'http.request', 'body': body, 'more_body': False}
+    async def send(message):
+        sent.append(message)
+    headers = [(b'host', b'127.0.0.1:8000'), (b'content-type', b'application/json'), (b'a2a-version', b'1.0')]
+    scope = {'type': 'http', 'asgi': {'version': '3.0'}, 'http_version': '1.1', 'method': method,
+             'scheme': 'http', 'path': path, 'raw_path': path.encode(), 'query_string': b'', 'root_path': '',
+             'headers': headers, 'client': ('127.0.0.1', 1), 'server': ('127.0.0.1', 8000)}
+    await app(scope, receive, send)
+    return sent[0]['status'], b''.join(m.get('body', b'') for m in sent[1:])
+"""
+REFERENCE_FIRST_CALLS = {
+    "GET the card": "assert asyncio.run(request('GET', '/.well-known/agent-card.json', b''))[0] == 200",
+    "SendMessage to an unknown task (JSON-RPC error)": (
+        "body = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage', 'params': {'message': {"
+        "'messageId': 'm-1', 'role': 'ROLE_USER', 'taskId': 'no-such-task', 'parts': [{'text': 'hello'}]}}})\n"
+        "status, answer = asyncio.run(request('POST', '/', body.encode()))\n"
+        "assert status == 200 and b'TASK_NOT_FOUND' in answer, answer"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -351,7 +411,7 @@ def main() -> None:
     parser.add_argument(
         "--first-call",
         action="store_true",
-        help="also time import + a first call of a cheap path for the functions of FIRST_CALLS",
+        help="also time import + a first call of a cheap path for each function (FIRST_CALLS)",
     )
     parser.add_argument(
         "--restored",
@@ -396,6 +456,16 @@ def main() -> None:
             Target("reference a2a-sdk server: imports + app", REFERENCE_APP, reference, reference_code),
             Target("reference a2a-sdk server: imports", REFERENCE_IMPORT, reference, reference_code),
         ]
+        if args.first_call:
+            targets += [
+                Target(
+                    f"reference a2a-sdk server: imports + app + first request: {label}",
+                    f"{REFERENCE_IMPORT}\n{_REFERENCE_REQUEST}\n{call}",
+                    reference,
+                    reference_code,
+                )
+                for label, call in REFERENCE_FIRST_CALLS.items()
+            ]
         functions = {
             (name, variant): Target(f"{name} [{variant}]", statement, layer, code, env=environments.get(variant, ()))
             for variant, (build_dir, layer) in layers.items()
