@@ -30,7 +30,7 @@ def loaded_by(module: str, then: str = "") -> set[str]:
     environment = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_FUNCTION_NAME"}
     code = f"import json, sys\nimport {module}\n{then}\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environment)
-    return set(json.loads(out.stdout))
+    return set(json.loads(out.stdout.splitlines()[-1]))  # the last line: what ran may log before it
 
 
 def under(modules: set[str], package: str) -> list[str]:
@@ -137,3 +137,54 @@ def test_the_models_package_exports_every_card_model() -> None:
 
     assert sorted(models._CARD_ALL) == sorted(card.__all__)
     assert all(getattr(models, name) is getattr(card, name) for name in card.__all__)
+
+
+# An API function's first request, on the in-memory store, through its handler as Lambda calls it.
+FIRST_REQUEST = """
+import json, os
+os.environ["A2A_STORE"] = "memory"
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "f", 512, "r"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+    def get_remaining_time_in_millis(self): return 30_000
+event = json.load(open({events!r}))
+event["httpMethod"] = event["requestContext"]["httpMethod"] = {method!r}
+event["path"] = event["resource"] = event["requestContext"]["resourcePath"] = {path!r}
+event["body"] = {body!r}
+answer = {module}.handler(event, Context())
+assert answer["statusCode"] == {status}, answer
+"""
+EVENTS = os.path.join(os.path.dirname(__file__), "events", "apigw_rest_post_message_send.json")
+
+
+@pytest.mark.parametrize(
+    ("function", "method", "path", "body", "status"),
+    [
+        pytest.param("list_tasks", "GET", "/tasks", None, 200, id="list-tasks"),
+        pytest.param(
+            "send_message",
+            "POST",
+            "/message:send",
+            json.dumps(
+                {"message": {"messageId": "m-1", "role": "ROLE_USER", "taskId": "t-0", "parts": [{"text": "hi"}]}}
+            ),
+            404,
+            id="send-message",
+        ),
+        pytest.param(
+            "get_push_config", "GET", "/tasks/t-0/pushNotificationConfigs/c-1", None, 404, id="get-push-config"
+        ),
+    ],
+)
+def test_an_api_functions_first_request_does_not_load_anyios_event_loop_backend(
+    function: str, method: str, path: str, body: str | None, status: int
+) -> None:
+    # Given an API function, when its first request runs its operation off the event loop
+    module = f"a2a_serverless.functions.{function}"
+    first = FIRST_REQUEST.format(events=EVENTS, method=method, path=path, body=body, module=module, status=status)
+    loaded = loaded_by(module, then=first)
+
+    # Then it has answered without anyio's asyncio backend (Starlette's run_in_threadpool loads it:
+    # about 20 ms of the first request's CPU in the Lambda image, bench/README.md)
+    assert "a2a_serverless.transport.rows" in loaded
+    assert under(loaded, "anyio._backends") == [], f"{function}'s first request loads anyio's backend"
