@@ -266,14 +266,22 @@ session_kept = boto3.DEFAULT_SESSION is not None
 snapshot = set(sys.modules)
 for hook in hooks["after"]:
     hook()
+from botocore.loaders import JSONFileLoader
+read = []
+real_load_file = JSONFileLoader.load_file
+def load_file(self, file_path):
+    read.append(file_path)
+    return real_load_file(self, file_path)
+JSONFileLoader.load_file = load_file
 from a2a_serverless.aws import dynamodb_client, sqs_client
 dynamodb_client(), sqs_client()
-print(json.dumps({"session_kept": session_kept, "imported": sorted(set(sys.modules) - snapshot)}))
+imported = sorted(set(sys.modules) - snapshot)
+print(json.dumps({"session_kept": session_kept, "imported": imported, "read": read}))
 """
 
 
 @pytest.mark.parametrize("module", ["worker", "send_message", "sweeper"])
-def test_the_snapshot_keeps_what_the_first_clients_import_but_no_session(module: str) -> None:
+def test_the_snapshot_keeps_what_the_first_clients_import_and_read_but_no_session(module: str) -> None:
     # Given a function's init in Lambda's runtime, then its before-snapshot hooks
     environment = deployed_environment()
     done = subprocess.run(
@@ -282,6 +290,8 @@ def test_the_snapshot_keeps_what_the_first_clients_import_but_no_session(module:
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     # Then the snapshot holds no boto3 session (no credentials), and a restored environment's
-    # first DynamoDB and SQS clients import nothing: boto3 and a client's machinery are in it
+    # first DynamoDB and SQS clients import nothing and read no service data (models, endpoint
+    # rules): boto3, a client's machinery and the data it read are in the snapshot
     assert seen["session_kept"] is False
     assert seen["imported"] == []
+    assert seen["read"] == []

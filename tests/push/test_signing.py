@@ -556,7 +556,7 @@ def test_ssm_source_does_no_io_until_used(monkeypatch: pytest.MonkeyPatch) -> No
     def no_clients(*args: object, **kwargs: object) -> None:
         raise AssertionError("no client may be created at construction")
 
-    monkeypatch.setattr(boto3, "client", no_clients)
+    monkeypatch.setattr(boto3.session.Session, "client", no_clients)
     source = SsmKeySource(PARAMETER)
     NotificationSigner(source, issuer=ISSUER)
     assert source.name == PARAMETER

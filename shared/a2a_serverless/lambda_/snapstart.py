@@ -11,8 +11,9 @@ made is then shared by every environment restored from it, and used minutes or d
   authorizer services, and boto3's default session (with the credentials it resolved) are
   dropped, so the snapshot holds no connection and no credentials; each is built again, from the
   restored environment's own credentials, at the first invocation that needs it. What building
-  them imports (boto3, a client's machinery) is imported now, so the snapshot keeps it and a
-  restore does not pay it again;
+  them imports (boto3, a client's machinery) is imported now, and the service data their clients
+  read (models, endpoint rules) is read now and kept without a session, so the snapshot keeps both
+  and a restore pays neither again;
 * after each restore (:func:`after_restore`): the same is dropped again (anything made between),
   and Python's ``random`` is seeded anew from the operating system, so environments restored from
   one snapshot do not draw the same numbers (the kit's jitters and the demo agent use it;
@@ -45,8 +46,9 @@ __all__ = ["after_restore", "before_snapshot", "register"]
 
 def before_snapshot() -> None:
     """Drop what holds connections or credentials, before Lambda snapshots the initialised process;
-    and import what the first AWS call of a restored environment would (boto3 and a client's
-    machinery, :func:`a2a_serverless.aws.load_client_code`), so the snapshot keeps it."""
+    and import and read what the first AWS clients of a restored environment would (boto3, a
+    client's machinery, the service data: :func:`a2a_serverless.aws.load_client_code`), so the
+    snapshot keeps it."""
     _forget_connections()
     from ..aws import load_client_code
 
