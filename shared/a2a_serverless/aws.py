@@ -69,8 +69,10 @@ def load_client_code() -> None:
     an SQS client built in a session of their own, with placeholder keys (no credentials are looked
     up) and no call made, then dropped, their session's data loader kept. SnapStart's before-snapshot
     hook calls it, so a restored environment's first AWS call neither imports boto3 nor reads the
-    service models again (:mod:`a2a_serverless.lambda_.snapstart`)."""
+    service models again (:mod:`a2a_serverless.lambda_.snapstart`). Once done, it does nothing."""
     global _service_data
+    if _service_data is not None:
+        return
     import boto3
     import botocore.session
 

@@ -23,7 +23,8 @@ def cold_start(
     raise :class:`~a2a_serverless.lambda_.startup.StartupError` after logging its one line at ERROR: Lambda
     then reports an init error with it. Elsewhere (tests, the local stack, which checks before it
     starts its processes) nothing happens. First, SnapStart's restore hooks are registered where
-    Lambda's runtime offers them (:mod:`a2a_serverless.lambda_.snapstart`)."""
+    Lambda's runtime offers them (:mod:`a2a_serverless.lambda_.snapstart`); last, in the init of a
+    SnapStart version, what the first AWS clients need is loaded for the snapshot to keep."""
     register_snapstart_hooks()
     if not environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         return
@@ -34,6 +35,13 @@ def cold_start(
     except StartupError as exc:
         logger.error("cannot start the function: %s", exc)
         raise
+    if environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "snap-start":
+        # A version's init, before its snapshot: what the restored environments' first AWS clients
+        # need (boto3, the service data) is loaded into it now. The before-snapshot hook does it
+        # too, but under the Web Adapter (the streaming gateway) no hook runs.
+        from ..aws import load_client_code
+
+        load_client_code()
 
 
 def _load_executor(settings: Settings) -> None:

@@ -31,8 +31,9 @@ global) stays in the snapshot: an agent registers its own hooks with ``snapshot_
 streaming gateway's app runs under the Lambda Web Adapter, not Lambda's Python runtime, which is what
 calls the hooks: there none run. Its snapshot holds only what its init made, which is the imports,
 the checked settings and ``random``'s state (the app builds its runtime, clients and credentials at
-the first request), so restored gateways share only the seed of their retry jitter.
-"""
+the first request), and, since no hook does it, what :func:`before_snapshot` loads (boto3 and the
+clients' service data, no session: :func:`a2a_serverless.lambda_.preload.cold_start` loads them in a
+SnapStart version's init), so restored gateways share only the seed of their retry jitter."""
 
 from __future__ import annotations
 
