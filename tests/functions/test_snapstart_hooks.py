@@ -266,6 +266,10 @@ session_kept = boto3.DEFAULT_SESSION is not None
 snapshot = set(sys.modules)
 for hook in hooks["after"]:
     hook()
+"""
+# Then a restored environment's first DynamoDB and SQS clients: which modules they import (beyond
+# ``snapshot``, the modules the snapshot holds) and which data files they read.
+_FIRST_CLIENTS = """
 from botocore.loaders import JSONFileLoader
 read = []
 real_load_file = JSONFileLoader.load_file
@@ -285,7 +289,11 @@ def test_the_snapshot_keeps_what_the_first_clients_import_and_read_but_no_sessio
     # Given a function's init in Lambda's runtime, then its before-snapshot hooks
     environment = deployed_environment()
     done = subprocess.run(
-        [sys.executable, "-c", _RESTORED_CLIENTS, module], env=environment, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _RESTORED_CLIENTS + _FIRST_CLIENTS, module],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
@@ -303,45 +311,36 @@ _WEB_ADAPTER_INIT = """
 import json, sys
 from a2a_serverless.transport.app import create_app
 create_app()
-import_boto3 = "boto3" in sys.modules
-session_kept = import_boto3 and sys.modules["boto3"].DEFAULT_SESSION is not None
-if not import_boto3:
-    print(json.dumps({"boto3_at_init": False}))
+if "boto3" not in sys.modules:
+    print(json.dumps("boto3 not imported"))
     raise SystemExit
+session_kept = sys.modules["boto3"].DEFAULT_SESSION is not None
 snapshot = set(sys.modules)
-from botocore.loaders import JSONFileLoader
-read = []
-real_load_file = JSONFileLoader.load_file
-def load_file(self, file_path):
-    read.append(file_path)
-    return real_load_file(self, file_path)
-JSONFileLoader.load_file = load_file
-from a2a_serverless.aws import dynamodb_client, sqs_client
-dynamodb_client(), sqs_client()
-imported = sorted(set(sys.modules) - snapshot)
-print(json.dumps({"boto3_at_init": True, "session_kept": session_kept, "imported": imported, "read": read}))
 """
 
 
-def test_the_gateway_under_the_web_adapter_loads_what_its_first_clients_need_at_a_snapstart_init() -> None:
-    # Given the gateway's init under the Web Adapter (no hook runs) in a SnapStart version's init
-    environment = deployed_environment(AWS_LAMBDA_INITIALIZATION_TYPE="snap-start")
+@pytest.mark.parametrize(
+    ("initialization", "expected"),
+    [
+        # A SnapStart version's init: boto3 imported and the clients' service data read, no session
+        # (no credentials): a restored gateway's first DynamoDB and SQS clients import and read nothing
+        pytest.param("snap-start", {"session_kept": False, "imported": [], "read": []}, id="snap-start"),
+        # An on-demand init (no snapshot to keep it for): boto3 waits for the first AWS call
+        pytest.param("on-demand", "boto3 not imported", id="on-demand"),
+    ],
+)
+def test_the_gateway_under_the_web_adapter_loads_its_first_clients_needs_in_a_snapstart_init_only(
+    initialization: str, expected: object
+) -> None:
+    # Given the gateway's init under the Web Adapter (no hook runs), of this initialization type
+    environment = deployed_environment(AWS_LAMBDA_INITIALIZATION_TYPE=initialization)
     done = subprocess.run(
-        [sys.executable, "-c", _WEB_ADAPTER_INIT], env=environment, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _WEB_ADAPTER_INIT + _FIRST_CLIENTS],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
+    # Then what it loaded is what that initialization needs
     assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.splitlines()[-1])
-    # Then the init leaves boto3 imported and the clients' service data read, and no session (no
-    # credentials): a restored gateway's first DynamoDB and SQS clients import and read nothing
-    assert seen == {"boto3_at_init": True, "session_kept": False, "imported": [], "read": []}
-
-
-def test_an_on_demand_init_does_not_load_boto3() -> None:
-    # Given the same init in an on-demand environment (no snapshot to keep it for)
-    environment = deployed_environment(AWS_LAMBDA_INITIALIZATION_TYPE="on-demand")
-    done = subprocess.run(
-        [sys.executable, "-c", _WEB_ADAPTER_INIT], env=environment, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    # Then boto3 waits for the first AWS call, as before
-    assert json.loads(done.stdout.splitlines()[-1]) == {"boto3_at_init": False}
+    assert json.loads(done.stdout.splitlines()[-1]) == expected
