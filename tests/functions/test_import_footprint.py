@@ -185,6 +185,6 @@ def test_an_api_functions_first_request_does_not_load_anyios_event_loop_backend(
     loaded = loaded_by(module, then=first)
 
     # Then it has answered without anyio's asyncio backend (Starlette's run_in_threadpool loads it:
-    # about 20 ms of the first request's CPU in the Lambda image, bench/README.md)
+    # about 10 ms of the first call's CPU in the Lambda image, bench/README.md)
     assert "a2a_serverless.transport.rows" in loaded
     assert under(loaded, "anyio._backends") == [], f"{function}'s first request loads anyio's backend"

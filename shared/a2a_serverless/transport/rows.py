@@ -314,8 +314,9 @@ class Framing:
 # The operations block (the store's calls; a blocking SendMessage waits for its task): each runs on a
 # thread of this pool, as many at once as Starlette's run_in_threadpool allows (anyio's 40), in the
 # caller's context (its log keys, its span). asyncio's executor, not Starlette's helper: that one
-# loads anyio's event-loop backend at its first call, about 20 ms of CPU of a function's first request
-# in the Lambda image, which a function that opens no stream never needs otherwise.
+# loads anyio's event-loop backend at its first call (22 ms of CPU imported alone in the Lambda image;
+# about 10 of an API function's first call, bench/README.md), which a function that opens no stream
+# never needs otherwise.
 _OPERATIONS = ThreadPoolExecutor(max_workers=40, thread_name_prefix="a2a-operation")
 
 
