@@ -25,6 +25,7 @@ from .table import (
     Table,
     head_from_item,
     held_log,
+    held_snapshot,
     is_abandoned,
     log_item_from,
     read_payload,
@@ -55,9 +56,11 @@ def read_task(table: Table, scope: Scope, task_id: str, max_history: int) -> Tas
         base_seq = int(snapshot["seq"]["N"]) if snapshot is not None else 0
         if base_seq > head.last_seq:
             continue
-        base = Task.model_validate_json(read_payload(snapshot, "task")) if snapshot is not None else None
+        base: Task | None = None
         if checkpoint.snapshot and checkpoint.seq >= base_seq:  # the head holds the newest snapshot
             base, base_seq = Task.model_validate_json(checkpoint.snapshot), checkpoint.seq
+        elif snapshot is not None:
+            base = Task.model_validate_json(read_payload(snapshot, "task"))
         held = held_log(found)
         logs = [log_item_from(item) for sk, item in by_sk.items() if sk.startswith("EVT#")]
         logs += [held] if held is not None else []
@@ -91,8 +94,8 @@ def read_listed(table: Table, max_history: int, pks: list[str]) -> list[Task]:
     finished (the log and the head's events, one strongly consistent Query each)."""
     bases: dict[str, Task] = {}
     for pk, head in _batch(table, pks, META_SK).items():
-        if "task" in head or "taskZ" in head:  # the head holds the task's snapshot
-            task = Task.model_validate_json(read_payload(head, "task"))
+        if held := held_snapshot(head):
+            task = Task.model_validate_json(held)
             if task.status.state.is_terminal:
                 bases[pk] = task
     snapshots = _batch(table, [pk for pk in pks if pk not in bases], SNAPSHOT_SK)

@@ -75,6 +75,7 @@ __all__ = [
     "head_from_item",
     "head_item",
     "held_log",
+    "held_snapshot",
     "is_abandoned",
     "lease_shard",
     "log_item",
@@ -268,6 +269,11 @@ def is_abandoned(item: Item) -> bool:
     return bool(item.get("abandoned", {}).get("BOOL", False))
 
 
+def held_snapshot(item: Item) -> str:
+    """The task's snapshot a head holds (:func:`head_item`), '' when it holds none."""
+    return read_payload(item, "task") if "task" in item or "taskZ" in item else ""
+
+
 def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
     created = item.get("createdAt", {}).get("S")
     head = TaskHead(
@@ -294,7 +300,7 @@ def head_from_item(scope: Scope, item: Item) -> tuple[TaskHead, Checkpoint]:
         tail=int(item.get("tailBytes", {}).get("N", "0")),
         held=read_payload(item, "held") if held_first else "",
         held_first=held_first,
-        snapshot=read_payload(item, "task") if "task" in item or "taskZ" in item else "",
+        snapshot=held_snapshot(item),
     )
     return head, checkpoint
 
