@@ -189,10 +189,11 @@ class DynamoDBTaskStore(TaskStoreBase, DynamoDBDelegationRefs):
                 written.append(cast("Item", {"pk": put["Item"]["pk"], "sk": put["Item"]["sk"]}))
         except WriteCancelled:
             self._take_back(scope, task_id, key, written)
-            head = self._table.get(Keys(scope).task_pk(task_id), META_SK) if key is not None else None
-            if key is not None and head is not None and is_abandoned(head):
-                accepted = self.find_key(scope, key) or AcceptedMessage(task_id, key.fingerprint)
-                raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint) from None
+            if key is not None:  # (without one, the head cannot be an abandoned create's)
+                head = self._table.get(Keys(scope).task_pk(task_id), META_SK)
+                if head is not None and is_abandoned(head):
+                    accepted = self.find_key(scope, key) or AcceptedMessage(task_id, key.fingerprint)
+                    raise DuplicateMessage(task_id=accepted.task_id, fingerprint=accepted.fingerprint) from None
             raise VersionConflict(f"task {task_id} already exists") from None
         except BaseException:
             self._take_back(scope, task_id, key, written)
